@@ -1,0 +1,189 @@
+"""Value polytope page: the 2-state MDP of Section 6.1 / Appendix A, exact and learned."""
+
+import dataclasses
+
+import numpy as np
+import streamlit as st
+
+from pvnviz import mdp as mdp_lib
+from pvnviz.configs import ConfigError, help_text
+from pvnviz.figures import polytope as figs
+from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_pvn, training_key
+
+PAPER = PolytopeConfig()
+H = lambda name: help_text(PolytopeConfig, name)  # noqa: E731
+
+# Widget key -> its paper value. Keys are the URL's query parameters.
+PAPER_STATE = {
+    "gamma": PAPER.gamma,
+    **{f"r{s}{a}": PAPER.rewards[2 * s + a] for s in range(2) for a in range(2)},
+    **{f"p{s}{a}": PAPER.transitions[2 * s + a][0] for s in range(2) for a in range(2)},
+    "d0": PAPER.d0[0],
+    "start1": PAPER.ascent_start[0],
+    "start2": PAPER.ascent_start[1],
+    "num_policies": PAPER.num_policies,
+    "pvn_lr": PAPER.learning_rate,
+    "train_steps": PAPER.train_steps,
+    "ascent_lr": PAPER.ascent_learning_rate,
+    "ascent_steps": PAPER.ascent_steps,
+}
+
+
+def restore_paper() -> None:
+    for key, value in PAPER_STATE.items():
+        st.session_state[key] = value
+
+
+def draw_random_mdp() -> None:
+    st.session_state["random_draws"] = st.session_state.get("random_draws", 0) + 1
+    rng = np.random.default_rng([int(st.session_state.get("seed", 0)), st.session_state["random_draws"]])
+    m = mdp_lib.random_mdp(rng, gamma=float(st.session_state.get("gamma", PAPER.gamma)))
+    for s in range(2):
+        for a in range(2):
+            st.session_state[f"r{s}{a}"] = float(m.rewards[s, a])
+            st.session_state[f"p{s}{a}"] = round(float(m.transitions[s, a, 0]), 2)
+
+
+def pick_start() -> None:
+    """Clicking the exact field sets the ascent's start policy."""
+    points = st.session_state["field_chart"].selection.get("points", [])
+    if points:
+        st.session_state["start1"] = round(float(points[0]["x"]), 3)
+        st.session_state["start2"] = round(float(points[0]["y"]), 3)
+
+
+for key, value in PAPER_STATE.items():
+    st.session_state.setdefault(key, value)
+
+st.title("Value polytope: the 2-state MDP")
+st.caption("Section 6.1 and Appendix A. Everything here is exact except what the PVN predicts.")
+
+with st.sidebar:
+    st.header("Polytope settings")
+    c1, c2 = st.columns(2)
+    c1.button("Paper settings", on_click=restore_paper, help="Restore Appendix A and B.")
+    c2.button("Random MDP", on_click=draw_random_mdp, help="Draw rewards and transitions (seeded).")
+    with st.expander("MDP (Appendix A)", expanded=True):
+        st.slider("Discount γ", 0.0, 0.99, step=0.01, key="gamma", help=H("gamma"), bind="query-params")
+        st.slider("d0(s1)", 0.0, 1.0, step=0.05, key="d0", help="Start probability of s1; d0(s2) = 1 − d0(s1).",
+                  bind="query-params")
+        st.markdown("Rewards r(s, a)")
+        rc = st.columns(2)
+        for s in range(2):
+            for a in range(2):
+                rc[a].number_input(f"r(s{s + 1}, a{a + 1})", -2.0, 2.0, step=0.05, key=f"r{s}{a}",
+                                   bind="query-params")
+        st.markdown("Transitions P(s1 | s, a); P(s2 | s, a) = 1 − P(s1 | s, a)")
+        pc = st.columns(2)
+        for s in range(2):
+            for a in range(2):
+                pc[a].number_input(f"P(s1 | s{s + 1}, a{a + 1})", 0.0, 1.0, step=0.01, key=f"p{s}{a}",
+                                   bind="query-params")
+    with st.expander("Gradient ascent (Fig. 3)", expanded=True):
+        st.slider("Start P(a1 | s1)", 0.0, 1.0, step=0.01, key="start1", bind="query-params",
+                  help=H("ascent_start") + " You can also click the exact field.")
+        st.slider("Start P(a1 | s2)", 0.0, 1.0, step=0.01, key="start2", bind="query-params")
+        st.number_input("Ascent step size (SGD)", 0.001, 5.0, step=0.01, key="ascent_lr",
+                        help=H("ascent_learning_rate"), bind="query-params")
+        st.slider("Ascent steps", 1, 500, key="ascent_steps", help=H("ascent_steps"), bind="query-params")
+    with st.expander("PVN training (Appendix B)", expanded=True):
+        st.slider("Sampled policies (half train, half test)", 4, 400, step=2, key="num_policies",
+                  help=H("num_policies"), bind="query-params")
+        st.number_input("PVN learning rate (RMSProp)", 0.0001, 1.0, step=0.001, format="%.4f", key="pvn_lr",
+                        help=H("learning_rate"), bind="query-params")
+        st.slider("Training steps", 100, 50000, step=100, key="train_steps", help=H("train_steps"),
+                  bind="query-params")
+
+ss = st.session_state
+seed = int(ss.get("seed", 0))
+try:
+    config = dataclasses.replace(
+        PAPER,
+        gamma=float(ss.gamma),
+        rewards=tuple(float(ss[f"r{s}{a}"]) for s in range(2) for a in range(2)),
+        transitions=tuple((float(ss[f"p{s}{a}"]), 1.0 - float(ss[f"p{s}{a}"])) for s in range(2) for a in range(2)),
+        d0=(float(ss.d0), 1.0 - float(ss.d0)),
+        ascent_start=(float(ss.start1), float(ss.start2)),
+        ascent_learning_rate=float(ss.ascent_lr),
+        ascent_steps=int(ss.ascent_steps),
+        num_policies=int(ss.num_policies),
+        num_train=int(ss.num_policies) // 2,
+        learning_rate=float(ss.pvn_lr),
+        train_steps=int(ss.train_steps),
+    )
+except (ConfigError, ValueError) as err:
+    st.error(f"These settings do not make a valid MDP: {err}")
+    st.stop()
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_exact(config: PolytopeConfig, seed: int):
+    return exact_view(config, seed)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def cached_training(key: PolytopeConfig, seed: int, _on_progress):
+    return train_pvn(key, seed, _on_progress)
+
+
+exact = cached_exact(config, seed)
+st.metric(
+    "Optimal policy [P(a1|s1), P(a1|s2)] and its J", f"{exact.optimal_policy.tolist()}  →  J = {exact.optimal_J:.4f}"
+)
+
+top_left, top_right = st.columns(2)
+polytope_slot = top_left.empty()
+top_right.markdown(
+    "**What to look at** (Fig. 2a-b). Each dot is a policy placed at its values "
+    "(V(s1), V(s2)); colour is J = d0·V. The corners are the deterministic policies and the "
+    "star the optimum. The outline is the image of the policy square's four sides. Green and "
+    "purple dots are the PVN's train and test policies."
+)
+fields_slot = st.empty()
+st.markdown(
+    "**What to look at** (Fig. 3a-b). Arrows show dJ/dπ on the policy square, exact on the left and "
+    "through the trained PVN on the right, drawn at one common scale. The learned field is close "
+    "in the middle and drifts near the edges, where few training policies lie. "
+    "*Click the exact field to start the ascent there.*"
+)
+fields_slot.plotly_chart(figs.fields_figure(exact), key="field_chart_exact")
+
+progress = st.progress(0.0, text="Training the PVN…")
+
+
+def on_progress(done: int, total: int, info: str) -> None:
+    progress.progress(done / total, text=info)
+
+
+trained = cached_training(training_key(config), seed, on_progress)
+progress.empty()
+learned = learned_view(config, trained)
+
+polytope_slot.plotly_chart(figs.polytope_figure(exact, trained))
+fields_slot.plotly_chart(figs.fields_figure(exact, learned), key="field_chart", on_select=pick_start,
+                         selection_mode="points")
+
+st.plotly_chart(figs.ascent_animation(exact, learned))
+st.markdown(
+    "**What to look at** (Fig. 3c). Press ▶ to replay both ascents: blue follows the exact gradient, "
+    "orange the PVN's. Each iterate is drawn on the policy square (left) and at its exact values in the "
+    "polytope (right). Both head for the optimum's corner; the learned path is noisier."
+)
+c1, c2 = st.columns(2)
+c1.plotly_chart(figs.ascent_returns_figure(exact, learned))
+c1.markdown(
+    "**What to look at.** The exact J of every iterate. Where the dotted PVN estimate and the solid "
+    f"orange line part, the PVN is wrong. Learned ascent ends at J = {learned.ascent.exact_J[-1]:.3f}, "
+    f"exact ascent at {exact.ascent.exact_J[-1]:.3f}, optimum {exact.optimal_J:.3f}."
+)
+c2.plotly_chart(figs.loss_figure(trained))
+c2.markdown(
+    "**What to look at** (Fig. 2c). Mean squared error of the predicted values on the train and "
+    f"the held-out test policies; training took {trained.seconds:.2f} s. The test curve falling with "
+    "the train curve is the PVN generalising to policies it never saw."
+)
+st.plotly_chart(figs.predictions_figure(exact, trained, learned))
+st.markdown(
+    "**What to look at** (Appendix A figure). Each segment joins a policy's exact values (●) to the "
+    "PVN's prediction (×). Short segments on the purple test policies mean good generalisation."
+)

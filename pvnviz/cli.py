@@ -1,0 +1,104 @@
+"""Headless runs of the paper's experiments (Section 6) from the command line.
+
+    python -m pvnviz run polytope --seed 0 --out runs/polytope
+    python -m pvnviz run cartpole --preset paper --seed 0 --out runs/cartpole --set horizon=200
+
+Each run writes ``config.json`` and ``summary.json`` (see ``pvnviz.runs``) plus the
+experiment's arrays, with terminal progress bars on stderr. Bad input prints one
+line on stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pvnviz.configs import ConfigError, apply_overrides
+from pvnviz.progress import TerminalProgress
+from pvnviz.runs import RunError, write_run
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """How the CLI builds, runs and saves one experiment."""
+
+    config_cls: type
+    presets: dict[str, Callable[[], Any]]
+    run: Callable[..., Any]  # (config, seed, on_progress) -> result with .summary()
+    save: Callable[[Any, str], None] | None = None  # (result, out_dir): extra files
+
+
+def _polytope() -> Experiment:
+    from pvnviz.polytope import PolytopeConfig, run_polytope
+
+    return Experiment(PolytopeConfig, {"paper": PolytopeConfig}, run_polytope)
+
+
+EXPERIMENTS: dict[str, Callable[[], Experiment]] = {"polytope": _polytope}
+
+
+def register(name: str, factory: Callable[[], Experiment]) -> None:
+    """Add an experiment to the CLI (imported lazily when run)."""
+    EXPERIMENTS[name] = factory
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pvnviz", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run one experiment headless and save it")
+    run.add_argument("experiment", help=f"one of: {', '.join(EXPERIMENTS)}")
+    run.add_argument("--preset", default="paper", help="settings preset (default: paper)")
+    run.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    run.add_argument("--out", required=True, help="folder to write the run into")
+    run.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override one setting; repeatable (see `python -m pvnviz settings NAME`)",
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress bars")
+    settings = sub.add_parser("settings", help="list an experiment's settings and help texts")
+    settings.add_argument("experiment")
+    return parser
+
+
+def _experiment(name: str) -> Experiment:
+    if name not in EXPERIMENTS:
+        raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}.")
+    return EXPERIMENTS[name]()
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m pvnviz``; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        experiment = _experiment(args.experiment)
+        if args.command == "settings":
+            config = next(iter(experiment.presets.values()))()
+            for f in dataclasses.fields(config):
+                print(f"{f.name} = {json.dumps(getattr(config, f.name))}  # {f.metadata.get('help', '')}")
+            return 0
+        if args.preset not in experiment.presets:
+            raise ConfigError(
+                f"unknown preset {args.preset!r} for {args.experiment}; "
+                f"choose one of: {', '.join(experiment.presets)}."
+            )
+        config = apply_overrides(experiment.presets[args.preset](), args.overrides)
+        progress = (lambda done, total, info: None) if args.quiet else TerminalProgress()
+        result = experiment.run(config, args.seed, progress)
+        summary = result.summary()
+        write_run(args.out, args.experiment, args.seed, config, summary)
+        if experiment.save is not None:
+            experiment.save(result, args.out)
+    except (ConfigError, RunError, ValueError) as err:
+        return _fail(str(err))
+    print(json.dumps(summary, indent=2))
+    return 0

@@ -1,0 +1,109 @@
+"""Shared machinery for the experiment configs (Appendix B's hyperparameter tables).
+
+Every experiment has one frozen dataclass config whose fields carry a one-line help
+text (``param(default, "help")``); the same text is the CLI's ``--help`` and the
+page's tooltip. Configs validate in ``__post_init__`` and raise ``ConfigError``
+with a message that says what to change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from typing import Any, TypeVar
+
+C = TypeVar("C")
+
+
+class ConfigError(ValueError):
+    """A config value a user must change; the message says which and how."""
+
+
+def param(default: Any, help: str) -> Any:
+    """A dataclass field with a default and a one-line help text."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+def help_text(config_cls: type, name: str) -> str:
+    """The help text of one field of a config dataclass."""
+    for f in dataclasses.fields(config_cls):
+        if f.name == name:
+            return f.metadata.get("help", "")
+    raise KeyError(name)
+
+
+def to_dict(config: Any) -> dict[str, Any]:
+    """A JSON-ready dict (tuples become lists)."""
+    return json.loads(json.dumps(dataclasses.asdict(config)))
+
+
+def _coerce(value: Any, annotation: Any, name: str) -> Any:
+    origin = typing.get_origin(annotation)
+    if annotation is bool:
+        if isinstance(value, str):
+            if value.lower() in ("true", "1", "yes", "on"):
+                return True
+            if value.lower() in ("false", "0", "no", "off"):
+                return False
+            raise ConfigError(f"{name} must be true or false; got {value!r}.")
+        return bool(value)
+    if annotation in (int, float, str):
+        try:
+            if annotation is int and isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            return annotation(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{name} must be {annotation.__name__}; got {value!r}.") from None
+    if origin is tuple:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                value = [v for v in value.replace("[", "").replace("]", "").split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)):
+            value = [value]
+        args = typing.get_args(annotation)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_coerce(v, args[0], name) for v in value)
+        if len(args) != len(value):
+            raise ConfigError(f"{name} needs {len(args)} values; got {len(value)}.")
+        return tuple(_coerce(v, a, name) for v, a in zip(value, args, strict=True))
+    if origin is typing.Union or type(annotation).__name__ == "UnionType":
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null", "")):
+            return None
+        return _coerce(value, args[0], name)
+    if isinstance(annotation, type) and issubclass(annotation, str):
+        return annotation(value)
+    return value
+
+
+def from_dict(config_cls: type[C], values: dict[str, Any]) -> C:
+    """Build a config from plain values (e.g. JSON), coercing types; unknown keys refused."""
+    hints = typing.get_type_hints(config_cls)
+    names = {f.name for f in dataclasses.fields(config_cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ConfigError(
+            f"unknown setting {unknown[0]!r}; known settings: {', '.join(sorted(names))}."
+        )
+    return config_cls(**{k: _coerce(v, hints[k], k) for k, v in values.items()})
+
+
+def apply_overrides(config: C, overrides: list[str]) -> C:
+    """Apply ``key=value`` strings (the CLI's ``--set``) to a config."""
+    changes: dict[str, Any] = {}
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"--set takes key=value; got {item!r}.")
+        key, value = item.split("=", 1)
+        changes[key.strip()] = value.strip()
+    values = {**dataclasses.asdict(config), **changes}
+    return from_dict(type(config), values)
+
+
+def check(condition: bool, message: str) -> None:
+    """Raise ConfigError(message) unless condition holds."""
+    if not condition:
+        raise ConfigError(message)

@@ -1,0 +1,244 @@
+"""Figures of the polytope experiment (Section 6.1: Figs. 2, 3 and the Appendix A figure)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from pvnviz.figures import theme
+from pvnviz.polytope import AscentPath, ExactView, LearnedView, TrainedPVN
+
+POLICY_AXIS = dict(range=[-0.03, 1.03], constrain="domain")
+START_PICKER = "click to start here"
+
+
+def _corner_label(x: np.ndarray) -> str:
+    return "π=(" + ",".join("a1" if v > 0.5 else "a2" for v in x) + ")"
+
+
+def _polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, cloud: bool = True) -> None:
+    kw = {} if row is None else dict(row=row, col=col)
+    if cloud:
+        fig.add_trace(
+            go.Scattergl(
+                x=exact.cloud_values[:, 0], y=exact.cloud_values[:, 1], mode="markers",
+                marker=dict(size=4, color=exact.cloud_J, colorscale="Viridis", opacity=0.6,
+                            colorbar=dict(title="J", len=0.8)),
+                name="policies (coloured by J)",
+                hovertemplate="V(s1)=%{x:.3f}<br>V(s2)=%{y:.3f}<br>J=%{marker.color:.3f}<extra></extra>",
+            ),
+            **kw,
+        )
+    for i, edge in enumerate(exact.edges):
+        fig.add_trace(
+            go.Scatter(x=edge[:, 0], y=edge[:, 1], mode="lines", line=dict(color="#999", width=1),
+                       name="image of the square's sides", legendgroup="edges", showlegend=(i == 0) and cloud,
+                       hoverinfo="skip"),
+            **kw,
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=exact.corner_values[:, 0], y=exact.corner_values[:, 1], mode="markers+text",
+            marker=dict(size=10, color=theme.CORNER, symbol="square"),
+            text=[_corner_label(x) for x in exact.corner_policies], textposition="top center",
+            name="deterministic policies (corners)", showlegend=cloud,
+            hovertemplate="%{text}<br>J=%{customdata:.3f}<extra></extra>", customdata=exact.corner_J,
+        ),
+        **kw,
+    )
+    opt_v = exact.corner_values[np.argmax(exact.corner_J)]
+    fig.add_trace(
+        go.Scatter(x=[opt_v[0]], y=[opt_v[1]], mode="markers",
+                   marker=dict(size=18, color=theme.OPTIMUM, symbol="star", line=dict(width=1, color="black")),
+                   name=f"optimum (J={exact.optimal_J:.3f})", showlegend=cloud),
+        **kw,
+    )
+
+
+def polytope_figure(exact: ExactView, trained: TrainedPVN | None = None) -> go.Figure:
+    """The value polytope coloured by J, corners, optimum, train/test policies (Fig. 2a-b)."""
+    fig = go.Figure()
+    _polytope_outline(fig, exact)
+    if trained is not None:
+        for name, values, color in (
+            ("train policies", trained.train_values, theme.TRAIN),
+            ("test policies", trained.test_values, theme.TEST),
+        ):
+            fig.add_trace(go.Scatter(x=values[:, 0], y=values[:, 1], mode="markers", name=name,
+                                     marker=dict(size=9, color=color, line=dict(width=1, color="white"))))
+    fig.update_xaxes(title_text="V(s1)")
+    fig.update_yaxes(title_text="V(s2)")
+    return theme.style(fig, "Value polytope: every policy as its values (V(s1), V(s2))", height=480)
+
+
+def _quiver(grid: np.ndarray, field: np.ndarray, scale: float) -> tuple[list, list]:
+    """Line segments (with None breaks) of arrows at grid points; heads at ±25 degrees."""
+    gx, gy = np.meshgrid(grid, grid, indexing="ij")
+    x0, y0 = gx.ravel(), gy.ravel()
+    u, v = field[..., 0].ravel() * scale, field[..., 1].ravel() * scale
+    x1, y1 = x0 + u, y0 + v
+    length = np.hypot(u, v)
+    angle = np.arctan2(v, u)
+    head = 0.3 * length
+    xs, ys = [], []
+    for sign in (1, -1):
+        hx = x1 - head * np.cos(angle + sign * np.radians(25))
+        hy = y1 - head * np.sin(angle + sign * np.radians(25))
+        xs.append(np.stack([x1, hx, np.full_like(x1, np.nan)], 1))
+        ys.append(np.stack([y1, hy, np.full_like(y1, np.nan)], 1))
+    shaft_x = np.stack([x0, x1, np.full_like(x0, np.nan)], 1)
+    shaft_y = np.stack([y0, y1, np.full_like(y0, np.nan)], 1)
+    return (
+        np.concatenate([shaft_x, *xs]).ravel().tolist(),
+        np.concatenate([shaft_y, *ys]).ravel().tolist(),
+    )
+
+
+def arrow_scale(grid: np.ndarray, *fields: np.ndarray) -> float:
+    """One scale for all fields: the longest arrow spans 90% of a grid cell."""
+    spacing = grid[1] - grid[0] if len(grid) > 1 else 1.0
+    longest = max(float(np.max(np.linalg.norm(f, axis=-1))) for f in fields)
+    return 0.9 * spacing / max(longest, 1e-12)
+
+
+def _path_trace(path: AscentPath, name: str, color: str, upto: int | None = None) -> go.Scatter:
+    p = path.policies if upto is None else path.policies[: upto + 1]
+    return go.Scatter(x=p[:, 0], y=p[:, 1], mode="lines+markers", name=name,
+                      line=dict(color=color, width=2), marker=dict(size=5, color=color))
+
+
+def fields_figure(exact: ExactView, learned: LearnedView | None = None, picker: bool = True) -> go.Figure:
+    """Exact and learned gradient fields side by side, same arrow scale, with ascent paths (Fig. 3a-b)."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
+                        subplot_titles=("Exact gradient dJ/dπ", "Learned gradient dĴ/dπ (through the PVN)"))
+    fields = [exact.field] + ([learned.field] if learned is not None else [])
+    scale = arrow_scale(exact.grid, *fields)
+    for col, (field, color, path, name) in enumerate(
+        [(exact.field, theme.EXACT, exact.ascent, "exact ascent")]
+        + ([(learned.field, theme.LEARNED, learned.ascent, "learned ascent")] if learned else []),
+        start=1,
+    ):
+        qx, qy = _quiver(exact.grid, field, scale)
+        fig.add_trace(go.Scatter(x=qx, y=qy, mode="lines", line=dict(color=color, width=1.2),
+                                 name=f"{'exact' if col == 1 else 'learned'} gradient field", opacity=0.55,
+                                 hoverinfo="skip"), row=1, col=col)
+        fig.add_trace(_path_trace(path, name, color), row=1, col=col)
+    if picker:
+        t = np.linspace(0, 1, 41)
+        px, py = np.meshgrid(t, t, indexing="ij")
+        fig.add_trace(go.Scatter(x=px.ravel(), y=py.ravel(), mode="markers", name=START_PICKER,
+                                 marker=dict(size=9, color="rgba(0,0,0,0.02)"), showlegend=False,
+                                 hovertemplate="start here: [%{x:.3f}, %{y:.3f}]<extra></extra>"),
+                      row=1, col=1)
+    if learned is None:
+        fig.add_annotation(text="Train the PVN to see its gradient field", x=0.5, y=0.5, showarrow=False,
+                           row=1, col=2)
+    start = exact.ascent.policies[0]
+    for col in (1, 2):
+        fig.add_trace(go.Scatter(x=[start[0]], y=[start[1]], mode="markers", showlegend=col == 1,
+                                 marker=dict(size=12, color="black", symbol="x"), name="start"),
+                      row=1, col=col)
+        fig.update_xaxes(title_text="P(a1 | s1)", row=1, col=col, **POLICY_AXIS)
+        fig.update_yaxes(title_text="P(a1 | s2)", row=1, col=col, range=[-0.03, 1.03],
+                         scaleanchor=f"x{'' if col == 1 else 2}")
+    return theme.style(fig, "Policy-gradient fields on the policy square", height=480)
+
+
+def ascent_animation(exact: ExactView, learned: LearnedView | None = None) -> go.Figure:
+    """Both ascent paths step by step, on the policy square and in the polytope (Fig. 3c)."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=("Policy square", "Value polytope"))
+    _polytope_outline(fig, exact, row=1, col=2, cloud=False)
+    paths = [("exact ascent", exact.ascent, theme.EXACT)]
+    if learned is not None:
+        paths.append(("learned ascent (exact values)", learned.ascent, theme.LEARNED))
+    num_steps = len(exact.ascent.policies) - 1
+    first_dynamic = len(fig.data)
+
+    def dynamic(t: int) -> list[go.Scatter]:
+        traces = []
+        for name, path, color in paths:
+            p, v = path.policies[: t + 1], path.values[: t + 1]
+            traces.append(go.Scatter(x=p[:, 0], y=p[:, 1], mode="lines+markers", name=name,
+                                     line=dict(color=color), marker=dict(size=5, color=color),
+                                     legendgroup=name, xaxis="x", yaxis="y"))
+            traces.append(go.Scatter(x=v[:, 0], y=v[:, 1], mode="lines+markers", name=name,
+                                     line=dict(color=color), marker=dict(size=5, color=color),
+                                     legendgroup=name, showlegend=False, xaxis="x2", yaxis="y2"))
+        return traces
+
+    for trace in dynamic(num_steps):
+        fig.add_trace(trace)
+    dynamic_ids = list(range(first_dynamic, len(fig.data)))
+    frame_steps = sorted(set(np.linspace(0, num_steps, min(num_steps, 50) + 1).astype(int).tolist()))
+    fig.frames = [go.Frame(data=dynamic(t), traces=dynamic_ids, name=str(t)) for t in frame_steps]
+    fig.update_layout(
+        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=-0.18, xanchor="left", direction="left",
+                          buttons=[dict(label="▶ Play", method="animate",
+                                        args=[None, dict(frame=dict(duration=80, redraw=True),
+                                                         transition=dict(duration=0), fromcurrent=True)]),
+                                   dict(label="❚❚ Pause", method="animate",
+                                        args=[[None], dict(frame=dict(duration=0, redraw=False),
+                                                           mode="immediate")])])],
+        sliders=[dict(active=len(frame_steps) - 1, x=0.15, y=-0.12, len=0.85,
+                      currentvalue=dict(prefix="ascent step "),
+                      steps=[dict(label=str(t), method="animate",
+                                  args=[[str(t)], dict(mode="immediate", frame=dict(duration=0, redraw=True))])
+                             for t in frame_steps])],
+    )
+    fig.update_xaxes(title_text="P(a1 | s1)", range=[-0.03, 1.03], row=1, col=1)
+    fig.update_yaxes(title_text="P(a1 | s2)", range=[-0.03, 1.03], row=1, col=1)
+    fig.update_xaxes(title_text="V(s1)", row=1, col=2)
+    fig.update_yaxes(title_text="V(s2)", row=1, col=2)
+    fig = theme.style(fig, "Gradient ascent, exact against learned", height=520)
+    fig.update_layout(margin=dict(b=140))
+    return fig
+
+
+def ascent_returns_figure(exact: ExactView, learned: LearnedView | None = None) -> go.Figure:
+    """Exact J along each ascent; the learned path also with the PVN's own estimate."""
+    fig = go.Figure()
+    steps = np.arange(len(exact.ascent.exact_J))
+    fig.add_trace(go.Scatter(x=steps, y=exact.ascent.exact_J, name="exact ascent: J", line=dict(color=theme.EXACT)))
+    if learned is not None:
+        fig.add_trace(go.Scatter(x=steps, y=learned.ascent.exact_J, name="learned ascent: exact J",
+                                 line=dict(color=theme.LEARNED)))
+        fig.add_trace(go.Scatter(x=steps, y=learned.ascent.predicted_J, name="learned ascent: PVN's Ĵ",
+                                 line=dict(color=theme.LEARNED, dash="dot")))
+    fig.add_hline(y=exact.optimal_J, line=dict(color=theme.OPTIMUM, dash="dash", width=2),
+                  annotation_text="optimal J", annotation_position="bottom right")
+    fig.update_xaxes(title_text="ascent step")
+    fig.update_yaxes(title_text="J = d0 · V")
+    return theme.style(fig, "Objective along the ascent", height=380)
+
+
+def loss_figure(trained: TrainedPVN) -> go.Figure:
+    """Train and test MSE during PVN training (Fig. 2c)."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=trained.eval_steps, y=trained.train_loss, name="train", line=dict(color=theme.TRAIN)))
+    fig.add_trace(go.Scatter(x=trained.eval_steps, y=trained.test_loss, name="test", line=dict(color=theme.TEST)))
+    fig.update_xaxes(title_text="training step")
+    fig.update_yaxes(title_text="MSE of V (log scale)", type="log")
+    return theme.style(fig, "PVN training curves", height=380)
+
+
+def predictions_figure(exact: ExactView, trained: TrainedPVN, learned: LearnedView) -> go.Figure:
+    """Exact against PVN-predicted values inside the polytope (Appendix A figure)."""
+    fig = go.Figure()
+    _polytope_outline(fig, exact, cloud=False)
+    for name, true_v, pred_v, color in (
+        ("train", trained.train_values, learned.train_predicted, theme.TRAIN),
+        ("test", trained.test_values, learned.test_predicted, theme.TEST),
+    ):
+        seg_x = np.stack([true_v[:, 0], pred_v[:, 0], np.full(len(true_v), np.nan)], 1).ravel()
+        seg_y = np.stack([true_v[:, 1], pred_v[:, 1], np.full(len(true_v), np.nan)], 1).ravel()
+        fig.add_trace(go.Scatter(x=seg_x, y=seg_y, mode="lines", line=dict(color=color, width=1),
+                                 showlegend=False, hoverinfo="skip"))
+        fig.add_trace(go.Scatter(x=true_v[:, 0], y=true_v[:, 1], mode="markers", name=f"{name}: exact",
+                                 marker=dict(color=color, size=8)))
+        fig.add_trace(go.Scatter(x=pred_v[:, 0], y=pred_v[:, 1], mode="markers", name=f"{name}: PVN",
+                                 marker=dict(color=color, size=9, symbol="x")))
+    fig.update_xaxes(title_text="V(s1)")
+    fig.update_yaxes(title_text="V(s2)")
+    return theme.style(fig, "Exact (●) against predicted (×) values", height=420)

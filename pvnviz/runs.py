@@ -1,0 +1,67 @@
+"""Saved runs: a folder with ``config.json``, ``summary.json`` and array files.
+
+The CLI writes runs (Section 6 experiments at paper scale); the pages open them.
+Layout of a run folder:
+- ``config.json``: {"experiment": name, "seed": int, "config": {...}}
+- ``summary.json``: the experiment's headline numbers and timings in seconds
+- ``*.npz`` / ``*.pt``: arrays and trained networks, experiment-specific
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pvnviz.configs import to_dict
+
+
+class RunError(ValueError):
+    """A folder that is not a readable run; the message says what is missing."""
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What config.json and summary.json of a run hold."""
+
+    path: Path
+    experiment: str
+    seed: int
+    config: dict[str, Any]
+    summary: dict[str, Any]
+
+
+def write_run(out_dir: str | Path, experiment: str, seed: int, config: Any, summary: dict) -> Path:
+    """Create the folder and write config.json and summary.json."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise RunError(f"cannot create run folder {out}: {err.strerror}; choose another --out.") from None
+    meta = {"experiment": experiment, "seed": seed, "config": to_dict(config)}
+    (out / "config.json").write_text(json.dumps(meta, indent=2) + "\n")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return out
+
+
+def read_run(path: str | Path, experiment: str | None = None) -> RunInfo:
+    """Read a run folder; RunError if it is not one (or not of the expected experiment)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise RunError(f"{folder} is not a folder; give the --out folder of a saved run.")
+    try:
+        meta = json.loads((folder / "config.json").read_text())
+        summary = json.loads((folder / "summary.json").read_text())
+    except FileNotFoundError as err:
+        raise RunError(
+            f"{folder} is not a run: {Path(err.filename).name} is missing "
+            "(a run folder is made by `python -m pvnviz run ... --out DIR`)."
+        ) from None
+    except json.JSONDecodeError as err:
+        raise RunError(f"{folder} holds a damaged JSON file: {err.msg}.") from None
+    if not isinstance(meta, dict) or "experiment" not in meta or "config" not in meta:
+        raise RunError(f"{folder}/config.json lacks 'experiment' and 'config'; not a run.")
+    if experiment is not None and meta["experiment"] != experiment:
+        raise RunError(f"{folder} is a {meta['experiment']} run, not a {experiment} run.")
+    return RunInfo(folder, meta["experiment"], int(meta.get("seed", 0)), meta["config"], summary)
