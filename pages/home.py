@@ -2,6 +2,10 @@
 
 import streamlit as st
 
+from ui import require_navigation
+
+require_navigation()
+
 st.title("PVN Lab")
 st.markdown(
     """
@@ -25,7 +29,9 @@ paper shows this finds policies far better than any in the training set.
 )
 st.subheader("Where to start")
 st.page_link(
-    "pages/polytope.py", label="Value polytope — the 2-state MDP, exact against learned (Section 6.1)", icon="🔷"
+    "pages/polytope.py",
+    label="Value polytope — the 2-state MDP, exact against learned (Section 6.1)",
+    icon=":material/change_history:",
 )
 st.markdown(
     "Each page opens on the paper's settings (Appendix B) and runs with zero clicks; "

@@ -9,6 +9,9 @@ from pvnviz import mdp as mdp_lib
 from pvnviz.configs import ConfigError, help_text
 from pvnviz.figures import polytope as figs
 from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_pvn, training_key
+from ui import computed, require_navigation
+
+require_navigation()
 
 PAPER = PolytopeConfig()
 H = lambda name: help_text(PolytopeConfig, name)  # noqa: E731
@@ -65,34 +68,69 @@ with st.sidebar:
     c2.button("Random MDP", on_click=draw_random_mdp, help="Draw rewards and transitions (seeded).")
     with st.expander("MDP (Appendix A)", expanded=True):
         st.slider("Discount γ", 0.0, 0.99, step=0.01, key="gamma", help=H("gamma"), bind="query-params")
-        st.slider("d0(s1)", 0.0, 1.0, step=0.05, key="d0", help="Start probability of s1; d0(s2) = 1 − d0(s1).",
-                  bind="query-params")
+        st.slider(
+            "d0(s1)",
+            0.0,
+            1.0,
+            step=0.05,
+            key="d0",
+            help="Start probability of s1; d0(s2) = 1 − d0(s1).",
+            bind="query-params",
+        )
         st.markdown("Rewards r(s, a)")
         rc = st.columns(2)
         for s in range(2):
             for a in range(2):
-                rc[a].number_input(f"r(s{s + 1}, a{a + 1})", -2.0, 2.0, step=0.05, key=f"r{s}{a}",
-                                   bind="query-params")
+                rc[a].number_input(f"r(s{s + 1}, a{a + 1})", -2.0, 2.0, step=0.05, key=f"r{s}{a}", bind="query-params")
         st.markdown("Transitions P(s1 | s, a); P(s2 | s, a) = 1 − P(s1 | s, a)")
         pc = st.columns(2)
         for s in range(2):
             for a in range(2):
-                pc[a].number_input(f"P(s1 | s{s + 1}, a{a + 1})", 0.0, 1.0, step=0.01, key=f"p{s}{a}",
-                                   bind="query-params")
+                pc[a].number_input(
+                    f"P(s1 | s{s + 1}, a{a + 1})", 0.0, 1.0, step=0.01, key=f"p{s}{a}", bind="query-params"
+                )
     with st.expander("Gradient ascent (Fig. 3)", expanded=True):
-        st.slider("Start P(a1 | s1)", 0.0, 1.0, step=0.01, key="start1", bind="query-params",
-                  help=H("ascent_start") + " You can also click the exact field.")
+        st.slider(
+            "Start P(a1 | s1)",
+            0.0,
+            1.0,
+            step=0.01,
+            key="start1",
+            bind="query-params",
+            help=H("ascent_start") + " You can also click the exact field.",
+        )
         st.slider("Start P(a1 | s2)", 0.0, 1.0, step=0.01, key="start2", bind="query-params")
-        st.number_input("Ascent step size (SGD)", 0.001, 5.0, step=0.01, key="ascent_lr",
-                        help=H("ascent_learning_rate"), bind="query-params")
+        st.number_input(
+            "Ascent step size (SGD)",
+            0.001,
+            5.0,
+            step=0.01,
+            key="ascent_lr",
+            help=H("ascent_learning_rate"),
+            bind="query-params",
+        )
         st.slider("Ascent steps", 1, 500, key="ascent_steps", help=H("ascent_steps"), bind="query-params")
     with st.expander("PVN training (Appendix B)", expanded=True):
-        st.slider("Sampled policies (half train, half test)", 4, 400, step=2, key="num_policies",
-                  help=H("num_policies"), bind="query-params")
-        st.number_input("PVN learning rate (RMSProp)", 0.0001, 1.0, step=0.001, format="%.4f", key="pvn_lr",
-                        help=H("learning_rate"), bind="query-params")
-        st.slider("Training steps", 100, 50000, step=100, key="train_steps", help=H("train_steps"),
-                  bind="query-params")
+        st.slider(
+            "Sampled policies (half train, half test)",
+            4,
+            400,
+            step=2,
+            key="num_policies",
+            help=H("num_policies"),
+            bind="query-params",
+        )
+        st.number_input(
+            "PVN learning rate (RMSProp)",
+            0.0001,
+            1.0,
+            step=0.001,
+            format="%.4f",
+            key="pvn_lr",
+            help=H("learning_rate"),
+            bind="query-params",
+        )
+        st.slider("Training steps", 100, 50000, step=100, key="train_steps", help=H("train_steps"), bind="query-params")
 
 ss = st.session_state
 seed = int(ss.get("seed", 0))
@@ -121,11 +159,6 @@ def cached_exact(config: PolytopeConfig, seed: int):
     return exact_view(config, seed)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def cached_training(key: PolytopeConfig, seed: int, _on_progress):
-    return train_pvn(key, seed, _on_progress)
-
-
 exact = cached_exact(config, seed)
 st.metric(
     "Optimal policy [P(a1|s1), P(a1|s2)] and its J", f"{exact.optimal_policy.tolist()}  →  J = {exact.optimal_J:.4f}"
@@ -146,22 +179,16 @@ st.markdown(
     "in the middle and drifts near the edges, where few training policies lie. "
     "*Click the exact field to start the ascent there.*"
 )
+polytope_slot.plotly_chart(figs.polytope_figure(exact), key="polytope_exact")
 fields_slot.plotly_chart(figs.fields_figure(exact), key="field_chart_exact")
 
-progress = st.progress(0.0, text="Training the PVN…")
-
-
-def on_progress(done: int, total: int, info: str) -> None:
-    progress.progress(done / total, text=info)
-
-
-trained = cached_training(training_key(config), seed, on_progress)
-progress.empty()
+trained = computed(train_pvn, training_key(config), seed, label="Training the PVN (Appendix B settings)")
 learned = learned_view(config, trained)
 
-polytope_slot.plotly_chart(figs.polytope_figure(exact, trained))
-fields_slot.plotly_chart(figs.fields_figure(exact, learned), key="field_chart", on_select=pick_start,
-                         selection_mode="points")
+polytope_slot.plotly_chart(figs.polytope_figure(exact, trained), key="polytope_learned")
+fields_slot.plotly_chart(
+    figs.fields_figure(exact, learned), key="field_chart", on_select=pick_start, selection_mode="points"
+)
 
 st.plotly_chart(figs.ascent_animation(exact, learned))
 st.markdown(

@@ -34,6 +34,9 @@ Array layouts (K policies, B episodes per policy, T = horizon):
 
 An episode that terminates keeps its final state frozen and earns no more
 reward; an episode that never terminates is truncated after ``horizon`` steps.
+By default the policy is called on the full (K, B) block every step (finished
+episodes masked); ``rollout_returns(..., compact_episodes=True)`` instead drops
+finished episodes per policy, so the policy sees (K, W, 4) with W <= B.
 """
 
 from __future__ import annotations
@@ -63,6 +66,9 @@ RESET_LOW = -0.05
 RESET_HIGH = 0.05
 
 STATE_SIZE = 4
+# rollout_returns(compact_episodes=True) shrinks the block once every policy has
+# at most this fraction of the block's columns still running.
+COMPACTION_THRESHOLD = 0.75
 ACTION_LEFT = 0
 ACTION_RIGHT = 1
 
@@ -168,6 +174,7 @@ def _simulate(
     horizon: int,
     record: bool,
     on_progress: ProgressCallback | None,
+    compact: bool = False,
 ) -> tuple[np.ndarray, Trajectories | None]:
     """Shared time loop: all episodes advance in lockstep until all are done.
 
@@ -175,8 +182,16 @@ def _simulate(
     variable), which is about twice as fast as stepping the interleaved
     (K, B, 4) layout. Terminated episodes are frozen with ufunc ``where=``
     masks, so the arithmetic of running episodes is exactly gymnasium's.
+
+    With ``compact`` (returns only), whenever every policy has at most
+    ``COMPACTION_THRESHOLD`` of its block's columns still running, the running
+    episodes of each policy are moved to the front and the block is cut to
+    the widest policy's count; ``slot_episode`` remembers which episode
+    sits in which column.
     """
     batch_shape = initial_states.shape[:-1]
+    final_returns = np.zeros(batch_shape)
+    slot_episode = np.broadcast_to(np.arange(batch_shape[-1]), batch_shape).copy()
     state = np.array(np.moveaxis(initial_states, -1, 0), dtype=np.float64, order="C", copy=True)
     cart_position, cart_velocity, pole_angle, pole_angular_velocity = state
     state_view = np.moveaxis(state, 0, -1)  # (K, B, 4) view on the same memory
@@ -196,9 +211,9 @@ def _simulate(
     for step in range(horizon):
         np.copyto(observation, state_view, casting="same_kind")  # gymnasium's float32 observation
         actions = np.asarray(policy_fn(observation))
-        if actions.shape != batch_shape or actions.dtype.kind not in "biu":
+        if actions.shape != alive.shape or actions.dtype.kind not in "biu":
             raise ValueError(
-                f"policy_fn must return integer actions of shape {batch_shape}, got "
+                f"policy_fn must return integer actions of shape {alive.shape}, got "
                 f"{actions.dtype} array of shape {actions.shape}; sample the actions inside the policy."
             )
         cart_acceleration, angular_acceleration = _accelerations(pole_angle, pole_angular_velocity, _force(actions))
@@ -222,11 +237,24 @@ def _simulate(
             on_progress(steps_run, horizon, f"{PROGRESS_STAGE}: step {steps_run}, {running}/{total_episodes} running")
         if not still_running:
             break
+        if compact:
+            width = int(np.count_nonzero(alive, axis=1).max())
+            if width <= COMPACTION_THRESHOLD * alive.shape[1]:
+                np.put_along_axis(final_returns, slot_episode, returns, axis=1)  # finished episodes are final
+                order = np.argsort(~alive, axis=1, kind="stable")[:, :width]  # running columns first
+                state = np.take_along_axis(state, order[None], axis=2)
+                returns, alive, slot_episode = (
+                    np.take_along_axis(array, order, axis=1) for array in (returns, alive, slot_episode)
+                )
+                cart_position, cart_velocity, pole_angle, pole_angular_velocity = state
+                state_view = np.moveaxis(state, 0, -1)
+                observation = np.empty(state_view.shape, dtype=np.float32)
 
     if on_progress is not None and steps_run < horizon:
         on_progress(horizon, horizon, f"{PROGRESS_STAGE}: all {total_episodes} episodes ended by step {steps_run}")
     if not record:
-        return returns, None
+        np.put_along_axis(final_returns, slot_episode, returns, axis=1)
+        return final_returns, None
     states[..., steps_run + 1 :, :] = state_view[..., None, :]
     done[..., steps_run:] = True  # the loop only stops early once every episode is done
     trajectories = Trajectories(
@@ -247,6 +275,7 @@ def rollout_returns(
     horizon: int,
     rng: np.random.Generator,
     on_progress: ProgressCallback | None = None,
+    compact_episodes: bool = False,
 ) -> np.ndarray:
     """Undiscounted returns (K, B) float64 of K policies x B episodes each.
 
@@ -254,10 +283,17 @@ def rollout_returns(
     ``policy_fn`` maps float32 observations (K, B, 4) to integer actions
     (K, B). Episodes end on termination or after ``horizon`` steps.
     ``on_progress(done_steps, total_steps, info)`` is called every few steps.
+
+    ``compact_episodes=True`` drops finished episodes from the block as they
+    terminate, so ``policy_fn`` is then called with (K, W, 4) observations,
+    W <= B shrinking over time, and must return (K, W) actions (treat axis 1
+    as a plain batch axis, e.g. sample with ``rng.random(obs.shape[:-1])``).
+    Row k is still policy k. Same return distribution, less work when many
+    episodes end early (random policies: about 2x faster).
     """
     _validate(num_policies, num_episodes, horizon)
     initial_states = reset_states(rng, (int(num_policies), int(num_episodes)))
-    returns, _ = _simulate(policy_fn, initial_states, int(horizon), False, on_progress)
+    returns, _ = _simulate(policy_fn, initial_states, int(horizon), False, on_progress, bool(compact_episodes))
     return returns
 
 

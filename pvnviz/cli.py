@@ -56,7 +56,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     run.add_argument("--out", required=True, help="folder to write the run into")
     run.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="override one setting; repeatable (see `python -m pvnviz settings NAME`)",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -88,8 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.preset not in experiment.presets:
             raise ConfigError(
-                f"unknown preset {args.preset!r} for {args.experiment}; "
-                f"choose one of: {', '.join(experiment.presets)}."
+                f"unknown preset {args.preset!r} for {args.experiment}; choose one of: {', '.join(experiment.presets)}."
             )
         config = apply_overrides(experiment.presets[args.preset](), args.overrides)
         progress = (lambda done, total, info: None) if args.quiet else TerminalProgress()

@@ -85,9 +85,7 @@ def from_dict(config_cls: type[C], values: dict[str, Any]) -> C:
     names = {f.name for f in dataclasses.fields(config_cls)}
     unknown = sorted(set(values) - names)
     if unknown:
-        raise ConfigError(
-            f"unknown setting {unknown[0]!r}; known settings: {', '.join(sorted(names))}."
-        )
+        raise ConfigError(f"unknown setting {unknown[0]!r}; known settings: {', '.join(sorted(names))}.")
     return config_cls(**{k: _coerce(v, hints[k], k) for k, v in values.items()})
 
 

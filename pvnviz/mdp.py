@@ -49,9 +49,7 @@ class TabularMDP:
             raise ValueError(f"transitions must have shape (S, A, S); got {P.shape}.")
         num_states, num_actions = P.shape[:2]
         if r.shape != (num_states, num_actions):
-            raise ValueError(
-                f"rewards must have shape (S, A) = {(num_states, num_actions)}; got {r.shape}."
-            )
+            raise ValueError(f"rewards must have shape (S, A) = {(num_states, num_actions)}; got {r.shape}.")
         if d0.shape != (num_states,):
             raise ValueError(f"d0 must have {num_states} entries; got shape {d0.shape}.")
         if not np.all(np.isfinite(P)) or not np.all(np.isfinite(r)):
@@ -96,9 +94,7 @@ class TabularMDP:
             raise ValueError(f"need |S|*|A| rewards with |A| = {num_actions}; got {r_hat.size}.")
         num_states = r_hat.size // num_actions
         if P_hat.shape != (num_states * num_actions, num_states):
-            raise ValueError(
-                f"transitions need shape ({num_states * num_actions}, {num_states}); got {P_hat.shape}."
-            )
+            raise ValueError(f"transitions need shape ({num_states * num_actions}, {num_states}); got {P_hat.shape}.")
         if d0 is None:
             d0 = np.full(num_states, 1.0 / num_states)
         return cls(
@@ -114,9 +110,7 @@ def paper_mdp(d0: tuple[float, float] = (0.5, 0.5)) -> TabularMDP:
     return TabularMDP.from_flat(PAPER_REWARDS, PAPER_TRANSITIONS, PAPER_GAMMA, d0)
 
 
-def random_mdp(
-    rng: np.random.Generator, num_states: int = 2, num_actions: int = 2, gamma: float = 0.8
-) -> TabularMDP:
+def random_mdp(rng: np.random.Generator, num_states: int = 2, num_actions: int = 2, gamma: float = 0.8) -> TabularMDP:
     """A random MDP: rewards uniform in [-1, 1], transition rows Dirichlet(1), uniform d0."""
     P = rng.dirichlet(np.ones(num_states), size=(num_states, num_actions))
     r = rng.uniform(-1.0, 1.0, size=(num_states, num_actions))

@@ -37,9 +37,7 @@ class PolytopeConfig:
     rewards: tuple[float, float, float, float] = param(
         mdp_lib.PAPER_REWARDS, "r_hat = [r(s1,a1), r(s1,a2), r(s2,a1), r(s2,a2)] (Appendix A)."
     )
-    transitions: tuple[
-        tuple[float, float], tuple[float, float], tuple[float, float], tuple[float, float]
-    ] = param(
+    transitions: tuple[tuple[float, float], tuple[float, float], tuple[float, float], tuple[float, float]] = param(
         mdp_lib.PAPER_TRANSITIONS,
         "P_hat rows [P(s1|s,a), P(s2|s,a)] for (s1,a1), (s1,a2), (s2,a1), (s2,a2) (Appendix A).",
     )
@@ -291,9 +289,7 @@ class PolytopeResult:
         }
 
 
-def run_polytope(
-    config: PolytopeConfig, seed: int = 0, on_progress: ProgressFn = no_progress
-) -> PolytopeResult:
+def run_polytope(config: PolytopeConfig, seed: int = 0, on_progress: ProgressFn = no_progress) -> PolytopeResult:
     """Exact view, PVN training and learned view in one call (the headless run)."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -310,8 +306,17 @@ def run_polytope(
 
 
 TRAINING_FIELDS = (
-    "gamma", "rewards", "transitions", "d0", "num_policies", "num_train",
-    "hidden_size", "learning_rate", "train_steps", "batch_size", "eval_every",
+    "gamma",
+    "rewards",
+    "transitions",
+    "d0",
+    "num_policies",
+    "num_train",
+    "hidden_size",
+    "learning_rate",
+    "train_steps",
+    "batch_size",
+    "eval_every",
 )
 
 

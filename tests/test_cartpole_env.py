@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from pathlib import Path
@@ -196,7 +197,8 @@ def test_reset_states_equal_gymnasium_resets_with_same_seed():
     np.testing.assert_array_equal(ours.astype(np.float32), gym_states)
 
 
-def gym_returns(weights, num_episodes: int, horizon: int, seed: int) -> np.ndarray:
+@functools.cache
+def gym_returns(weights: tuple, num_episodes: int, horizon: int, seed: int) -> np.ndarray:
     env = make_gym_env(horizon)
     policy = linear_softmax_policy(weights, np.random.default_rng(seed + 1))
     returns = np.zeros(num_episodes)
@@ -214,21 +216,23 @@ def gym_returns(weights, num_episodes: int, horizon: int, seed: int) -> np.ndarr
     return returns
 
 
+@pytest.mark.parametrize("compact", [False, True], ids=["full block", "compacted"])
 @pytest.mark.parametrize(
     "name, weights",
     [
-        ("uniform random", [0.0, 0.0, 0.0, 0.0]),
-        ("mediocre linear", [0.0, 0.0, 2.0, 0.5]),
-        ("good linear", [0.0, 0.0, 5.0, 1.0]),
+        ("uniform random", (0.0, 0.0, 0.0, 0.0)),
+        ("mediocre linear", (0.0, 0.0, 2.0, 0.5)),
+        ("good linear", (0.0, 0.0, 5.0, 1.0)),
     ],
 )
-def test_return_distribution_matches_gymnasium(name, weights):
+def test_return_distribution_matches_gymnasium(name, weights, compact):
     num_episodes, horizon = 400, 100
     reference = gym_returns(weights, num_episodes, horizon, seed=2024)
     # Different seeds than gymnasium: the two samples are independent.
-    ours = rollout_returns(
-        linear_softmax_policy(weights, np.random.default_rng(77)), 1, num_episodes, horizon, np.random.default_rng(78)
-    ).ravel()
+    policy = linear_softmax_policy(weights, np.random.default_rng(77))
+    # 4 policies x 100 episodes (all the same policy) exercises the batch layout.
+    ours = rollout_returns(policy, 4, num_episodes // 4, horizon, np.random.default_rng(78), compact_episodes=compact)
+    ours = ours.ravel()
     assert ours.min() >= 1 and ours.max() <= horizon
     p_value = stats.ks_2samp(ours, reference).pvalue
     assert p_value > 0.01, f"{name}: return distributions differ (KS p={p_value:.3g})"
@@ -240,7 +244,7 @@ def test_return_distribution_matches_gymnasium(name, weights):
 
 def test_return_distribution_test_has_power():
     # Sanity check of the statistical test itself: a different policy is detected.
-    random_policy = gym_returns([0.0, 0.0, 0.0, 0.0], 300, 100, seed=5)
+    random_policy = gym_returns((0.0, 0.0, 0.0, 0.0), 300, 100, seed=5)
     policy = linear_softmax_policy([0.0, 0.0, 2.0, 0.5], np.random.default_rng(1))
     mediocre = rollout_returns(policy, 1, 300, 100, np.random.default_rng(2))
     assert stats.ks_2samp(mediocre.ravel(), random_policy).pvalue < 0.01
@@ -314,3 +318,29 @@ def test_always_left_terminates_early_like_gymnasium():
     # rollout_returns gives the same returns from the same reset draws.
     same = rollout_returns(always_left, 2, 15, horizon, np.random.default_rng(31))
     np.testing.assert_array_equal(same, returns)
+
+
+def test_compacted_rollouts_give_the_same_returns_per_policy():
+    """Deterministic per-row policies: dropping finished episodes must not change any return."""
+    num_episodes, horizon = 40, 100
+    # Random linear bang-bang controllers: mean returns from about 9 to 97; the one
+    # perfect controller of this draw (row 5) is left out, else no column could be dropped.
+    weights = np.delete(np.random.default_rng(1).normal(size=(12, 4)), 5, axis=0)
+    num_policies = len(weights)
+    widths = []
+
+    def deterministic_policy(observation: np.ndarray) -> np.ndarray:
+        widths.append(observation.shape[1])
+        assert observation.shape[0] == num_policies and observation.dtype == np.float32
+        return (np.einsum("kbi,ki->kb", observation.astype(np.float64), weights) > 0).astype(np.int64)
+
+    full = rollout_returns(deterministic_policy, num_policies, num_episodes, horizon, np.random.default_rng(9))
+    assert set(widths) == {num_episodes}
+    widths.clear()
+    compact = rollout_returns(
+        deterministic_policy, num_policies, num_episodes, horizon, np.random.default_rng(9), compact_episodes=True
+    )
+    assert min(widths) < num_episodes  # the block really shrank
+    assert widths == sorted(widths, reverse=True)
+    np.testing.assert_array_equal(compact, full)
+    assert len(np.unique(full.mean(axis=1))) > 3  # the rows really differ

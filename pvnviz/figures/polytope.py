@@ -22,9 +22,12 @@ def _polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, clou
     if cloud:
         fig.add_trace(
             go.Scattergl(
-                x=exact.cloud_values[:, 0], y=exact.cloud_values[:, 1], mode="markers",
-                marker=dict(size=4, color=exact.cloud_J, colorscale="Viridis", opacity=0.6,
-                            colorbar=dict(title="J", len=0.8)),
+                x=exact.cloud_values[:, 0],
+                y=exact.cloud_values[:, 1],
+                mode="markers",
+                marker=dict(
+                    size=4, color=exact.cloud_J, colorscale="Viridis", opacity=0.6, colorbar=dict(title="J", len=0.8)
+                ),
                 name="policies (coloured by J)",
                 hovertemplate="V(s1)=%{x:.3f}<br>V(s2)=%{y:.3f}<br>J=%{marker.color:.3f}<extra></extra>",
             ),
@@ -32,26 +35,43 @@ def _polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, clou
         )
     for i, edge in enumerate(exact.edges):
         fig.add_trace(
-            go.Scatter(x=edge[:, 0], y=edge[:, 1], mode="lines", line=dict(color="#999", width=1),
-                       name="image of the square's sides", legendgroup="edges", showlegend=(i == 0) and cloud,
-                       hoverinfo="skip"),
+            go.Scatter(
+                x=edge[:, 0],
+                y=edge[:, 1],
+                mode="lines",
+                line=dict(color="#999", width=1),
+                name="image of the square's sides",
+                legendgroup="edges",
+                showlegend=(i == 0) and cloud,
+                hoverinfo="skip",
+            ),
             **kw,
         )
     fig.add_trace(
         go.Scatter(
-            x=exact.corner_values[:, 0], y=exact.corner_values[:, 1], mode="markers+text",
+            x=exact.corner_values[:, 0],
+            y=exact.corner_values[:, 1],
+            mode="markers+text",
             marker=dict(size=10, color=theme.CORNER, symbol="square"),
-            text=[_corner_label(x) for x in exact.corner_policies], textposition="top center",
-            name="deterministic policies (corners)", showlegend=cloud,
-            hovertemplate="%{text}<br>J=%{customdata:.3f}<extra></extra>", customdata=exact.corner_J,
+            text=[_corner_label(x) for x in exact.corner_policies],
+            textposition="top center",
+            name="deterministic policies (corners)",
+            showlegend=cloud,
+            hovertemplate="%{text}<br>J=%{customdata:.3f}<extra></extra>",
+            customdata=exact.corner_J,
         ),
         **kw,
     )
     opt_v = exact.corner_values[np.argmax(exact.corner_J)]
     fig.add_trace(
-        go.Scatter(x=[opt_v[0]], y=[opt_v[1]], mode="markers",
-                   marker=dict(size=18, color=theme.OPTIMUM, symbol="star", line=dict(width=1, color="black")),
-                   name=f"optimum (J={exact.optimal_J:.3f})", showlegend=cloud),
+        go.Scatter(
+            x=[opt_v[0]],
+            y=[opt_v[1]],
+            mode="markers",
+            marker=dict(size=18, color=theme.OPTIMUM, symbol="star", line=dict(width=1, color="black")),
+            name=f"optimum (J={exact.optimal_J:.3f})",
+            showlegend=cloud,
+        ),
         **kw,
     )
 
@@ -65,8 +85,15 @@ def polytope_figure(exact: ExactView, trained: TrainedPVN | None = None) -> go.F
             ("train policies", trained.train_values, theme.TRAIN),
             ("test policies", trained.test_values, theme.TEST),
         ):
-            fig.add_trace(go.Scatter(x=values[:, 0], y=values[:, 1], mode="markers", name=name,
-                                     marker=dict(size=9, color=color, line=dict(width=1, color="white"))))
+            fig.add_trace(
+                go.Scatter(
+                    x=values[:, 0],
+                    y=values[:, 1],
+                    mode="markers",
+                    name=name,
+                    marker=dict(size=9, color=color, line=dict(width=1, color="white")),
+                )
+            )
     fig.update_xaxes(title_text="V(s1)")
     fig.update_yaxes(title_text="V(s2)")
     return theme.style(fig, "Value polytope: every policy as its values (V(s1), V(s2))", height=480)
@@ -104,14 +131,24 @@ def arrow_scale(grid: np.ndarray, *fields: np.ndarray) -> float:
 
 def _path_trace(path: AscentPath, name: str, color: str, upto: int | None = None) -> go.Scatter:
     p = path.policies if upto is None else path.policies[: upto + 1]
-    return go.Scatter(x=p[:, 0], y=p[:, 1], mode="lines+markers", name=name,
-                      line=dict(color=color, width=2), marker=dict(size=5, color=color))
+    return go.Scatter(
+        x=p[:, 0],
+        y=p[:, 1],
+        mode="lines+markers",
+        name=name,
+        line=dict(color=color, width=2),
+        marker=dict(size=5, color=color),
+    )
 
 
 def fields_figure(exact: ExactView, learned: LearnedView | None = None, picker: bool = True) -> go.Figure:
     """Exact and learned gradient fields side by side, same arrow scale, with ascent paths (Fig. 3a-b)."""
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
-                        subplot_titles=("Exact gradient dJ/dπ", "Learned gradient dĴ/dπ (through the PVN)"))
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.08,
+        subplot_titles=("Exact gradient dJ/dπ", "Learned gradient dĴ/dπ (through the PVN)"),
+    )
     fields = [exact.field] + ([learned.field] if learned is not None else [])
     scale = arrow_scale(exact.grid, *fields)
     for col, (field, color, path, name) in enumerate(
@@ -120,35 +157,62 @@ def fields_figure(exact: ExactView, learned: LearnedView | None = None, picker: 
         start=1,
     ):
         qx, qy = _quiver(exact.grid, field, scale)
-        fig.add_trace(go.Scatter(x=qx, y=qy, mode="lines", line=dict(color=color, width=1.2),
-                                 name=f"{'exact' if col == 1 else 'learned'} gradient field", opacity=0.55,
-                                 hoverinfo="skip"), row=1, col=col)
+        fig.add_trace(
+            go.Scatter(
+                x=qx,
+                y=qy,
+                mode="lines",
+                line=dict(color=color, width=1.2),
+                name=f"{'exact' if col == 1 else 'learned'} gradient field",
+                opacity=0.55,
+                hoverinfo="skip",
+            ),
+            row=1,
+            col=col,
+        )
         fig.add_trace(_path_trace(path, name, color), row=1, col=col)
     if picker:
         t = np.linspace(0, 1, 41)
         px, py = np.meshgrid(t, t, indexing="ij")
-        fig.add_trace(go.Scatter(x=px.ravel(), y=py.ravel(), mode="markers", name=START_PICKER,
-                                 marker=dict(size=9, color="rgba(0,0,0,0.02)"), showlegend=False,
-                                 hovertemplate="start here: [%{x:.3f}, %{y:.3f}]<extra></extra>"),
-                      row=1, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=px.ravel(),
+                y=py.ravel(),
+                mode="markers",
+                name=START_PICKER,
+                marker=dict(size=9, color="rgba(0,0,0,0.02)"),
+                showlegend=False,
+                hovertemplate="start here: [%{x:.3f}, %{y:.3f}]<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
     if learned is None:
-        fig.add_annotation(text="Train the PVN to see its gradient field", x=0.5, y=0.5, showarrow=False,
-                           row=1, col=2)
+        fig.add_annotation(text="Train the PVN to see its gradient field", x=0.5, y=0.5, showarrow=False, row=1, col=2)
     start = exact.ascent.policies[0]
     for col in (1, 2):
-        fig.add_trace(go.Scatter(x=[start[0]], y=[start[1]], mode="markers", showlegend=col == 1,
-                                 marker=dict(size=12, color="black", symbol="x"), name="start"),
-                      row=1, col=col)
+        fig.add_trace(
+            go.Scatter(
+                x=[start[0]],
+                y=[start[1]],
+                mode="markers",
+                showlegend=col == 1,
+                marker=dict(size=12, color="black", symbol="x"),
+                name="start",
+            ),
+            row=1,
+            col=col,
+        )
         fig.update_xaxes(title_text="P(a1 | s1)", row=1, col=col, **POLICY_AXIS)
-        fig.update_yaxes(title_text="P(a1 | s2)", row=1, col=col, range=[-0.03, 1.03],
-                         scaleanchor=f"x{'' if col == 1 else 2}")
+        fig.update_yaxes(
+            title_text="P(a1 | s2)", row=1, col=col, range=[-0.03, 1.03], scaleanchor=f"x{'' if col == 1 else 2}"
+        )
     return theme.style(fig, "Policy-gradient fields on the policy square", height=480)
 
 
 def ascent_animation(exact: ExactView, learned: LearnedView | None = None) -> go.Figure:
     """Both ascent paths step by step, on the policy square and in the polytope (Fig. 3c)."""
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=("Policy square", "Value polytope"))
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=("Policy square", "Value polytope"))
     _polytope_outline(fig, exact, row=1, col=2, cloud=False)
     paths = [("exact ascent", exact.ascent, theme.EXACT)]
     if learned is not None:
@@ -160,12 +224,33 @@ def ascent_animation(exact: ExactView, learned: LearnedView | None = None) -> go
         traces = []
         for name, path, color in paths:
             p, v = path.policies[: t + 1], path.values[: t + 1]
-            traces.append(go.Scatter(x=p[:, 0], y=p[:, 1], mode="lines+markers", name=name,
-                                     line=dict(color=color), marker=dict(size=5, color=color),
-                                     legendgroup=name, xaxis="x", yaxis="y"))
-            traces.append(go.Scatter(x=v[:, 0], y=v[:, 1], mode="lines+markers", name=name,
-                                     line=dict(color=color), marker=dict(size=5, color=color),
-                                     legendgroup=name, showlegend=False, xaxis="x2", yaxis="y2"))
+            traces.append(
+                go.Scatter(
+                    x=p[:, 0],
+                    y=p[:, 1],
+                    mode="lines+markers",
+                    name=name,
+                    line=dict(color=color),
+                    marker=dict(size=5, color=color),
+                    legendgroup=name,
+                    xaxis="x",
+                    yaxis="y",
+                )
+            )
+            traces.append(
+                go.Scatter(
+                    x=v[:, 0],
+                    y=v[:, 1],
+                    mode="lines+markers",
+                    name=name,
+                    line=dict(color=color),
+                    marker=dict(size=5, color=color),
+                    legendgroup=name,
+                    showlegend=False,
+                    xaxis="x2",
+                    yaxis="y2",
+                )
+            )
         return traces
 
     for trace in dynamic(num_steps):
@@ -174,25 +259,52 @@ def ascent_animation(exact: ExactView, learned: LearnedView | None = None) -> go
     frame_steps = sorted(set(np.linspace(0, num_steps, min(num_steps, 50) + 1).astype(int).tolist()))
     fig.frames = [go.Frame(data=dynamic(t), traces=dynamic_ids, name=str(t)) for t in frame_steps]
     fig.update_layout(
-        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=-0.18, xanchor="left", direction="left",
-                          buttons=[dict(label="▶ Play", method="animate",
-                                        args=[None, dict(frame=dict(duration=80, redraw=True),
-                                                         transition=dict(duration=0), fromcurrent=True)]),
-                                   dict(label="❚❚ Pause", method="animate",
-                                        args=[[None], dict(frame=dict(duration=0, redraw=False),
-                                                           mode="immediate")])])],
-        sliders=[dict(active=len(frame_steps) - 1, x=0.15, y=-0.12, len=0.85,
-                      currentvalue=dict(prefix="ascent step "),
-                      steps=[dict(label=str(t), method="animate",
-                                  args=[[str(t)], dict(mode="immediate", frame=dict(duration=0, redraw=True))])
-                             for t in frame_steps])],
+        updatemenus=[
+            dict(
+                type="buttons",
+                showactive=False,
+                x=0.0,
+                y=-0.2,
+                xanchor="left",
+                direction="left",
+                buttons=[
+                    dict(
+                        label="▶ Play",
+                        method="animate",
+                        args=[None, dict(frame=dict(duration=80, redraw=True), transition=dict(duration=0))],
+                    ),
+                    dict(
+                        label="❚❚ Pause",
+                        method="animate",
+                        args=[[None], dict(frame=dict(duration=0, redraw=False), mode="immediate")],
+                    ),
+                ],
+            )
+        ],
+        sliders=[
+            dict(
+                active=len(frame_steps) - 1,
+                x=0.2,
+                y=-0.1,
+                len=0.8,
+                currentvalue=dict(prefix="ascent step "),
+                steps=[
+                    dict(
+                        label=str(t),
+                        method="animate",
+                        args=[[str(t)], dict(mode="immediate", frame=dict(duration=0, redraw=True))],
+                    )
+                    for t in frame_steps
+                ],
+            )
+        ],
     )
     fig.update_xaxes(title_text="P(a1 | s1)", range=[-0.03, 1.03], row=1, col=1)
     fig.update_yaxes(title_text="P(a1 | s2)", range=[-0.03, 1.03], row=1, col=1)
     fig.update_xaxes(title_text="V(s1)", row=1, col=2)
     fig.update_yaxes(title_text="V(s2)", row=1, col=2)
     fig = theme.style(fig, "Gradient ascent, exact against learned", height=520)
-    fig.update_layout(margin=dict(b=140))
+    fig.update_layout(margin=dict(b=190), legend=dict(y=-0.34))
     return fig
 
 
@@ -202,12 +314,25 @@ def ascent_returns_figure(exact: ExactView, learned: LearnedView | None = None) 
     steps = np.arange(len(exact.ascent.exact_J))
     fig.add_trace(go.Scatter(x=steps, y=exact.ascent.exact_J, name="exact ascent: J", line=dict(color=theme.EXACT)))
     if learned is not None:
-        fig.add_trace(go.Scatter(x=steps, y=learned.ascent.exact_J, name="learned ascent: exact J",
-                                 line=dict(color=theme.LEARNED)))
-        fig.add_trace(go.Scatter(x=steps, y=learned.ascent.predicted_J, name="learned ascent: PVN's Ĵ",
-                                 line=dict(color=theme.LEARNED, dash="dot")))
-    fig.add_hline(y=exact.optimal_J, line=dict(color=theme.OPTIMUM, dash="dash", width=2),
-                  annotation_text="optimal J", annotation_position="bottom right")
+        fig.add_trace(
+            go.Scatter(
+                x=steps, y=learned.ascent.exact_J, name="learned ascent: exact J", line=dict(color=theme.LEARNED)
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=steps,
+                y=learned.ascent.predicted_J,
+                name="learned ascent: PVN's Ĵ",
+                line=dict(color=theme.LEARNED, dash="dot"),
+            )
+        )
+    fig.add_hline(
+        y=exact.optimal_J,
+        line=dict(color=theme.OPTIMUM, dash="dash", width=2),
+        annotation_text="optimal J",
+        annotation_position="bottom right",
+    )
     fig.update_xaxes(title_text="ascent step")
     fig.update_yaxes(title_text="J = d0 · V")
     return theme.style(fig, "Objective along the ascent", height=380)
@@ -233,12 +358,25 @@ def predictions_figure(exact: ExactView, trained: TrainedPVN, learned: LearnedVi
     ):
         seg_x = np.stack([true_v[:, 0], pred_v[:, 0], np.full(len(true_v), np.nan)], 1).ravel()
         seg_y = np.stack([true_v[:, 1], pred_v[:, 1], np.full(len(true_v), np.nan)], 1).ravel()
-        fig.add_trace(go.Scatter(x=seg_x, y=seg_y, mode="lines", line=dict(color=color, width=1),
-                                 showlegend=False, hoverinfo="skip"))
-        fig.add_trace(go.Scatter(x=true_v[:, 0], y=true_v[:, 1], mode="markers", name=f"{name}: exact",
-                                 marker=dict(color=color, size=8)))
-        fig.add_trace(go.Scatter(x=pred_v[:, 0], y=pred_v[:, 1], mode="markers", name=f"{name}: PVN",
-                                 marker=dict(color=color, size=9, symbol="x")))
+        fig.add_trace(
+            go.Scatter(
+                x=seg_x, y=seg_y, mode="lines", line=dict(color=color, width=1), showlegend=False, hoverinfo="skip"
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=true_v[:, 0], y=true_v[:, 1], mode="markers", name=f"{name}: exact", marker=dict(color=color, size=8)
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=pred_v[:, 0],
+                y=pred_v[:, 1],
+                mode="markers",
+                name=f"{name}: PVN",
+                marker=dict(color=color, size=9, symbol="x"),
+            )
+        )
     fig.update_xaxes(title_text="V(s1)")
     fig.update_yaxes(title_text="V(s2)")
     return theme.style(fig, "Exact (●) against predicted (×) values", height=420)

@@ -22,8 +22,8 @@ def style(fig, title: str, height: int = 420):
         title=dict(text=title, x=0.01),
         template="plotly_white",
         height=height,
-        margin=dict(l=60, r=20, t=60, b=50),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        margin=dict(l=60, r=20, t=60, b=40),
+        legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0.0),
         font=FONT,
     )
     return fig

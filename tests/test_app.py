@@ -1,0 +1,64 @@
+"""Every page through Streamlit's AppTest: renders without exception, figures carry what they should."""
+
+import pytest
+
+from conftest import PAGES, array, figures, open_page, trace_names
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_every_page_renders_on_defaults(page_path):
+    at = open_page(page_path)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_polytope_page_figures():
+    at = open_page("pages/polytope.py")
+    figs = figures(at)
+    assert len(figs) == 6
+    names = set().union(*(trace_names(f) for f in figs))
+    for name in (
+        "train policies",
+        "test policies",
+        "exact ascent",
+        "learned ascent",
+        "exact gradient field",
+        "learned gradient field",
+        "deterministic policies (corners)",
+    ):
+        assert name in names, name
+    animated = [f for f in figs if f.get("frames")]
+    assert len(animated) == 1 and len(animated[0]["frames"]) >= 20
+    menus = animated[0]["layout"]["updatemenus"][0]["buttons"]
+    assert [b["label"] for b in menus] == ["▶ Play", "❚❚ Pause"]
+    assert animated[0]["layout"]["sliders"][0]["steps"]
+    for f in figs:  # every axis has a title
+        for key, axis in f["layout"].items():
+            if key.startswith(("xaxis", "yaxis")):
+                assert axis.get("title", {}).get("text"), key
+
+
+def test_polytope_page_after_changing_controls():
+    at = open_page("pages/polytope.py")
+    at.slider(key="gamma").set_value(0.9)
+    at.slider(key="start1").set_value(0.2)
+    at.number_input(key="r00").set_value(0.3)
+    at.number_input(key="p10").set_value(0.5)
+    at.slider(key="train_steps").set_value(2000)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    figs = figures(at)
+    assert len(figs) == 6
+    ascent = next(f for f in figs if f.get("frames"))
+    first = next(t for t in ascent["data"] if t.get("name") == "exact ascent")
+    assert array(first["x"])[0] == pytest.approx(0.2)
+
+
+def test_random_mdp_and_paper_buttons():
+    at = open_page("pages/polytope.py")
+    at.button[1].click().run()  # Random MDP
+    assert not at.exception
+    assert at.number_input(key="r00").value != -0.45
+    at.button[0].click().run()  # Paper settings
+    assert at.number_input(key="r00").value == -0.45
+    assert not at.exception

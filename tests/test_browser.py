@@ -1,0 +1,150 @@
+"""A real browser: Playwright drives Debian's Chromium against `streamlit run app.py`.
+
+Opens every page, waits until the app is idle, checks there is no exception and the
+expected charts are drawn, presses the animation's play button, and saves
+screenshots (docs/screenshot.png, shown in the README, comes from here).
+Outside CI a missing Chromium skips these tests; under CI=true it fails them.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+
+# URL path -> (charts expected at least, screenshot name)
+PAGES = {
+    "": (0, "home"),
+    "polytope": (6, "polytope"),
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("Chromium is missing under CI; `make test` installs it with apt-get.")
+        pytest.skip("Chromium not installed (sudo apt-get install chromium)")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app.py"),
+            "--server.port",
+            str(port),
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--server.fileWatcherType",
+            "none",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not start: " + proc.stdout.read().decode(errors="replace")[-2000:])
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def wait_idle(page, timeout_ms: int = 120_000) -> None:
+    page.wait_for_selector(IDLE, timeout=timeout_ms)
+    page.wait_for_timeout(500)
+    page.wait_for_selector(IDLE, timeout=timeout_ms)
+
+
+def test_url_reproduces_the_view(server, browser):
+    """Controls live in the URL: a shared link, opened first on a fresh server, shows the same settings."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server}/polytope?gamma=0.5&start1=0.2")
+    wait_idle(page)
+    nav = page.locator("[data-testid='stSidebarNav']").text_content()
+    assert "Start here" in nav and "Value polytope" in nav, nav  # app.py's navigation, not pages/ alone
+    assert page.locator("[data-testid='stException']").count() == 0
+    slider = page.locator("[data-testid='stSlider']").filter(has_text="Discount").first
+    assert "0.50" in slider.text_content()
+    page.close()
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_page_in_a_real_browser(server, browser, path):
+    expected_charts, shot = PAGES[path]
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{server}/{path}")
+    wait_idle(page)
+    if expected_charts:
+        page.wait_for_function(
+            f"document.querySelectorAll(\"[data-testid='stPlotlyChart'] .main-svg\").length >= {expected_charts}",
+            timeout=120_000,
+        )
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stPlotlyChart']").count() >= expected_charts
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    if path == "polytope":
+        page.screenshot(path=str(ROOT / "docs" / "screenshot.png"))
+        play = page.locator(".updatemenu-button").filter(has_text="Play").first
+        play.scroll_into_view_if_needed()
+        play.click()
+        page.wait_for_timeout(1500)
+        label = page.locator(".slider-label").first.text_content()
+        assert label.startswith("ascent step")
+        assert int(label.split()[-1]) < 100, label  # mid-animation, not at the last step
+    page.screenshot(path=str(ARTIFACTS / f"{shot}.png"), full_page=True)
+    assert not errors, errors
+    page.close()

@@ -1,0 +1,87 @@
+"""The Section 6.1 pipeline on the paper's settings."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from pvnviz import mdp as mdp_lib
+from pvnviz.configs import ConfigError
+from pvnviz.polytope import PolytopeConfig, exact_view, run_polytope, training_key
+
+PAPER_SEED = 4  # the app's default seed
+
+
+@pytest.fixture(scope="module")
+def paper_run():
+    return run_polytope(PolytopeConfig(), seed=PAPER_SEED)
+
+
+def test_defaults_are_the_papers():
+    c = PolytopeConfig()
+    assert (c.gamma, c.num_policies, c.num_train, c.hidden_size) == (0.8, 40, 20, 50)
+    assert (c.learning_rate, c.train_steps, c.batch_size) == (0.01, 20000, 32)
+    assert (c.ascent_start, c.ascent_learning_rate, c.ascent_steps) == ((0.5, 0.0), 0.1, 100)
+
+
+def test_pvn_generalises_to_test_policies(paper_run):
+    loss = paper_run.trained.test_loss
+    assert loss[-1] < 0.02 * loss[0], (loss[0], loss[-1])
+    assert paper_run.trained.train_loss[-1] < 0.02 * paper_run.trained.train_loss[0]
+
+
+def test_learned_ascent_reaches_the_optimum(paper_run):
+    s = paper_run.summary()
+    assert s["optimal_J"] - s["learned_ascent_final_exact_J"] < 0.05, s
+    assert s["optimal_J"] - s["exact_ascent_final_J"] < 1e-6, s
+
+
+def test_learned_path_is_evaluated_with_the_exact_objective(paper_run):
+    path = paper_run.learned.ascent
+    m = PolytopeConfig().mdp()
+    np.testing.assert_allclose(path.exact_J, mdp_lib.objective(m, mdp_lib.policy_matrix(path.policies)))
+    assert path.policies.min() >= 0 and path.policies.max() <= 1
+    assert len(path.policies) == 101
+
+
+def test_learned_field_points_like_the_exact_field_in_the_interior(paper_run):
+    exact, learned = paper_run.exact.field, paper_run.learned.field
+    inner = (slice(3, -3), slice(3, -3))
+    cos = np.sum(exact[inner] * learned[inner], -1) / (
+        np.linalg.norm(exact[inner], axis=-1) * np.linalg.norm(learned[inner], axis=-1)
+    )
+    assert np.median(cos) > 0.9
+
+
+def test_exact_view_is_consistent():
+    view = exact_view(PolytopeConfig(num_polytope_points=500))
+    assert view.cloud_J.max() <= view.optimal_J + 1e-12
+    np.testing.assert_allclose(np.sort(view.corner_J)[-1], view.optimal_J)
+    assert view.field.shape == (20, 20, 2)
+
+
+def test_training_key_ignores_only_non_training_fields():
+    c = PolytopeConfig()
+    assert training_key(dataclasses.replace(c, ascent_start=(0.1, 0.2), grid_size=7)) == training_key(c)
+    assert training_key(dataclasses.replace(c, gamma=0.5)) != training_key(c)
+
+
+def test_same_seed_same_result():
+    c = PolytopeConfig(train_steps=300)
+    a, b = run_polytope(c, seed=1), run_polytope(c, seed=1)
+    np.testing.assert_array_equal(a.learned.ascent.policies, b.learned.ascent.policies)
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(num_train=40), "num_train"),
+        (dict(gamma=1.2), "gamma"),
+        (dict(ascent_start=(1.5, 0.0)), "ascent_start"),
+        (dict(train_steps=0), "train_steps"),
+        (dict(transitions=((0.6, 0.6), (0.99, 0.01), (0.2, 0.8), (0.99, 0.01))), "sum to 1"),
+    ],
+)
+def test_bad_settings_are_refused(changes, message):
+    with pytest.raises((ConfigError, ValueError), match=message):
+        dataclasses.replace(PolytopeConfig(), **changes)

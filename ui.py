@@ -1,0 +1,65 @@
+"""Streamlit helpers shared by the pages (UI only; no math here).
+
+``computed`` runs a long ``pvnviz`` call once per (function, config, seed), drawing a
+progress bar through the core's ``on_progress`` callback while it runs; later reruns
+and other sessions get the stored result at once. (``st.cache_data`` cannot be used
+for this: a cached function may not draw into a progress bar made outside it.)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+MAX_RESULTS = 48
+
+
+@st.cache_resource
+def _store() -> tuple[OrderedDict, threading.Lock]:
+    return OrderedDict(), threading.Lock()
+
+
+def computed(fn: Callable[..., Any], *args: Any, label: str) -> Any:
+    """fn(*args, on_progress) memoised on (fn, args), with a progress bar on a miss."""
+    store, lock = _store()
+    key = (fn.__module__, fn.__qualname__, args)
+    with lock:
+        if key in store:
+            store.move_to_end(key)
+            return store[key]
+    bar = st.progress(0.0, text=label)
+
+    def on_progress(done: int, total: int, info: str) -> None:
+        bar.progress(min(done / max(total, 1), 1.0), text=f"{label} — {info}")
+
+    result = fn(*args, on_progress)
+    bar.empty()
+    with lock:
+        store[key] = result
+        while len(store) > MAX_RESULTS:
+            store.popitem(last=False)
+    return result
+
+
+def what_to_look_at(text: str) -> None:
+    """The short caption under a figure."""
+    st.markdown(f"**What to look at.** {text}")
+
+
+def require_navigation() -> None:
+    """Make sure app.py's st.navigation is in charge, even on a fresh server's first request.
+
+    Streamlit treats an app with a ``pages/`` folder as a v1 multipage app until the
+    entry script has called ``st.navigation`` once; a shared link that opens a page
+    first would then run that page alone, without app.py's sidebar. Clearing the v1
+    flag and rerunning hands the request to app.py, which routes it to this page.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
