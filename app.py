@@ -11,6 +11,7 @@ pages = [
     st.Page(
         "pages/polytope.py", title="Value polytope (2-state MDP)", icon=":material/change_history:", url_path="polytope"
     ),
+    st.Page("pages/cartpole.py", title="CartPole (Section 6.2)", icon=":material/sports_esports:", url_path="cartpole"),
 ]
 navigation = st.navigation(pages)
 

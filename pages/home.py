@@ -33,6 +33,11 @@ st.page_link(
     label="Value polytope — the 2-state MDP, exact against learned (Section 6.1)",
     icon=":material/change_history:",
 )
+st.page_link(
+    "pages/cartpole.py",
+    label="CartPole — random policies, fingerprints against flattened weights, zero-shot ascent (Section 6.2)",
+    icon=":material/sports_esports:",
+)
 st.markdown(
     "Each page opens on the paper's settings (Appendix B) and runs with zero clicks; "
     "the seed in the sidebar drives every random draw. Every page's controls live in the "

@@ -20,7 +20,7 @@ from typing import Any
 
 from pvnviz.configs import ConfigError, apply_overrides
 from pvnviz.progress import TerminalProgress
-from pvnviz.runs import RunError, write_run
+from pvnviz.runs import RunError, prepare_out, write_run
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,19 @@ def _polytope() -> Experiment:
     return Experiment(PolytopeConfig, {"paper": PolytopeConfig}, run_polytope)
 
 
-EXPERIMENTS: dict[str, Callable[[], Experiment]] = {"polytope": _polytope}
+def _environment(name: str) -> Callable[[], Experiment]:
+    def factory() -> Experiment:
+        from pvnviz.experiment import PRESETS, ExperimentConfig, run_experiment, save_result
+
+        return Experiment(ExperimentConfig, PRESETS[name], run_experiment, save_result)
+
+    return factory
+
+
+EXPERIMENTS: dict[str, Callable[[], Experiment]] = {
+    "polytope": _polytope,
+    "cartpole": _environment("cartpole"),
+}
 
 
 def register(name: str, factory: Callable[[], Experiment]) -> None:
@@ -95,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"unknown preset {args.preset!r} for {args.experiment}; choose one of: {', '.join(experiment.presets)}."
             )
         config = apply_overrides(experiment.presets[args.preset](), args.overrides)
+        prepare_out(args.out)  # fail before the long work, not after it
         progress = (lambda done, total, info: None) if args.quiet else TerminalProgress()
         result = experiment.run(config, args.seed, progress)
         summary = result.summary()

@@ -32,13 +32,22 @@ class RunInfo:
     summary: dict[str, Any]
 
 
-def write_run(out_dir: str | Path, experiment: str, seed: int, config: Any, summary: dict) -> Path:
-    """Create the folder and write config.json and summary.json."""
+def prepare_out(out_dir: str | Path) -> Path:
+    """Create the run folder (or check it is writable); RunError says what to change."""
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("")
+        probe.unlink()
     except OSError as err:
-        raise RunError(f"cannot create run folder {out}: {err.strerror}; choose another --out.") from None
+        raise RunError(f"cannot write run folder {out}: {err.strerror}; choose another --out.") from None
+    return out
+
+
+def write_run(out_dir: str | Path, experiment: str, seed: int, config: Any, summary: dict) -> Path:
+    """Create the folder and write config.json and summary.json."""
+    out = prepare_out(out_dir)
     meta = {"experiment": experiment, "seed": seed, "config": to_dict(config)}
     (out / "config.json").write_text(json.dumps(meta, indent=2) + "\n")
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

@@ -23,7 +23,7 @@ def style(fig, title: str, height: int = 420):
         template="plotly_white",
         height=height,
         margin=dict(l=60, r=20, t=60, b=40),
-        legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0.0),
+        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),
         font=FONT,
     )
     return fig

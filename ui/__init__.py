@@ -23,8 +23,12 @@ def _store() -> tuple[OrderedDict, threading.Lock]:
     return OrderedDict(), threading.Lock()
 
 
-def computed(fn: Callable[..., Any], *args: Any, label: str) -> Any:
-    """fn(*args, on_progress) memoised on (fn, args), with a progress bar on a miss."""
+def computed(fn: Callable[..., Any], *args: Any, label: str, **live: Any) -> Any:
+    """fn(*args, on_progress, **live) memoised on (fn, args), with a progress bar on a miss.
+
+    ``live`` holds extra callbacks (e.g. ``on_metrics`` for a growing loss chart); they
+    are passed through but are not part of the key.
+    """
     store, lock = _store()
     key = (fn.__module__, fn.__qualname__, args)
     with lock:
@@ -36,7 +40,7 @@ def computed(fn: Callable[..., Any], *args: Any, label: str) -> Any:
     def on_progress(done: int, total: int, info: str) -> None:
         bar.progress(min(done / max(total, 1), 1.0), text=f"{label} — {info}")
 
-    result = fn(*args, on_progress)
+    result = fn(*args, on_progress, **live)
     bar.empty()
     with lock:
         store[key] = result

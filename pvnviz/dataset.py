@@ -1,0 +1,94 @@
+"""Datasets of random policies and their Monte Carlo returns (Appendix C, Algorithm 1).
+
+K policies are Glorot-initialised (``pvnviz.policies``) and each is rolled out B times;
+all K x B episodes advance in lockstep in the batched environment. The dataset keeps
+the list of returns per policy; a training-set filter (Section 6.2) drops the policies
+whose mean return exceeds a limit, and the dropped ones are kept for the histogram.
+
+Layout: params (K, P) float32, returns (K, B) float32.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pvnviz.envs import EnvSpec
+from pvnviz.policies import PolicyArch, glorot_params, sampling_policy
+from pvnviz.progress import ProgressFn, no_progress
+
+
+@dataclass(frozen=True, eq=False)
+class PolicyDataset:
+    """Policies and the returns of their rollouts."""
+
+    env_name: str
+    arch: PolicyArch
+    params: np.ndarray  # (K, P)
+    returns: np.ndarray  # (K, B)
+    horizon: int
+    seconds: float = 0.0
+
+    @property
+    def mean_returns(self) -> np.ndarray:
+        return self.returns.mean(axis=1)
+
+    @property
+    def num_env_steps(self) -> int:
+        """Environment steps spent (each return of an undiscounted, reward-1 task is its length)."""
+        return int(self.returns.size * self.horizon) if self.env_name != "cartpole" else int(self.returns.sum())
+
+    def kept(self, return_limit: float | None) -> np.ndarray:
+        """Mask of policies the training-set filter keeps (mean return <= limit)."""
+        if return_limit is None:
+            return np.ones(len(self.params), dtype=bool)
+        return self.mean_returns <= return_limit
+
+    def save(self, path: str | Path) -> None:
+        np.savez_compressed(
+            path,
+            params=self.params,
+            returns=self.returns,
+            env_name=self.env_name,
+            horizon=self.horizon,
+            seconds=self.seconds,
+            arch=np.array([self.arch.obs_dim, self.arch.act_dim, int(self.arch.discrete), *self.arch.hidden]),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> PolicyDataset:
+        with np.load(path) as data:
+            a = data["arch"].tolist()
+            arch = PolicyArch(obs_dim=a[0], act_dim=a[1], discrete=bool(a[2]), hidden=tuple(a[3:]))
+            return cls(
+                env_name=str(data["env_name"]),
+                arch=arch,
+                params=data["params"],
+                returns=data["returns"],
+                horizon=int(data["horizon"]),
+                seconds=float(data["seconds"]),
+            )
+
+
+def collect_dataset(
+    env: EnvSpec,
+    arch: PolicyArch,
+    num_policies: int,
+    num_episodes: int,
+    horizon: int,
+    rng: np.random.Generator,
+    on_progress: ProgressFn = no_progress,
+) -> PolicyDataset:
+    """Algorithm 1: K Glorot policies, B Monte Carlo returns each, all in one batch."""
+    for name, value in (("num_policies", num_policies), ("num_episodes", num_episodes), ("horizon", horizon)):
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1; got {value}.")
+    start = time.perf_counter()
+    params = glorot_params(arch, num_policies, rng)
+    returns = env.rollout_returns(
+        sampling_policy(arch, params, rng), num_policies, num_episodes, horizon, rng, on_progress
+    )
+    return PolicyDataset(env.name, arch, params, returns.astype(np.float32), horizon, time.perf_counter() - start)

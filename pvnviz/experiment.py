@@ -1,0 +1,369 @@
+"""The CartPole and Swimmer experiments end to end (Sections 6.2 and 6.3, Appendix B-C).
+
+collect (Algorithm 1) -> filter and histogram (Section 3) -> train one PVN per input,
+fingerprint and/or flattened weights (Algorithm 2) -> ascend the same starts through
+each PVN, scoring iterates by Monte Carlo (Algorithm 3).
+
+Every stage draws from its own child of ``SeedSequence(seed)``, so changing a later
+stage's settings never changes an earlier stage's result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from pvnviz.ascent import AscentTrace, ascend
+from pvnviz.configs import check, param, to_dict
+from pvnviz.dataset import PolicyDataset, collect_dataset
+from pvnviz.envs import ENVIRONMENTS, get_env
+from pvnviz.fingerprint import PROBE_INITS, initial_probes
+from pvnviz.histogram import ReturnBins
+from pvnviz.policies import PolicyArch, glorot_params
+from pvnviz.progress import ProgressFn, no_progress
+from pvnviz.pvn import INPUT_MODES, PVN, MetricsFn, TrainedPVN, train_pvn
+from pvnviz.runs import RunError, read_run
+
+STAGES = {"collect": 0, "split": 1, "probes": 2, "train": 3, "starts": 4, "ascent": 5}
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Settings of a PVN experiment on an environment; defaults are CartPole MLP (Appendix B)."""
+
+    env: str = param("cartpole", "Environment: cartpole or swimmer.")
+    policy_hidden: tuple[int, ...] = param((30,), "Hidden layer sizes of the policies; () is a linear policy.")
+    num_policies: int = param(1000, "Random policies in the dataset (K).")
+    num_episodes: int = param(100, "Monte Carlo rollouts per policy (B).")
+    horizon: int = param(100, "Episode length cap (CartPole: 100 as in the paper, 200 = v0, 500 = v1).")
+    return_limit: float | None = param(30.0, "Training-set filter: drop policies whose mean return exceeds this.")
+    num_bins: int = param(41, "Return-histogram bins m.")
+    num_probes: int = param(20, "Probing states n of the fingerprint.")
+    train_probes: bool = param(True, "Train the probing states jointly with the PVN (else frozen).")
+    probe_init: str = param("noise", "Probe initialisation: noise, or visited (states seen in the environment).")
+    pvn_hidden: tuple[int, ...] = param((80,), "Hidden layer sizes of the PVN.")
+    temperature: float = param(3.0, "Softmax temperature of the PVN's output.")
+    learning_rate: float = param(0.003, "Adam learning rate of the PVN (and probes).")
+    train_steps: int = param(3000, "PVN training steps.")
+    batch_size: int = param(32, "PVN minibatch size.")
+    val_fraction: float = param(0.1, "Share of kept policies held out for validation.")
+    inputs: tuple[str, ...] = param(INPUT_MODES, "PVN inputs to compare: fingerprint and/or flattened.")
+    num_starts: int = param(5, "Starting policies of the ascent (the same for every input).")
+    ascent_steps: int = param(400, "Gradient ascent steps (paper: linear 100, MLP 400, Swimmer 1000).")
+    ascent_learning_rate: float = param(0.001, "Adam learning rate of the ascent.")
+    eval_every: int = param(20, "Score the ascent's iterates by Monte Carlo every this many steps.")
+    eval_episodes: int = param(100, "Rollouts per scored iterate.")
+    log_every: int = param(50, "Record losses and probe positions every this many training steps.")
+
+    def __post_init__(self) -> None:
+        check(self.env in ENVIRONMENTS, f"env must be one of {', '.join(ENVIRONMENTS)}; got {self.env!r}.")
+        for name in (
+            "num_policies",
+            "num_episodes",
+            "num_starts",
+            "train_steps",
+            "batch_size",
+            "eval_every",
+            "eval_episodes",
+            "log_every",
+        ):
+            check(getattr(self, name) >= 1, f"{name} must be at least 1; got {getattr(self, name)}.")
+        check(self.horizon >= 1, f"horizon must be at least 1 step; got {self.horizon}.")
+        check(self.num_bins >= 2, f"num_bins must be at least 2; got {self.num_bins}.")
+        check(self.num_probes >= 1, f"num_probes must be at least 1; got {self.num_probes}.")
+        check(self.ascent_steps >= 0, "ascent_steps must be 0 or more.")
+        check(all(h >= 1 for h in self.policy_hidden + self.pvn_hidden), "layer sizes must be positive.")
+        check(self.temperature > 0, "temperature must be positive.")
+        check(self.learning_rate > 0 and self.ascent_learning_rate > 0, "learning rates must be positive.")
+        check(0.0 <= self.val_fraction < 1.0, "val_fraction must be in [0, 1).")
+        check(self.probe_init in PROBE_INITS, f"probe_init must be one of {PROBE_INITS}.")
+        check(
+            len(self.inputs) >= 1 and all(i in INPUT_MODES for i in self.inputs),
+            f"inputs must be a non-empty subset of {INPUT_MODES}; got {self.inputs}.",
+        )
+
+    def arch(self) -> PolicyArch:
+        env = get_env(self.env)
+        return PolicyArch(env.obs_dim, env.act_dim, tuple(self.policy_hidden), env.discrete)
+
+
+DATASET_FIELDS = ("env", "policy_hidden", "num_policies", "num_episodes", "horizon")
+
+
+def dataset_key(config: ExperimentConfig) -> tuple:
+    """What the collected dataset depends on (a cache key)."""
+    return tuple(getattr(config, f) for f in DATASET_FIELDS)
+
+
+def _rng(seed: int, stage: str) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([seed, STAGES[stage]]))
+
+
+def collect(config: ExperimentConfig, seed: int, on_progress: ProgressFn = no_progress) -> PolicyDataset:
+    """Stage 1: the dataset of random policies and their returns."""
+    return collect_dataset(
+        get_env(config.env),
+        config.arch(),
+        config.num_policies,
+        config.num_episodes,
+        config.horizon,
+        _rng(seed, "collect"),
+        on_progress,
+    )
+
+
+@dataclass(frozen=True)
+class Split:
+    """The training-set filter, the histogram bins and the train/validation split."""
+
+    kept: np.ndarray  # (K,) bool
+    bins: ReturnBins
+    train_idx: np.ndarray  # indices into the dataset
+    val_idx: np.ndarray
+
+
+def split(config: ExperimentConfig, dataset: PolicyDataset, seed: int) -> Split:
+    """Stage 2: filter by the return limit, bin over the kept returns, hold out validation policies."""
+    kept = dataset.kept(config.return_limit)
+    if not kept.any():
+        raise ValueError(
+            f"the return limit {config.return_limit} filters out every policy (lowest mean return "
+            f"{dataset.mean_returns.min():.1f}); raise the limit."
+        )
+    bins = ReturnBins.from_returns(dataset.returns[kept], config.num_bins)
+    idx = _rng(seed, "split").permutation(np.flatnonzero(kept))
+    num_val = int(round(config.val_fraction * len(idx)))
+    num_val = min(num_val, len(idx) - 1)
+    return Split(kept, bins, np.sort(idx[num_val:]), np.sort(idx[:num_val]))
+
+
+def build_pvn(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed: int) -> PVN:
+    env = get_env(config.env)
+    rng = _rng(seed, "probes")
+    probes = initial_probes(config.num_probes, env.obs_dim, config.probe_init, rng, env.visited_states)
+    generator = torch.Generator().manual_seed(int(rng.integers(2**31)) + INPUT_MODES.index(input_mode))
+    return PVN(
+        config.arch(),
+        bins,
+        input_mode,
+        tuple(config.pvn_hidden),
+        config.temperature,
+        probes,
+        config.train_probes,
+        generator,
+    )
+
+
+def train(
+    config: ExperimentConfig,
+    dataset: PolicyDataset,
+    parts: Split,
+    input_mode: str,
+    seed: int,
+    on_progress: ProgressFn = no_progress,
+    on_metrics: MetricsFn | None = None,
+) -> TrainedPVN:
+    """Stage 3: one PVN on the kept training policies."""
+    model = build_pvn(config, parts.bins, input_mode, seed)
+    targets = parts.bins.pmf(dataset.returns)
+    return train_pvn(
+        model,
+        dataset.params[parts.train_idx],
+        targets[parts.train_idx],
+        dataset.params[parts.val_idx],
+        targets[parts.val_idx],
+        config.train_steps,
+        config.batch_size,
+        config.learning_rate,
+        _rng(seed, "train"),
+        config.log_every,
+        config.log_every,
+        on_progress,
+        on_metrics,
+    )
+
+
+def starting_policies(config: ExperimentConfig, seed: int) -> np.ndarray:
+    """The A starts (Glorot), the same for every input."""
+    return glorot_params(config.arch(), config.num_starts, _rng(seed, "starts"))
+
+
+def ascend_through(
+    config: ExperimentConfig, trained: TrainedPVN, seed: int, on_progress: ProgressFn = no_progress
+) -> AscentTrace:
+    """Stage 4: Algorithm 3 through one trained PVN."""
+    return ascend(
+        trained.model,
+        get_env(config.env),
+        starting_policies(config, seed),
+        config.ascent_steps,
+        config.ascent_learning_rate,
+        config.eval_every,
+        config.eval_episodes,
+        config.horizon,
+        _rng(seed, "ascent"),
+        on_progress,
+    )
+
+
+@dataclass
+class ExperimentResult:
+    """Everything one run produced."""
+
+    config: ExperimentConfig
+    seed: int
+    dataset: PolicyDataset
+    split: Split
+    trained: dict[str, TrainedPVN]
+    traces: dict[str, AscentTrace]
+    timings: dict[str, float]
+
+    def summary(self) -> dict:
+        per_input = {}
+        for mode, trace in self.traces.items():
+            per_input[mode] = {
+                "ascent_eval_steps": trace.eval_steps.tolist(),
+                "ascent_true_returns_per_start": trace.true_returns.T.round(3).tolist(),
+                "final_mean_return": float(trace.final_returns.mean()),
+                "best_mean_return": float(trace.best_returns.mean()),
+                "best_return_per_start": trace.best_returns.round(3).tolist(),
+                "start_mean_return": float(trace.true_returns[0].mean()),
+                "final_val_kl": float(self.trained[mode].val_loss[-1]),
+            }
+        kept = self.split.kept
+        return {
+            "experiment": self.config.env,
+            "seed": self.seed,
+            "num_policies": int(len(kept)),
+            "num_kept": int(kept.sum()),
+            "return_limit": self.config.return_limit,
+            "dataset_best_mean_return": float(self.dataset.mean_returns.max()),
+            "kept_best_mean_return": float(self.dataset.mean_returns[kept].max()),
+            "dataset_env_steps": self.dataset.num_env_steps,
+            "bins": [self.split.bins.g_min, self.split.bins.g_max, self.split.bins.num_bins],
+            "inputs": per_input,
+            "timings_seconds": self.timings,
+        }
+
+    def save(self, out_dir: str | Path) -> None:
+        out = Path(out_dir)
+        self.dataset.save(out / "dataset.npz")
+        for mode, trained in self.trained.items():
+            torch.save(trained.model.state_dict(), out / f"pvn_{mode}.pt")
+            trace = self.traces[mode]
+            np.savez_compressed(
+                out / f"curves_{mode}.npz",
+                steps=trained.steps,
+                train_loss=trained.train_loss,
+                val_loss=trained.val_loss,
+                snapshot_steps=trained.snapshot_steps,
+                probe_snapshots=trained.probe_snapshots if trained.probe_snapshots is not None else np.zeros(0),
+                seconds=trained.seconds,
+                eval_steps=trace.eval_steps,
+                true_returns=trace.true_returns,
+                predicted=trace.predicted,
+                params=trace.params,
+                ascent_seconds=trace.seconds,
+            )
+        (out / "split.json").write_text(
+            json.dumps(
+                {
+                    "train_idx": self.split.train_idx.tolist(),
+                    "val_idx": self.split.val_idx.tolist(),
+                    "bins": [self.split.bins.g_min, self.split.bins.g_max, self.split.bins.num_bins],
+                }
+            )
+        )
+
+
+def run_experiment(
+    config: ExperimentConfig, seed: int = 0, on_progress: ProgressFn = no_progress, on_metrics: MetricsFn | None = None
+) -> ExperimentResult:
+    """All stages for every input in ``config.inputs``."""
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    dataset = collect(config, seed, on_progress)
+    timings["collect"] = time.perf_counter() - t0
+    parts = split(config, dataset, seed)
+    trained, traces = {}, {}
+    for mode in config.inputs:
+        t0 = time.perf_counter()
+        trained[mode] = train(config, dataset, parts, mode, seed, on_progress, on_metrics)
+        timings[f"train_{mode}"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        traces[mode] = ascend_through(config, trained[mode], seed, on_progress)
+        timings[f"ascent_{mode}"] = time.perf_counter() - t0
+    timings["total"] = sum(timings.values())
+    return ExperimentResult(config, seed, dataset, parts, trained, traces, timings)
+
+
+def load_result(path: str | Path, experiment: str | None = None) -> ExperimentResult:
+    """Open a run folder written by the CLI; RunError with a clear message if it is not one."""
+    from pvnviz.configs import from_dict
+
+    info = read_run(path, experiment)
+    folder = Path(path)
+    try:
+        config = from_dict(ExperimentConfig, info.config)
+        dataset = PolicyDataset.load(folder / "dataset.npz")
+        meta = json.loads((folder / "split.json").read_text())
+        bins = ReturnBins(*meta["bins"])
+        parts = Split(
+            dataset.kept(config.return_limit),
+            bins,
+            np.array(meta["train_idx"], dtype=int),
+            np.array(meta["val_idx"], dtype=int),
+        )
+        trained, traces = {}, {}
+        for mode in config.inputs:
+            model = build_pvn(config, bins, mode, info.seed)
+            model.load_state_dict(torch.load(folder / f"pvn_{mode}.pt"))
+            with np.load(folder / f"curves_{mode}.npz") as c:
+                snaps = c["probe_snapshots"]
+                trained[mode] = TrainedPVN(
+                    model,
+                    mode,
+                    c["steps"],
+                    c["train_loss"],
+                    c["val_loss"],
+                    c["snapshot_steps"],
+                    snaps if snaps.size else None,
+                    float(c["seconds"]),
+                )
+                traces[mode] = AscentTrace(
+                    mode, c["eval_steps"], c["true_returns"], c["predicted"], c["params"], float(c["ascent_seconds"])
+                )
+    except (FileNotFoundError, KeyError, ValueError) as err:
+        raise RunError(f"{folder} is not a complete {info.experiment} run: {err}") from None
+    timings = info.summary.get("timings_seconds", {})
+    return ExperimentResult(config, info.seed, dataset, parts, trained, traces, timings)
+
+
+def save_result(result: ExperimentResult, out_dir: str) -> None:
+    result.save(out_dir)
+
+
+PRESETS: dict[str, dict[str, Callable[[], ExperimentConfig]]] = {
+    "cartpole": {
+        "paper": lambda: ExperimentConfig(),
+        "paper-linear": lambda: ExperimentConfig(policy_hidden=(), ascent_steps=100),
+        "quick": lambda: ExperimentConfig(
+            num_policies=300, num_episodes=30, train_steps=1500, ascent_steps=200, eval_episodes=30
+        ),
+    },
+}
+
+
+def config_dict(config: ExperimentConfig) -> dict:
+    return to_dict(config)
+
+
+def replace(config: ExperimentConfig, **changes) -> ExperimentConfig:
+    return dataclasses.replace(config, **changes)

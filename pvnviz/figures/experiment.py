@@ -1,0 +1,405 @@
+"""Figures of the environment experiments, shared by CartPole and Swimmer (Sections 6.2-6.3, Fig. 4-5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from pvnviz.ascent import AscentTrace
+from pvnviz.dataset import PolicyDataset
+from pvnviz.envs import EnvSpec
+from pvnviz.experiment import Split
+from pvnviz.figures import theme
+from pvnviz.histogram import ReturnBins
+from pvnviz.pvn import TrainedPVN
+
+MODE_COLOR = {"fingerprint": theme.FINGERPRINT, "flattened": theme.FLATTENED}
+MODE_LABEL = {"fingerprint": "fingerprint PVN", "flattened": "flattened-weights PVN"}
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _play_controls(fig: go.Figure, frame_names: list[str], prefix: str, duration: int = 80) -> None:
+    fig.update_layout(
+        updatemenus=[
+            dict(
+                type="buttons",
+                showactive=False,
+                x=0.0,
+                y=-0.12,
+                xanchor="left",
+                yanchor="top",
+                direction="left",
+                buttons=[
+                    dict(
+                        label="▶ Play",
+                        method="animate",
+                        args=[None, dict(frame=dict(duration=duration, redraw=True), transition=dict(duration=0))],
+                    ),
+                    dict(
+                        label="❚❚ Pause",
+                        method="animate",
+                        args=[[None], dict(frame=dict(duration=0, redraw=False), mode="immediate")],
+                    ),
+                ],
+            )
+        ],
+        sliders=[
+            dict(
+                active=len(frame_names) - 1,
+                x=0.2,
+                y=-0.06,
+                len=0.8,
+                currentvalue=dict(prefix=prefix),
+                steps=[
+                    dict(
+                        label=n,
+                        method="animate",
+                        args=[[n], dict(mode="immediate", frame=dict(duration=0, redraw=True))],
+                    )
+                    for n in frame_names
+                ],
+            )
+        ],
+    )
+
+
+def returns_histogram(dataset: PolicyDataset, split: Split, return_limit: float | None) -> go.Figure:
+    """Mean returns of the dataset's policies: kept in green, filtered in red, the limit (Fig. 4, left)."""
+    means = dataset.mean_returns
+    fig = go.Figure()
+    bins = dict(
+        start=float(means.min()), end=float(means.max()) + 1e-9, size=max((means.max() - means.min()) / 40, 1e-3)
+    )
+    fig.add_trace(
+        go.Histogram(
+            x=means[split.kept], xbins=bins, name=f"kept for training ({split.kept.sum()})", marker_color=theme.TRAIN
+        )
+    )
+    if (~split.kept).any():
+        fig.add_trace(
+            go.Histogram(
+                x=means[~split.kept],
+                xbins=bins,
+                name=f"filtered out ({(~split.kept).sum()})",
+                marker_color=theme.FILTERED,
+            )
+        )
+    if return_limit is not None:
+        fig.add_vline(
+            x=return_limit,
+            line=dict(color=theme.LIMIT, dash="dash", width=2),
+            annotation_text=f"limit {return_limit:g}",
+            annotation_position="top right",
+        )
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title_text="mean return of a random policy")
+    fig.update_yaxes(title_text="policies")
+    return theme.style(fig, "The dataset: random policies' mean returns", height=380)
+
+
+def loss_figure(trained: dict[str, TrainedPVN]) -> go.Figure:
+    """Training and validation KL per input (grows live while training)."""
+    fig = go.Figure()
+    for mode, t in trained.items():
+        color = MODE_COLOR[mode]
+        fig.add_trace(
+            go.Scatter(x=t.steps, y=t.train_loss, name=f"{MODE_LABEL[mode]}: train", line=dict(color=color, dash="dot"))
+        )
+        fig.add_trace(
+            go.Scatter(x=t.steps, y=t.val_loss, name=f"{MODE_LABEL[mode]}: validation", line=dict(color=color))
+        )
+    fig.update_xaxes(title_text="training step")
+    fig.update_yaxes(title_text="KL(target ‖ PVN)")
+    return theme.style(fig, "PVN training: KL divergence to the return histograms", height=380)
+
+
+def live_loss_figure(history: dict[str, list[tuple[int, float, float]]]) -> go.Figure:
+    """The same chart from (step, train, val) tuples recorded while training runs."""
+    fig = go.Figure()
+    for mode, rows in history.items():
+        if not rows:
+            continue
+        steps, train, val = zip(*rows)
+        fig.add_trace(
+            go.Scatter(
+                x=steps, y=train, name=f"{MODE_LABEL[mode]}: train", line=dict(color=MODE_COLOR[mode], dash="dot")
+            )
+        )
+        fig.add_trace(
+            go.Scatter(x=steps, y=val, name=f"{MODE_LABEL[mode]}: validation", line=dict(color=MODE_COLOR[mode]))
+        )
+    fig.update_xaxes(title_text="training step")
+    fig.update_yaxes(title_text="KL(target ‖ PVN)")
+    return theme.style(fig, "PVN training (live)", height=340)
+
+
+def ascent_figure(
+    traces: dict[str, AscentTrace],
+    return_limit: float | None,
+    dataset_best: float | None = None,
+    baselines: dict[str, float] | None = None,
+    baseline_source: str = "",
+) -> go.Figure:
+    """True return along the ascent: each start light, the mean bold, one panel per input (Fig. 4-5)."""
+    modes = list(traces)
+    fig = make_subplots(
+        rows=1,
+        cols=len(modes),
+        shared_yaxes=True,
+        horizontal_spacing=0.04,
+        subplot_titles=[f"through the {MODE_LABEL[m]}" for m in modes],
+    )
+    for col, mode in enumerate(modes, start=1):
+        trace, color = traces[mode], MODE_COLOR[mode]
+        for a in range(trace.true_returns.shape[1]):
+            fig.add_trace(
+                go.Scatter(
+                    x=trace.eval_steps,
+                    y=trace.true_returns[:, a],
+                    mode="lines",
+                    line=dict(color=_rgba(color, 0.35), width=1.5),
+                    name="each start",
+                    legendgroup=f"start-{mode}",
+                    showlegend=(a == 0),
+                ),
+                row=1,
+                col=col,
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=trace.eval_steps,
+                y=trace.true_returns.mean(1),
+                mode="lines",
+                line=dict(color=color, width=4),
+                name=f"mean: {MODE_LABEL[mode]}",
+            ),
+            row=1,
+            col=col,
+        )
+        if return_limit is not None:
+            fig.add_hline(
+                y=return_limit,
+                line=dict(color=theme.LIMIT, dash="dash", width=2),
+                row=1,
+                col=col,
+                annotation_text="training-set limit" if col == 1 else None,
+            )
+        if dataset_best is not None:
+            fig.add_hline(
+                y=dataset_best,
+                line=dict(color=theme.TRAIN, dash="dot", width=1.5),
+                row=1,
+                col=col,
+                annotation_text="best kept policy" if col == 1 else None,
+                annotation_position="bottom right",
+            )
+        for name, value in (baselines or {}).items():
+            fig.add_hline(
+                y=value,
+                line=dict(color=theme.BASELINE, dash="dash", width=1),
+                row=1,
+                col=col,
+                annotation_text=name if col == len(modes) else None,
+                annotation_position="right",
+            )
+        fig.update_xaxes(title_text="ascent step", row=1, col=col)
+    fig.update_yaxes(title_text="true mean return (Monte Carlo)", row=1, col=1)
+    title = "Zero-shot gradient ascent through the PVN"
+    if baseline_source:
+        title += f" (dashed grey: {baseline_source})"
+    return theme.style(fig, title, height=440)
+
+
+def prediction_figure(predictions: dict[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
+    """PVN's J_hat against the Monte Carlo mean return on the validation policies."""
+    fig = go.Figure()
+    lo, hi = np.inf, -np.inf
+    for mode, (true, pred) in predictions.items():
+        fig.add_trace(
+            go.Scatter(
+                x=true,
+                y=pred,
+                mode="markers",
+                name=MODE_LABEL[mode],
+                marker=dict(color=MODE_COLOR[mode], size=6, opacity=0.7),
+            )
+        )
+        if len(true):
+            lo, hi = min(lo, true.min(), pred.min()), max(hi, true.max(), pred.max())
+    if np.isfinite(lo):
+        fig.add_trace(
+            go.Scatter(
+                x=[lo, hi],
+                y=[lo, hi],
+                mode="lines",
+                name="perfect prediction",
+                line=dict(color="black", dash="dash", width=1),
+            )
+        )
+    fig.update_xaxes(title_text="true mean return")
+    fig.update_yaxes(title_text="PVN's Ĵ")
+    return theme.style(fig, "Validation policies: predicted against true", height=400)
+
+
+def distribution_figure(
+    bins: ReturnBins, target: np.ndarray, predicted: dict[str, np.ndarray], title: str
+) -> go.Figure:
+    """One policy's empirical return histogram against each PVN's predicted distribution."""
+    fig = go.Figure()
+    fig.add_trace(
+        go.Bar(
+            x=bins.midpoints,
+            y=target,
+            name="empirical (Monte Carlo)",
+            marker_color=theme.EXACT,
+            opacity=0.6,
+            width=bins.width,
+        )
+    )
+    for mode, probs in predicted.items():
+        fig.add_trace(
+            go.Scatter(
+                x=bins.midpoints,
+                y=probs,
+                name=MODE_LABEL[mode],
+                mode="lines+markers",
+                line=dict(color=MODE_COLOR[mode], width=2),
+            )
+        )
+    fig.update_xaxes(title_text="return bin (midpoint)")
+    fig.update_yaxes(title_text="probability")
+    return theme.style(fig, title, height=380)
+
+
+def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int]) -> go.Figure:
+    """The probing states moving through training, in two chosen state dimensions."""
+    snaps = trained.probe_snapshots  # (S, n, obs_dim)
+    i, j = dims
+    fig = go.Figure()
+    bound_x, bound_y = env.state_bounds[i], env.state_bounds[j]
+    for v in bound_x or ():
+        fig.add_vline(x=v, line=dict(color=theme.LIMIT, dash="dash", width=1))
+    for v in bound_y or ():
+        fig.add_hline(y=v, line=dict(color=theme.LIMIT, dash="dash", width=1))
+    fig.add_trace(
+        go.Scatter(
+            x=snaps[0, :, i],
+            y=snaps[0, :, j],
+            mode="markers",
+            name="initial probes",
+            marker=dict(color="lightgrey", size=9, symbol="circle-open"),
+        )
+    )
+    trail_x = np.concatenate([np.append(snaps[:, p, i], np.nan) for p in range(snaps.shape[1])])
+    trail_y = np.concatenate([np.append(snaps[:, p, j], np.nan) for p in range(snaps.shape[1])])
+    fig.add_trace(
+        go.Scatter(
+            x=trail_x,
+            y=trail_y,
+            mode="lines",
+            name="paths",
+            line=dict(color=_rgba(theme.PROBE, 0.3), width=1),
+            hoverinfo="skip",
+        )
+    )
+
+    def current(s: int) -> go.Scatter:
+        return go.Scatter(
+            x=snaps[s, :, i],
+            y=snaps[s, :, j],
+            mode="markers+text",
+            name="probing states",
+            text=[str(p + 1) for p in range(snaps.shape[1])],
+            textposition="top center",
+            marker=dict(color=theme.PROBE, size=10, line=dict(color="white", width=1)),
+        )
+
+    fig.add_trace(current(len(snaps) - 1))
+    names = [str(int(s)) for s in trained.snapshot_steps]
+    fig.frames = [go.Frame(data=[current(s)], traces=[2], name=names[s]) for s in range(len(snaps))]
+    _play_controls(fig, names, "training step ")
+    lo, hi = snaps[..., [i, j]].min((0, 1)), snaps[..., [i, j]].max((0, 1))  # (2,)
+    for axis, bound in enumerate((bound_x, bound_y)):
+        if bound is not None:
+            lo[axis], hi[axis] = min(lo[axis], bound[0]), max(hi[axis], bound[1])
+    pad = 0.08 * (hi - lo + 1e-6)
+    fig.update_xaxes(title_text=env.state_labels[i], range=[lo[0] - pad[0], hi[0] + pad[0]])
+    fig.update_yaxes(title_text=env.state_labels[j], range=[lo[1] - pad[1], hi[1] + pad[1]])
+    fig = theme.style(fig, "Probing states through training", height=520)
+    fig.update_layout(margin=dict(b=160), legend=dict(y=-0.3))
+    return fig
+
+
+def cartpole_replay(states: dict[str, np.ndarray], pole_length: float = 1.0, frame_every: int = 2) -> go.Figure:
+    """Animated cart and pole, one panel per policy; states[label] is (T+1, 4), NaN after termination."""
+    labels = list(states)
+    fig = make_subplots(rows=1, cols=len(labels), subplot_titles=labels, horizontal_spacing=0.05)
+    lengths = {k: int(np.isfinite(v[:, 0]).sum()) for k, v in states.items()}
+    num_frames = max(lengths.values())
+
+    def shapes_at(t: int) -> list[go.Scatter]:
+        traces = []
+        for label in labels:
+            s = states[label][min(t, lengths[label] - 1)]
+            x, theta = float(s[0]), float(s[2])
+            cart_x = [x - 0.25, x + 0.25, x + 0.25, x - 0.25, x - 0.25]
+            cart_y = [0, 0, 0.15, 0.15, 0]
+            tip = (x + pole_length * np.sin(theta), 0.15 + pole_length * np.cos(theta))
+            traces.append(
+                go.Scatter(
+                    x=cart_x,
+                    y=cart_y,
+                    fill="toself",
+                    mode="lines",
+                    line=dict(color="#333"),
+                    fillcolor="#888",
+                    showlegend=False,
+                    hoverinfo="skip",
+                )
+            )
+            traces.append(
+                go.Scatter(
+                    x=[x, tip[0]],
+                    y=[0.15, tip[1]],
+                    mode="lines+markers",
+                    showlegend=False,
+                    line=dict(color="#c8781e", width=6),
+                    marker=dict(size=[4, 8], color="#c8781e"),
+                    hovertemplate=f"step {min(t, lengths[label] - 1)}<extra>{label}</extra>",
+                )
+            )
+        return traces
+
+    for col in range(1, len(labels) + 1):
+        fig.add_trace(
+            go.Scatter(
+                x=[-2.4, 2.4],
+                y=[0, 0],
+                mode="lines",
+                line=dict(color="black", width=1),
+                showlegend=False,
+                hoverinfo="skip",
+            ),
+            row=1,
+            col=col,
+        )
+    base = len(fig.data)
+    for k, tr in enumerate(shapes_at(0)):
+        fig.add_trace(tr, row=1, col=k // 2 + 1)
+    dynamic = list(range(base, len(fig.data)))
+    frame_steps = list(range(0, num_frames, frame_every)) + [num_frames - 1]
+    names = [str(t) for t in frame_steps]
+    fig.frames = [go.Frame(data=shapes_at(t), traces=dynamic, name=n) for t, n in zip(frame_steps, names)]
+    _play_controls(fig, names, "time step ", duration=40)
+    fig.layout.sliders[0].active = 0
+    for col in range(1, len(labels) + 1):
+        fig.update_xaxes(title_text="cart position", range=[-2.6, 2.6], row=1, col=col)
+        fig.update_yaxes(title_text="height", range=[-0.2, 1.3], row=1, col=col)
+    fig = theme.style(fig, "Replay: the same start state, before and after ascent", height=380)
+    fig.update_layout(margin=dict(b=120), showlegend=False)
+    return fig
