@@ -62,3 +62,61 @@ def test_random_mdp_and_paper_buttons():
     at.button[0].click().run()  # Paper settings
     assert at.number_input(key="r00").value == -0.45
     assert not at.exception
+
+
+def test_cartpole_page_figures_and_bad_input():
+    at = open_page("pages/cartpole.py")
+    at.selectbox(key="cartpole_preset").set_value("Quick").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.number_input(key="cartpole_num_policies").value == 300  # the preset filled the controls
+    figs = {f["layout"]["title"]["text"]: f for f in figures(at)}
+    hist = figs["The dataset: random policies' mean returns"]
+    assert {t["type"] for t in hist["data"]} == {"histogram"}
+    assert any("kept for training" in t["name"] for t in hist["data"])
+    ascent = next(f for title, f in figs.items() if title.startswith("Zero-shot gradient ascent"))
+    names = trace_names(ascent)
+    assert {"mean: fingerprint PVN", "mean: flattened-weights PVN", "each start"} <= names
+    assert len(figs["Probing states through training"]["frames"]) >= 10
+    assert len(figs["Replay: the same start state, before and after ascent"]["frames"]) >= 5
+    before = len(figures(at))
+    for key, bad in (("cartpole_num_bins", 0), ("cartpole_horizon", 0), ("cartpole_num_probes", 0)):
+        at.number_input(key=key).set_value(bad).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.error and "Please change a setting" in at.error[0].value
+        assert len(figures(at)) == before  # the last valid run is still on screen
+        at.number_input(key=key).set_value(
+            {"cartpole_num_bins": 41, "cartpole_horizon": 100, "cartpole_num_probes": 20}[key]
+        ).run()
+    at.text_input(key="cartpole_policy_hidden").set_value("abc").run()
+    assert at.error and "layer sizes" in at.error[0].value
+
+
+def test_cartpole_page_opens_a_saved_run(tmp_path):
+    from pvnviz.cli import main
+
+    assert (
+        main(
+            [
+                "run",
+                "cartpole",
+                "--preset",
+                "quick",
+                "--out",
+                str(tmp_path),
+                "--quiet",
+                "--set",
+                "num_policies=100",
+                "--set",
+                "train_steps=200",
+                "--set",
+                "ascent_steps=20",
+            ]
+        )
+        == 0
+    )
+    at = open_page("pages/cartpole.py")
+    at.text_input(key="cartpole_run").set_value(str(tmp_path)).run()
+    assert not at.exception and not at.error
+    assert any("Showing the saved run" in i.value for i in at.info)
+    at.text_input(key="cartpole_run").set_value(str(tmp_path / "missing")).run()
+    assert at.error and "Cannot open that run" in at.error[0].value

@@ -37,6 +37,7 @@ IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 PAGES = {
     "": (0, "home"),
     "polytope": (6, "polytope"),
+    "cartpole": (7, "cartpole"),
 }
 
 

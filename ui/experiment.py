@@ -103,8 +103,8 @@ def _apply_preset(env_name: str, presets: dict[str, Callable[[], ExperimentConfi
             st.session_state[_key(env_name, field)] = _to_widget(kind, getattr(config, field))
 
 
-def sidebar_config(env_name: str, presets: dict[str, Callable[[], ExperimentConfig]]) -> ExperimentConfig:
-    """Preset picker and every hyperparameter, bound to the URL; returns the config (or stops with st.error)."""
+def sidebar_config(env_name: str, presets: dict[str, Callable[[], ExperimentConfig]]) -> ExperimentConfig | None:
+    """Preset picker and every hyperparameter, bound to the URL; the config, or None after an st.error."""
     first = next(iter(presets))
     preset_key = _key(env_name, "preset")
     st.session_state.setdefault(preset_key, first)
@@ -142,10 +142,19 @@ def sidebar_config(env_name: str, presets: dict[str, Callable[[], ExperimentConf
         return dataclasses.replace(base, env=env_name, **values)
     except (ConfigError, ValueError) as err:
         st.error(f"Please change a setting: {err}")
+        return None
+
+
+def _last_good(env_name: str) -> ExperimentResult:
+    """After bad input: the last result this session computed, so nothing computed is lost."""
+    last = st.session_state.get(_key(env_name, "last_result"))
+    if last is None:
         st.stop()
+    st.caption("Showing your last valid run until the settings are fixed.")
+    return last
 
 
-def obtain_result(env_name: str, config: ExperimentConfig, seed: int) -> ExperimentResult:
+def obtain_result(env_name: str, config: ExperimentConfig | None, seed: int) -> ExperimentResult:
     """A saved run if the sidebar names one, else a live run (cached), with progress and a growing loss chart."""
     with st.sidebar:
         run_dir = st.text_input(
@@ -154,6 +163,8 @@ def obtain_result(env_name: str, config: ExperimentConfig, seed: int) -> Experim
             bind="query-params",
             help="A folder written by `python -m pvnviz run ... --out DIR`.",
         ).strip()
+    if config is None:
+        return _last_good(env_name)
     if run_dir:
         try:
             result = computed(_load, run_dir, env_name, label=f"Opening {run_dir}")
@@ -161,7 +172,7 @@ def obtain_result(env_name: str, config: ExperimentConfig, seed: int) -> Experim
             return result
         except RunError as err:
             st.error(f"Cannot open that run: {err}")
-            st.stop()
+            return _last_good(env_name)
     live_chart = st.empty()
     history: dict[str, list] = {mode: [] for mode in config.inputs}
     last_draw = [0.0]
@@ -176,9 +187,11 @@ def obtain_result(env_name: str, config: ExperimentConfig, seed: int) -> Experim
     try:
         result = computed(run_experiment, config, seed, label="Collecting, training, ascending", on_metrics=on_metrics)
     except ValueError as err:
+        live_chart.empty()
         st.error(f"Please change a setting: {err}")
-        st.stop()
+        return _last_good(env_name)
     live_chart.empty()
+    st.session_state[_key(env_name, "last_result")] = result
     return result
 
 

@@ -1,0 +1,120 @@
+"""Benchmarks: ``python -m pvnviz.bench cartpole|swimmer|all``.
+
+Each benchmark runs our batched collector (Appendix C's Algorithm 1 on the batched
+environment, exactly the code the experiments use) and a baseline in the same process,
+and prints the ratio. CartPole's baseline is a plain Python loop over
+``gymnasium.make("CartPole-v1")`` with the same policies; the benchmark also times the
+whole Paper pipeline (both inputs) of Section 6.2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from pvnviz.dataset import collect_dataset
+from pvnviz.envs import get_env
+from pvnviz.policies import PolicyArch, forward_numpy
+
+
+def gymnasium_cartpole_loop(
+    params: np.ndarray, arch: PolicyArch, num_episodes: int, horizon: int, seed: int
+) -> tuple[np.ndarray, float]:
+    """Returns (K, num_episodes) and seconds of a plain loop over gymnasium, one step at a time."""
+    import gymnasium
+
+    env = gymnasium.make("CartPole-v1", max_episode_steps=horizon)
+    rng = np.random.default_rng(seed)
+    returns = np.zeros((len(params), num_episodes))
+    env.reset(seed=seed)
+    start = time.perf_counter()
+    for k in range(len(params)):
+        for e in range(num_episodes):
+            obs, _ = env.reset()
+            done = False
+            while not done:
+                probs = forward_numpy(arch, params[k : k + 1], obs[None, None])[0, 0]
+                obs, reward, terminated, truncated, _ = env.step(int(rng.random() >= probs[0]))
+                returns[k, e] += reward
+                done = terminated or truncated
+    return returns, time.perf_counter() - start
+
+
+def bench_cartpole(
+    num_policies: int = 1000,
+    num_episodes: int = 100,
+    horizon: int = 100,
+    baseline_episodes: int = 2,
+    seed: int = 0,
+    pipeline: bool = True,
+) -> dict:
+    """Env-steps/s of our collector against the gymnasium loop; optionally the Paper pipeline's time."""
+    env = get_env("cartpole")
+    arch = PolicyArch(4, 2, (30,), True)
+    start = time.perf_counter()
+    dataset = collect_dataset(env, arch, num_policies, num_episodes, horizon, np.random.default_rng(seed))
+    ours_seconds = time.perf_counter() - start
+    ours_steps = float(dataset.returns.sum())  # reward 1 per step: a return is an episode's length
+    gym_returns, gym_seconds = gymnasium_cartpole_loop(dataset.params, arch, baseline_episodes, horizon, seed)
+    result = {
+        "num_policies": num_policies,
+        "num_episodes": num_episodes,
+        "horizon": horizon,
+        "ours_seconds": ours_seconds,
+        "ours_env_steps": ours_steps,
+        "ours_steps_per_second": ours_steps / ours_seconds,
+        "gymnasium_env_steps": float(gym_returns.sum()),
+        "gymnasium_seconds": gym_seconds,
+        "gymnasium_steps_per_second": gym_returns.sum() / gym_seconds,
+        "ours_mean_return": float(dataset.returns.mean()),
+        "gymnasium_mean_return": float(gym_returns.mean()),
+    }
+    result["speedup"] = result["ours_steps_per_second"] / result["gymnasium_steps_per_second"]
+    if pipeline:
+        from pvnviz.experiment import PRESETS, run_experiment
+
+        start = time.perf_counter()
+        run = run_experiment(PRESETS["cartpole"]["paper"](), seed)
+        result["paper_pipeline_seconds"] = time.perf_counter() - start
+        result["paper_pipeline_timings"] = run.timings
+    return result
+
+
+def format_cartpole(r: dict) -> str:
+    lines = [
+        f"CartPole collector: {r['num_policies']} policies x {r['num_episodes']} episodes, horizon {r['horizon']}",
+        f"  ours (batched):      {r['ours_seconds']:.2f} s, {r['ours_steps_per_second']:,.0f} env-steps/s "
+        f"(mean return {r['ours_mean_return']:.2f})",
+        f"  gymnasium loop:      {r['gymnasium_seconds']:.2f} s for {r['gymnasium_env_steps']:,.0f} steps, "
+        f"{r['gymnasium_steps_per_second']:,.0f} env-steps/s (mean return {r['gymnasium_mean_return']:.2f})",
+        f"  ratio ours/gymnasium: {r['speedup']:.1f}x",
+    ]
+    if "paper_pipeline_seconds" in r:
+        t = r["paper_pipeline_timings"]
+        lines.append(
+            f"  Paper pipeline (collect + 2 PVNs + 2 ascents): {r['paper_pipeline_seconds']:.1f} s "
+            f"({', '.join(f'{k} {v:.1f}' for k, v in t.items() if k != 'total')})"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pvnviz.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("which", choices=["cartpole", "swimmer", "all"])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-pipeline", action="store_true", help="CartPole: skip timing the Paper pipeline")
+    args, rest = parser.parse_known_args(argv)
+    if args.which in ("cartpole", "all"):
+        print(format_cartpole(bench_cartpole(seed=args.seed, pipeline=not args.no_pipeline)))
+    if args.which in ("swimmer", "all"):
+        from pvnviz import bench_swimmer
+
+        bench_swimmer.main(rest)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
