@@ -12,6 +12,7 @@ pages = [
         "pages/polytope.py", title="Value polytope (2-state MDP)", icon=":material/change_history:", url_path="polytope"
     ),
     st.Page("pages/cartpole.py", title="CartPole (Section 6.2)", icon=":material/sports_esports:", url_path="cartpole"),
+    st.Page("pages/swimmer.py", title="Swimmer (Section 6.3)", icon=":material/pool:", url_path="swimmer"),
 ]
 navigation = st.navigation(pages)
 

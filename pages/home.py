@@ -38,6 +38,11 @@ st.page_link(
     label="CartPole — random policies, fingerprints against flattened weights, zero-shot ascent (Section 6.2)",
     icon=":material/sports_esports:",
 )
+st.page_link(
+    "pages/swimmer.py",
+    label="Swimmer — MuJoCo continuous control at paper scale, against DDPG, PPO, TD3, SAC (Section 6.3)",
+    icon=":material/pool:",
+)
 st.markdown(
     "Each page opens on the paper's settings (Appendix B) and runs with zero clicks; "
     "the seed in the sidebar drives every random draw. Every page's controls live in the "

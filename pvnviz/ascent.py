@@ -18,7 +18,7 @@ import torch
 from pvnviz.envs import EnvSpec
 from pvnviz.policies import PolicyArch, sampling_policy
 from pvnviz.progress import ProgressFn, no_progress
-from pvnviz.pvn import PVN
+from pvnviz.pvn import PVN, torch_threads
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,7 @@ def evaluate_returns(
     return returns.mean(axis=1)
 
 
+@torch_threads(1)
 def ascend(
     model: PVN,
     env: EnvSpec,

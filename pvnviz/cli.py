@@ -51,6 +51,7 @@ def _environment(name: str) -> Callable[[], Experiment]:
 EXPERIMENTS: dict[str, Callable[[], Experiment]] = {
     "polytope": _polytope,
     "cartpole": _environment("cartpole"),
+    "swimmer": _environment("swimmer"),
 }
 
 

@@ -11,8 +11,9 @@ Layout: policies as flat parameters (K, P) float32; targets (K, m); probes (n, o
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,6 +80,22 @@ class PVN(nn.Module):
         return None if self.fingerprint is None else self.fingerprint.probes.detach().numpy().copy()
 
 
+@contextlib.contextmanager
+def torch_threads(num_threads: int = 1) -> Iterator[None]:
+    """Run torch on ``num_threads`` threads inside the block (usable as a decorator).
+
+    PVNs and policies here are tiny: one thread is faster than two, and torch's
+    spinning worker threads slow down badly (measured 3-12x) when the cores are
+    also busy with environment rollouts or another session.
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(num_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def kl_loss(target: torch.Tensor, log_pred: torch.Tensor) -> torch.Tensor:
     """Mean over policies of KL(target || pred) = sum target (log target - log pred)."""
     log_target = torch.where(target > 0, target.clamp_min(1e-12).log(), torch.zeros_like(target))
@@ -106,6 +123,7 @@ class TrainedPVN:
         return probs, probs @ self.model.bins.midpoints
 
 
+@torch_threads(1)
 def train_pvn(
     model: PVN,
     params: np.ndarray,

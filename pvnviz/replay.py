@@ -23,3 +23,14 @@ def cartpole_episodes(arch: PolicyArch, params: np.ndarray, horizon: int, seed: 
     alive = np.concatenate([np.ones((len(params), 1), bool), traj.active[:, 0]], axis=1)  # state t reached?
     states[~alive] = np.nan
     return states
+
+
+def swimmer_episodes(arch: PolicyArch, params: np.ndarray, horizon: int, seed: int):
+    """One Swimmer episode per policy from one start: capsule end points (K, T+1, 3, 2, 3), returns, distance."""
+    from pvnviz import swimmer
+
+    rng = np.random.default_rng(seed)
+    start = swimmer.reset_states(rng, (1, 1))
+    starts = np.broadcast_to(start, (len(params), 1, start.shape[-1])).copy()
+    traj = swimmer.rollout_trajectories(sampling_policy(arch, params, rng), starts, horizon, record_bodies=True)
+    return traj.segment_endpoints[:, 0], traj.returns[:, 0], traj.x_displacement[:, 0]

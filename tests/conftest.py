@@ -11,7 +11,7 @@ APP = str(ROOT / "app.py")
 PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
 
 
-def open_page(page: str, timeout: float = 120) -> AppTest:
+def open_page(page: str, timeout: float = 300) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=timeout)
     at.run()
     if page != "pages/home.py":

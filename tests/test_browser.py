@@ -38,6 +38,7 @@ PAGES = {
     "": (0, "home"),
     "polytope": (6, "polytope"),
     "cartpole": (7, "cartpole"),
+    "swimmer": (7, "swimmer"),
 }
 
 

@@ -159,6 +159,5 @@ def test_paper_result_fingerprint_beats_the_limit_flattened_does_not():
         result = run_experiment(config, seed)
         for mode in best:
             best[mode].append(result.traces[mode].best_returns.mean())
-        assert result.timings["total"] < 120  # the goal is 60 s; this only guards against gross slowdowns
     assert np.mean(best["fingerprint"]) >= 2 * config.return_limit, best
     assert np.mean(best["flattened"]) < 1.5 * config.return_limit, best

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -154,9 +155,29 @@ def _last_good(env_name: str) -> ExperimentResult:
     return last
 
 
-def obtain_result(env_name: str, config: ExperimentConfig | None, seed: int) -> ExperimentResult:
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _resolve(run_dir: str) -> str:
+    path = Path(run_dir).expanduser()
+    if not path.is_absolute() and not path.exists() and (REPO_ROOT / path).exists():
+        path = REPO_ROOT / path
+    return str(path)
+
+
+def obtain_result(env_name: str, config: ExperimentConfig | None, seed: int, default_run: str = "") -> ExperimentResult:
     """A saved run if the sidebar names one, else a live run (cached), with progress and a growing loss chart."""
+    run_key = _key(env_name, "run")
+    st.session_state.setdefault(run_key, default_run)
     with st.sidebar:
+        if default_run:
+            st.button(
+                "Train live with these settings",
+                on_click=st.session_state.__setitem__,
+                args=(run_key, ""),
+                help="Leave the shipped run and train with the settings above.",
+                type="primary",
+            )
         run_dir = st.text_input(
             "Open a saved run (folder)",
             key=_key(env_name, "run"),
@@ -167,7 +188,7 @@ def obtain_result(env_name: str, config: ExperimentConfig | None, seed: int) -> 
         return _last_good(env_name)
     if run_dir:
         try:
-            result = computed(_load, run_dir, env_name, label=f"Opening {run_dir}")
+            result = computed(_load, _resolve(run_dir), env_name, label=f"Opening {run_dir}")
             st.info(f"Showing the saved run in `{run_dir}` (seed {result.seed}). Clear the folder box to train live.")
             return result
         except RunError as err:

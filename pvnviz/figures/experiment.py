@@ -403,3 +403,66 @@ def cartpole_replay(states: dict[str, np.ndarray], pole_length: float = 1.0, fra
     fig = theme.style(fig, "Replay: the same start state, before and after ascent", height=380)
     fig.update_layout(margin=dict(b=120), showlegend=False)
     return fig
+
+
+def swimmer_replay(segments: dict[str, np.ndarray], frame_every: int = 10) -> go.Figure:
+    """Animated swimmer bodies from above, one panel per policy; segments[label] is (T+1, 3, 2, 3)."""
+    labels = list(segments)
+    fig = make_subplots(rows=len(labels), cols=1, subplot_titles=labels, vertical_spacing=0.12)
+    num_frames = min(len(s) for s in segments.values())
+
+    def bodies_at(t: int) -> list[go.Scatter]:
+        traces = []
+        for label in labels:
+            ends = segments[label][t]  # (3 links, front/back, xyz)
+            xs = np.concatenate([np.append(ends[i, :, 0], np.nan) for i in range(3)])
+            ys = np.concatenate([np.append(ends[i, :, 1], np.nan) for i in range(3)])
+            traces.append(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="lines+markers",
+                    line=dict(color="#c8781e", width=7),
+                    marker=dict(size=6, color="#333"),
+                    showlegend=False,
+                    hovertemplate=f"step {t}<extra>{label}</extra>",
+                )
+            )
+        return traces
+
+    for row, label in enumerate(labels, start=1):
+        torso = segments[label][:, 0].mean(axis=1)  # (T+1, 3) centre of the front capsule
+        fig.add_trace(
+            go.Scatter(
+                x=torso[:, 0],
+                y=torso[:, 1],
+                mode="lines",
+                line=dict(color=theme.EXACT, width=1),
+                name="path of the front link",
+                showlegend=row == 1,
+                hoverinfo="skip",
+            ),
+            row=row,
+            col=1,
+        )
+    base = len(fig.data)
+    for row, trace in enumerate(bodies_at(0), start=1):
+        fig.add_trace(trace, row=row, col=1)
+    dynamic = list(range(base, len(fig.data)))
+    frame_steps = list(range(0, num_frames, frame_every))
+    if frame_steps[-1] != num_frames - 1:
+        frame_steps.append(num_frames - 1)
+    names = [str(t) for t in frame_steps]
+    fig.frames = [go.Frame(data=bodies_at(t), traces=dynamic, name=n) for t, n in zip(frame_steps, names)]
+    _play_controls(fig, names, "time step ", duration=50)
+    fig.layout.sliders[0].active = 0
+    all_pts = np.concatenate([s[..., :2].reshape(-1, 2) for s in segments.values()])
+    lo, hi = all_pts.min(0) - 0.3, all_pts.max(0) + 0.3
+    for row in range(1, len(labels) + 1):
+        fig.update_xaxes(title_text="x (m), forward →", range=[lo[0], hi[0]], row=row, col=1)
+        fig.update_yaxes(
+            title_text="y (m)", range=[lo[1], hi[1]], row=row, col=1, scaleanchor=f"x{'' if row == 1 else row}"
+        )
+    fig = theme.style(fig, "Replay: the swimmer from above, before and after ascent", height=260 * len(labels) + 180)
+    fig.update_layout(margin=dict(b=140))
+    return fig

@@ -1,0 +1,248 @@
+"""Benchmark of the batched Swimmer collector (``pvnviz.swimmer``).
+
+Measures environment steps per second of :func:`pvnviz.swimmer.rollout_returns`
+on random MLP policies (8 -> 30 -> 2, tanh hidden and output, Glorot-uniform
+weights, zero biases, evaluated for all K x B episodes at once with batched
+matmuls), and compares it, in the same process, with
+
+* a plain Python loop over ``gymnasium.make("Swimmer-v5")`` running a subset of
+  the same policies, one observation at a time, and
+* the physics limit: single-thread ``mj_step`` rate x cores / frame_skip,
+  measured before and after the collector (the mean is used).
+
+``python -m pvnviz.bench_swimmer [--num-policies K] [--num-episodes B] [--horizon T]``
+prints a report (``main``); :func:`bench_swimmer` returns the numbers as a dict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from pvnviz import swimmer
+
+HIDDEN_SIZE = 30
+TARGET_FRACTION_OF_PHYSICS_LIMIT = 0.7
+TARGET_SPEEDUP_OVER_GYMNASIUM = 4.0
+
+
+def make_gymnasium_swimmer(**kwargs):
+    """``gymnasium.make("Swimmer-v5", **kwargs)``, the reference environment."""
+    import gymnasium
+
+    return gymnasium.make("Swimmer-v5", **kwargs)
+
+
+@dataclass
+class RandomMLPPolicies:
+    """K tanh MLPs 8 -> 30 -> 2 with tanh outputs; weights (K, in, out), biases (K, out)."""
+
+    W1: np.ndarray  # (K, 8, 30)
+    b1: np.ndarray  # (K, 30)
+    W2: np.ndarray  # (K, 30, 2)
+    b2: np.ndarray  # (K, 2)
+
+    @classmethod
+    def init(cls, rng: np.random.Generator, num_policies: int, hidden_size: int = HIDDEN_SIZE) -> RandomMLPPolicies:
+        """Glorot (Xavier) uniform weights, U(-sqrt(6 / (fan_in + fan_out)), +...), zero biases."""
+
+        def glorot(fan_in: int, fan_out: int) -> np.ndarray:
+            bound = np.sqrt(6.0 / (fan_in + fan_out))
+            return rng.uniform(-bound, bound, (num_policies, fan_in, fan_out))
+
+        return cls(
+            W1=glorot(swimmer.OBSERVATION_SIZE, hidden_size),
+            b1=np.zeros((num_policies, hidden_size)),
+            W2=glorot(hidden_size, swimmer.ACTION_SIZE),
+            b2=np.zeros((num_policies, swimmer.ACTION_SIZE)),
+        )
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        """Actions (K, B, 2) for observations (K, B, 8): one batched matmul per layer."""
+        hidden = np.tanh(np.matmul(observations, self.W1) + self.b1[:, None, :])
+        return np.tanh(np.matmul(hidden, self.W2) + self.b2[:, None, :])
+
+    def act(self, policy: int, observation: np.ndarray) -> np.ndarray:
+        """Action (2,) of policy ``policy`` for one observation (8,)."""
+        hidden = np.tanh(observation @ self.W1[policy] + self.b1[policy])
+        return np.tanh(hidden @ self.W2[policy] + self.b2[policy])
+
+
+def gymnasium_loop_steps_per_second(
+    policies: RandomMLPPolicies, num_policies: int, horizon: int, seed: int = 0
+) -> tuple[float, float, np.ndarray]:
+    """Python loop over one gymnasium Swimmer-v5 (first ``num_policies`` policies, 1 episode each).
+
+    Returns (env-steps per wall second, env-steps per CPU second, returns (num_policies,)).
+    """
+    env = make_gymnasium_swimmer(max_episode_steps=horizon)
+    returns = np.zeros(num_policies)
+    started, cpu_started = time.perf_counter(), time.process_time()
+    for policy in range(num_policies):
+        observation, _ = env.reset(seed=seed + policy)
+        for _ in range(horizon):
+            observation, reward, terminated, truncated, _ = env.step(policies.act(policy, observation))
+            returns[policy] += reward
+            if terminated or truncated:
+                break
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    env.close()
+    steps = num_policies * horizon
+    return steps / elapsed, steps / max(cpu, 1e-9), returns
+
+
+def bench_swimmer(
+    num_policies: int = 2000,
+    num_episodes: int = 5,
+    horizon: int = 100,
+    gymnasium_policies: int = 20,
+    seed: int = 0,
+    engine: str = swimmer.DEFAULT_ENGINE,
+    physics_seconds: float = 1.0,
+) -> dict:
+    """Measure our collector against gymnasium and the physics limit; returns a dict of the numbers.
+
+    The default batch (2000 policies x 5 episodes) is the size of the paper's
+    Swimmer data set; the horizon is shortened to keep the benchmark short.
+    Two physics limits are measured (see
+    :func:`pvnviz.swimmer.physics_limit_steps_per_second`, CPU-time based):
+    "matched" steps the same policies with the same horizon (the reference,
+    measured before and after our run and averaged), "generic" uses i.i.d.
+    uniform controls, which rarely press on the joint limits and are cheaper.
+
+    Wall-clock ratios are the headline numbers. On a shared machine other
+    processes take cores away from our threads (``cpu_utilisation`` below the
+    thread count shows it); the ``*_cpu`` ratios divide by the CPU time we
+    actually got instead, i.e. what the ratios would be on free cores.
+    """
+    swimmer._validate_counts(num_policies, num_episodes, horizon)
+    rng = np.random.default_rng(seed)
+    policies = RandomMLPPolicies.init(rng, num_policies)
+    threads = os.cpu_count() or 1
+
+    def matched_controls(step: int, observation: np.ndarray) -> np.ndarray:
+        return policies.act((step // horizon) % num_policies, observation)
+
+    def matched_limit() -> float:
+        return swimmer.physics_limit_steps_per_second(
+            physics_seconds, control_fn=matched_controls, episode_length=horizon, seed=seed
+        )
+
+    generic = swimmer.physics_limit_steps_per_second(physics_seconds, seed=seed)
+    matched_before = matched_limit()
+    profile: dict[str, float] = {}
+    started, cpu_started = time.perf_counter(), time.process_time()
+    returns = swimmer.rollout_returns(
+        policies, num_policies, num_episodes, horizon, rng, engine=engine, profile=profile
+    )
+    ours_seconds, ours_cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    matched_after = matched_limit()
+    env_steps = num_policies * num_episodes * horizon
+    ours = env_steps / ours_seconds
+    ours_if_free = env_steps / max(ours_cpu, 1e-9) * threads  # per CPU second, on all cores
+    gym_policies = max(1, min(int(gymnasium_policies), num_policies))
+    gym, gym_cpu, _ = gymnasium_loop_steps_per_second(policies, gym_policies, horizon, seed)
+    matched = 0.5 * (matched_before + matched_after)
+    return {
+        "engine": engine,
+        "threads": threads,
+        "num_policies": num_policies,
+        "num_episodes": num_episodes,
+        "horizon": horizon,
+        "env_steps": env_steps,
+        "seconds": ours_seconds,
+        "cpu_seconds": ours_cpu,
+        "cpu_utilisation": ours_cpu / ours_seconds,
+        "ours_steps_per_second": ours,
+        "gymnasium_steps_per_second": gym,
+        "gymnasium_steps_per_cpu_second": gym_cpu,
+        "gymnasium_env_steps": gym_policies * horizon,
+        "physics_limit_steps_per_second": matched,
+        "physics_limit_before": matched_before,
+        "physics_limit_after": matched_after,
+        "physics_limit_generic": generic,
+        "fraction_of_physics_limit": ours / matched,
+        "fraction_of_generic_physics_limit": ours / generic,
+        "speedup_over_gymnasium": ours / gym,
+        "fraction_of_physics_limit_cpu": ours_if_free / matched,
+        "speedup_over_gymnasium_cpu": ours_if_free / gym_cpu,
+        "profile_seconds": profile,
+        "mean_return": float(np.mean(returns)),
+        "estimated_seconds_2000x5x1000": 2000 * 5 * 1000 / ours,
+        "estimated_seconds_2000x5x1000_free_cores": 2000 * 5 * 1000 / ours_if_free,
+    }
+
+
+def format_report(result: dict) -> str:
+    """Readable multi-line report of a :func:`bench_swimmer` result."""
+    profile = result["profile_seconds"]
+    total = max(sum(profile.values()), 1e-12)
+    per_step_ms = {name: 1e3 * seconds / result["horizon"] for name, seconds in profile.items()}
+    frac, speed = result["fraction_of_physics_limit"], result["speedup_over_gymnasium"]
+
+    def verdict(value: float, target: float) -> str:
+        return "OK" if value >= target else "BELOW TARGET"
+
+    frac_target, speed_target = TARGET_FRACTION_OF_PHYSICS_LIMIT, TARGET_SPEEDUP_OVER_GYMNASIUM
+    lines = [
+        f"Swimmer-v5 batched collector ({result['engine']} engine, {result['threads']} threads)",
+        f"  batch: {result['num_policies']} policies x {result['num_episodes']} episodes x "
+        f"{result['horizon']} steps = {result['env_steps']:,} env-steps in {result['seconds']:.2f} s "
+        f"(CPU {result['cpu_seconds']:.2f} s, {result['cpu_utilisation']:.2f} of {result['threads']} cores busy)",
+        f"  ours:          {result['ours_steps_per_second']:>10,.0f} env-steps/s",
+        f"  gymnasium:     {result['gymnasium_steps_per_second']:>10,.0f} env-steps/s "
+        f"(Python loop, {result['gymnasium_env_steps']:,} env-steps; "
+        f"{result['gymnasium_steps_per_cpu_second']:,.0f} per CPU second)",
+        f"  physics limit: {result['physics_limit_steps_per_second']:>10,.0f} env-steps/s "
+        f"(same policies; before {result['physics_limit_before']:,.0f}, after {result['physics_limit_after']:,.0f})",
+        f"  generic limit: {result['physics_limit_generic']:>10,.0f} env-steps/s (i.i.d. uniform controls)",
+        f"  ours / physics limit: {frac:6.1%}  (target >= {frac_target:.0%}: {verdict(frac, frac_target)}; "
+        f"{result['fraction_of_generic_physics_limit']:.1%} of the generic limit)",
+        f"  ours / gymnasium:     {speed:6.1f}x  (target >= {speed_target:.0f}x: {verdict(speed, speed_target)})",
+        f"  on free cores (CPU-time based): {result['fraction_of_physics_limit_cpu']:.1%} of the physics limit, "
+        f"{result['speedup_over_gymnasium_cpu']:.1f}x gymnasium",
+        "  per env step (all episodes): "
+        + ", ".join(f"{name} {ms:.2f} ms ({profile[name] / total:.0%})" for name, ms in per_step_ms.items()),
+        f"  estimated 2000 policies x 5 episodes x 1000 steps: "
+        f"{result['estimated_seconds_2000x5x1000'] / 60:.1f} min at this speed, "
+        f"{result['estimated_seconds_2000x5x1000_free_cores'] / 60:.1f} min on free cores",
+    ]
+    if result["cpu_utilisation"] < 0.9 * result["threads"]:
+        lines.append(
+            f"  note: other processes were using the cores (only {result['cpu_utilisation']:.2f} of "
+            f"{result['threads']} busy with us), so the wall-clock ratios understate; see the free-cores line."
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point: run :func:`bench_swimmer` and print the report."""
+    parser = argparse.ArgumentParser(prog="python -m pvnviz.bench_swimmer", description=__doc__.splitlines()[0])
+    parser.add_argument("--num-policies", type=int, default=2000)
+    parser.add_argument("--num-episodes", type=int, default=5)
+    parser.add_argument("--horizon", type=int, default=100)
+    parser.add_argument(
+        "--gymnasium-policies", type=int, default=20, help="policies run through gymnasium (1 episode each)"
+    )
+    parser.add_argument("--engine", choices=swimmer.ENGINES, default=swimmer.DEFAULT_ENGINE)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    result = bench_swimmer(
+        num_policies=args.num_policies,
+        num_episodes=args.num_episodes,
+        horizon=args.horizon,
+        gymnasium_policies=args.gymnasium_policies,
+        seed=args.seed,
+        engine=args.engine,
+    )
+    print(format_report(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,593 @@
+"""Batched closed-loop Swimmer on MuJoCo: the environment of Section 6.3 of the paper.
+
+"Policy Evaluation Networks" (Harb et al., 2020), Section 6.3, trains a Policy
+Evaluation Network on MuJoCo's Swimmer: it needs the returns of thousands of
+small policies, each run for several 1000-step episodes. This module steps all
+K x B episodes at once in C (MuJoCo's own thread pool, one thread per core); the
+only Python loop is the one over environment steps, with one batched policy
+evaluation and one batched physics call per step.
+
+The semantics are exactly gymnasium's ``Swimmer-v5`` (source:
+``gymnasium/envs/mujoco/swimmer_v5.py`` and ``mujoco_env.py`` in gymnasium
+1.4.0), with its defaults:
+
+* Model: the same ``swimmer.xml``, loaded from gymnasium's installed assets
+  directory (3 capsules, 2 hinge motors, RK4 integrator, timestep 0.01 s);
+  collision detection is skipped because no geom can collide (see
+  :func:`load_model`), which does not change any number.
+* ``frame_skip`` 4: one environment step is 4 MuJoCo steps (``mj_step``) with
+  the control held constant, so ``dt = timestep * frame_skip = 0.04`` s.
+* Observation (8 numbers): ``qpos[2:]`` (front-tip angle, 2 rotor angles) then
+  ``qvel`` (tip x/y velocity, 3 angular velocities), float64
+  (``exclude_current_positions_from_observation=True``).
+* Reward: ``forward_reward_weight * x_velocity - ctrl_cost_weight * sum(action**2)``
+  with ``forward_reward_weight`` 1.0, ``ctrl_cost_weight`` 1e-4 and
+  ``x_velocity = (qpos[0] after - qpos[0] before) / dt``.
+* Actions are *not* clipped by the environment: ``data.ctrl`` receives the raw
+  action, MuJoCo clamps it to ``ctrlrange`` [-1, 1] inside the physics
+  (``ctrllimited``), and the control cost uses the unclipped action.
+* Reset: ``qpos = init_qpos + U(-0.1, 0.1)^5`` drawn first, then
+  ``qvel = init_qvel + U(-0.1, 0.1)^5`` (``reset_noise_scale`` 0.1), both from
+  the same generator, MuJoCo's warm-start accelerations zero.
+* No termination; episodes are truncated after ``horizon`` steps (gymnasium's
+  ``TimeLimit`` default is 1000).
+
+Exactness and the physics engine: gymnasium steps one ``MjData`` continuously,
+so the constraint solver's warm start (``qacc_warmstart``) carries over from one
+environment step to the next. It matters whenever a rotor reaches its +-100
+degree joint limit (a constraint becomes active), which strong policies do
+often. The solver's answer then depends slightly on where it starts, and the
+swimmer's sensitive dynamics amplify that: restarting the warm start at zero
+every environment step changed the 1000-step return by more than 1e-6 in about
+20 % of random-MLP episodes (by up to 10, on returns of typical size 40). ``mujoco.rollout`` cannot carry it: it
+restarts every call from an mjSTATE_FULLPHYSICS state (no warm start) and has
+no way to return the warm start it ended with. The default engine is
+therefore ``mujoco.batch.Batch`` (MuJoCo >= 4.0), which keeps each episode's
+whole integration state (mjSTATE_INTEGRATION, warm start included) in a row
+of a C array and steps all rows on a persistent thread pool; its results are
+bit-identical to gymnasium's. ``engine="rollout"`` is kept for comparison: one
+``rollout.Rollout`` call per environment step, bit-identical as long as no joint
+limit is hit, approximately right afterwards.
+
+Array layouts (K policies, B episodes per policy, T = horizon):
+
+* state: ``(..., STATE_SIZE)`` float64, MuJoCo's mjSTATE_FULLPHYSICS vector for
+  this model: ``[time, qpos (5), qvel (5)]`` with qpos = (torso x, torso y,
+  torso angle, rotor 1 angle, rotor 2 angle); batched rollouts use ``(K, B, 11)``.
+* policy observation: ``(K, B, 8)`` float64; the policy returns ``(K, B, 2)``
+  actions (any float dtype; converted to float64).
+* returns: ``(K, B)`` float64 undiscounted returns.
+* trajectories: observations ``(K, B, T + 1, 8)``, qpos ``(K, B, T + 1, 5)``,
+  actions ``(K, B, T, 2)``, rewards ``(K, B, T)``, optional body positions
+  ``(K, B, T + 1, 3, 3)`` and capsule end points ``(K, B, T + 1, 3, 2, 3)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import mujoco
+import numpy as np
+from mujoco import rollout as mj_rollout
+from mujoco.batch import Batch
+
+# gymnasium Swimmer-v5 defaults, named as its constructor arguments.
+FRAME_SKIP = 4
+FORWARD_REWARD_WEIGHT = 1.0
+CTRL_COST_WEIGHT = 1e-4
+RESET_NOISE_SCALE = 0.1
+DEFAULT_HORIZON = 1000  # gymnasium's max_episode_steps for Swimmer-v5
+
+MODEL_FILE_NAME = "swimmer.xml"
+OBSERVATION_SIZE = 8  # qpos[2:] (3) + qvel (5)
+ACTION_SIZE = 2
+NUM_POSITIONS = 5  # model.nq
+NUM_VELOCITIES = 5  # model.nv
+STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
+STATE_SIZE = 1 + NUM_POSITIONS + NUM_VELOCITIES  # [time, qpos, qvel]; the model has no act/plugin/history
+QPOS_SLICE = slice(1, 1 + NUM_POSITIONS)
+QVEL_SLICE = slice(1 + NUM_POSITIONS, STATE_SIZE)
+BODY_NAMES = ("torso", "mid", "back")  # the swimmer's 3 links, front to back (body 0 is the world)
+
+ENGINES = ("batch", "rollout")
+DEFAULT_ENGINE = "batch"
+PROGRESS_STAGE = "Swimmer rollouts"  # prefix of on_progress info strings (the stage name)
+
+PolicyFunction = Callable[[np.ndarray], np.ndarray]
+ProgressCallback = Callable[[int, int, str], None]
+
+
+class SwimmerTrajectories(NamedTuple):
+    """Full record of a batched Swimmer rollout (K policies x B episodes x T steps).
+
+    ``observations[..., t, :]`` is what the policy saw before action ``t``;
+    index T is the observation after the last step. ``x_displacement`` is the
+    final minus initial x position of the torso's frame origin (``qpos[0]``, the
+    point whose velocity is rewarded; gymnasium calls it the "tip").
+    """
+
+    observations: np.ndarray  # (K, B, T + 1, 8) float64
+    qpos: np.ndarray  # (K, B, T + 1, 5) float64
+    actions: np.ndarray  # (K, B, T, 2) float64, as returned by the policy (unclipped)
+    rewards: np.ndarray  # (K, B, T) float64
+    returns: np.ndarray  # (K, B) float64, rewards summed over time
+    x_displacement: np.ndarray  # (K, B) float64
+    body_positions: np.ndarray | None  # (K, B, T + 1, 3, 3) xpos of BODY_NAMES, if recorded
+    segment_endpoints: np.ndarray | None  # (K, B, T + 1, 3, 2, 3) front/back end of each capsule, if recorded
+
+
+def model_path() -> Path:
+    """Path of gymnasium's ``swimmer.xml`` (found without importing gymnasium's MuJoCo envs)."""
+    spec = importlib.util.find_spec("gymnasium")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("gymnasium is not installed; install gymnasium==1.4.0 (see requirements.txt).")
+    path = Path(list(spec.submodule_search_locations)[0]) / "envs" / "mujoco" / "assets" / MODEL_FILE_NAME
+    if not path.is_file():
+        raise FileNotFoundError(f"gymnasium's Swimmer model is missing at {path}; reinstall gymnasium.")
+    return path
+
+
+def can_collide(model: mujoco.MjModel) -> bool:
+    """Whether any two geoms of ``model`` could ever be in contact.
+
+    MuJoCo tests a geom pair only if ``contype`` of one shares a bit with
+    ``conaffinity`` of the other, or if the pair is listed explicitly.
+    """
+    contype = model.geom_contype.astype(np.int64)
+    conaffinity = model.geom_conaffinity.astype(np.int64)
+    compatible = (contype[:, None] & conaffinity[None, :]) != 0
+    return bool(compatible.any() or model.npair > 0 or model.nflex > 0)
+
+
+@functools.lru_cache(maxsize=1)
+def load_model() -> mujoco.MjModel:
+    """The Swimmer MjModel (cached; treat it as read-only).
+
+    Exactly gymnasium's ``swimmer.xml``, with one change that cannot alter any
+    result: every geom of the swimmer and the floor has ``contype`` and
+    ``conaffinity`` 0, so no contact can ever be found, and collision detection
+    is switched off (``mjDSBL_CONTACT``) instead of searching for contacts 4 x
+    4 times per environment step (RK4 stages); that makes ``mj_step`` about
+    10 % faster. The parity tests check bitwise agreement with gymnasium.
+    """
+    model = mujoco.MjModel.from_xml_path(str(model_path()))
+    sizes = (model.nq, model.nv, model.nu, mujoco.mj_stateSize(model, STATE_SPEC))
+    if sizes != (NUM_POSITIONS, NUM_VELOCITIES, ACTION_SIZE, STATE_SIZE):
+        raise RuntimeError(f"unexpected swimmer.xml sizes (nq, nv, nu, nstate) = {sizes}")
+    if not can_collide(model):
+        model.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+    return model
+
+
+def env_dt() -> float:
+    """Seconds per environment step, computed as gymnasium does: ``timestep * frame_skip``."""
+    return load_model().opt.timestep * FRAME_SKIP
+
+
+def reset_states(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Initial full physics states (*shape, 11), drawn exactly as gymnasium's ``reset_model``.
+
+    For each episode in C order, 5 qpos noises then 5 qvel noises are drawn with
+    ``rng.uniform(low=-0.1, high=0.1)``, so ``reset_states(default_rng(s), (n,))``
+    equals n successive resets of ``gymnasium.make("Swimmer-v5")`` after
+    ``reset(seed=s)``. Time is 0.
+    """
+    model = load_model()
+    shape = tuple(int(n) for n in shape)
+    noise = rng.uniform(low=-RESET_NOISE_SCALE, high=RESET_NOISE_SCALE, size=(*shape, NUM_POSITIONS + NUM_VELOCITIES))
+    states = np.zeros((*shape, STATE_SIZE))
+    states[..., QPOS_SLICE] = model.qpos0 + noise[..., :NUM_POSITIONS]
+    states[..., QVEL_SLICE] = np.zeros(NUM_VELOCITIES) + noise[..., NUM_POSITIONS:]  # init_qvel is zero
+    return states
+
+
+def observations_from_states(states: np.ndarray) -> np.ndarray:
+    """Observations (..., 8) of full physics states (..., 11): ``qpos[2:]`` then ``qvel``."""
+    states = np.asarray(states, dtype=np.float64)
+    return np.concatenate([states[..., QPOS_SLICE][..., 2:], states[..., QVEL_SLICE]], axis=-1)
+
+
+def _validate_counts(num_policies: int, num_episodes: int, horizon: int) -> None:
+    if int(horizon) < 1:
+        raise ValueError(f"horizon must be at least 1 step, got {horizon}; pass horizon >= 1 (gymnasium uses 1000).")
+    if int(num_policies) < 1:
+        raise ValueError(f"num_policies must be at least 1, got {num_policies}; pass a positive number of policies.")
+    if int(num_episodes) < 1:
+        raise ValueError(
+            f"num_episodes must be at least 1, got {num_episodes}; pass a positive number of episodes per policy."
+        )
+
+
+def _validate_engine(engine: str, nthread: int | None) -> int:
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}; use 'batch' for gymnasium-exact results.")
+    threads = (os.cpu_count() or 1) if nthread is None else int(nthread)
+    if threads < 1:
+        raise ValueError(f"nthread must be at least 1, got {nthread}; pass None for one thread per core.")
+    return threads
+
+
+class _BatchStepper:
+    """All episodes as rows of a ``mujoco.batch.Batch`` (warm start carried: gymnasium-exact)."""
+
+    def __init__(self, model: mujoco.MjModel, initial_states: np.ndarray, nthread: int):
+        count = initial_states.shape[0]
+        self.batch = Batch(model, nsim=count, nthread=min(nthread, count))
+        # mj_resetData for every row (zero warm start, ctrl and applied forces), no mj_forward
+        self.batch.reset(stage=mujoco.mjtStage.mjSTAGE_NONE)
+        self.time = self.batch.bind("time")
+        self.qpos = self.batch.bind("qpos")  # live (N, 5) views of the state rows
+        self.qvel = self.batch.bind("qvel")
+        self.ctrl = self.batch.bind("ctrl")
+        self.time[:] = initial_states[:, 0]
+        self.qpos[:] = initial_states[:, QPOS_SLICE]
+        self.qvel[:] = initial_states[:, QVEL_SLICE]
+
+    def step(self, actions: np.ndarray) -> None:
+        self.ctrl[:] = actions
+        self.batch.step(nstep=FRAME_SKIP)
+
+    def close(self) -> None:
+        pass
+
+
+class _RolloutStepper:
+    """One ``mujoco.rollout`` call per env step; restarts the warm start at zero every call."""
+
+    def __init__(self, model: mujoco.MjModel, initial_states: np.ndarray, nthread: int):
+        count = initial_states.shape[0]
+        self.models = [model] * count  # skip_checks=True needs one model per rollout
+        self.datas = [mujoco.MjData(model) for _ in range(nthread)]
+        self.pool = mj_rollout.Rollout(nthread=nthread if nthread > 1 else 0)
+        self.state = np.array(initial_states, dtype=np.float64, order="C")
+        self.qpos = self.state[:, QPOS_SLICE]
+        self.qvel = self.state[:, QVEL_SLICE]
+        self.control = np.zeros((count, FRAME_SKIP, ACTION_SIZE))
+        self.out = np.empty((count, FRAME_SKIP, STATE_SIZE))
+        self.sensordata = np.empty((count, FRAME_SKIP, model.nsensordata))
+        self.chunk_size = max(1, count // (nthread * 10))
+
+    def step(self, actions: np.ndarray) -> None:
+        self.control[:] = actions[:, None, :]
+        self.pool.rollout(
+            self.models,
+            self.datas,
+            self.state,
+            self.control,
+            nstep=FRAME_SKIP,
+            state=self.out,
+            sensordata=self.sensordata,
+            skip_checks=True,
+            chunk_size=self.chunk_size,
+        )
+        self.state[:] = self.out[:, -1]
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def _check_actions(actions: np.ndarray, batch_shape: tuple[int, ...]) -> np.ndarray:
+    actions = np.asarray(actions)
+    if actions.shape != (*batch_shape, ACTION_SIZE) or actions.dtype.kind not in "fiu":
+        raise ValueError(
+            f"policy_fn must return real actions of shape {(*batch_shape, ACTION_SIZE)}, got "
+            f"{actions.dtype} array of shape {actions.shape}; return one 2-vector of torques per episode."
+        )
+    actions = np.asarray(actions, dtype=np.float64)
+    if not np.isfinite(actions).all():
+        raise ValueError("policy_fn returned non-finite actions (NaN or inf); check the policy parameters.")
+    return actions
+
+
+def _simulate(
+    policy_fn: PolicyFunction,
+    initial_states: np.ndarray,
+    horizon: int,
+    record: bool,
+    on_progress: ProgressCallback | None,
+    engine: str,
+    nthread: int,
+    profile: dict[str, float] | None = None,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Shared time loop: one policy call and one C physics call per environment step.
+
+    If ``profile`` is given, seconds spent in the policy, in the physics call
+    and in the rest of the loop (observations, rewards, records) are added to
+    its keys "policy", "physics" and "other".
+    """
+    batch_shape = initial_states.shape[:-1]
+    count = int(np.prod(batch_shape))
+    model = load_model()
+    dt = env_dt()
+    stepper_class = _BatchStepper if engine == "batch" else _RolloutStepper
+    stepper = stepper_class(model, initial_states.reshape(count, STATE_SIZE), nthread)
+    returns = np.zeros(count)
+    observation = np.empty((count, OBSERVATION_SIZE))
+    x_before = np.empty(count)
+    reward = np.empty(count)
+    ctrl_cost = np.empty(count)
+    progress_every = max(1, horizon // 50)
+    started = time.perf_counter()
+    records: dict[str, np.ndarray] = {}
+    if record:
+        records = {
+            "observations": np.empty((count, horizon + 1, OBSERVATION_SIZE)),
+            "qpos": np.empty((count, horizon + 1, NUM_POSITIONS)),
+            "actions": np.empty((count, horizon, ACTION_SIZE)),
+            "rewards": np.empty((count, horizon)),
+        }
+        records["qpos"][:, 0] = stepper.qpos
+    policy_seconds = physics_seconds = 0.0
+    try:
+        for step in range(horizon):
+            observation[:, :3] = stepper.qpos[:, 2:]
+            observation[:, 3:] = stepper.qvel
+            tick = time.perf_counter()
+            actions = policy_fn(observation.reshape(*batch_shape, OBSERVATION_SIZE))
+            tock = time.perf_counter()
+            policy_seconds += tock - tick
+            actions = _check_actions(actions, batch_shape).reshape(count, ACTION_SIZE)
+            x_before[:] = stepper.qpos[:, 0]
+            tick = time.perf_counter()
+            stepper.step(actions)
+            physics_seconds += time.perf_counter() - tick
+            # Same operations, in the same order, as SwimmerEnv.step / _get_rew.
+            np.subtract(stepper.qpos[:, 0], x_before, out=reward)
+            reward /= dt
+            reward *= FORWARD_REWARD_WEIGHT
+            np.sum(np.square(actions), axis=1, out=ctrl_cost)
+            ctrl_cost *= CTRL_COST_WEIGHT
+            reward -= ctrl_cost
+            returns += reward
+            if record:
+                records["observations"][:, step] = observation
+                records["actions"][:, step] = actions
+                records["rewards"][:, step] = reward
+                records["qpos"][:, step + 1] = stepper.qpos
+            steps_run = step + 1
+            if on_progress is not None and (steps_run % progress_every == 0 or steps_run == horizon):
+                rate = count * steps_run / max(time.perf_counter() - started, 1e-9)
+                on_progress(
+                    steps_run, horizon, f"{PROGRESS_STAGE}: step {steps_run}, {count} episodes, {rate:,.0f} env-steps/s"
+                )
+        if record:
+            records["observations"][:, horizon, :3] = stepper.qpos[:, 2:]
+            records["observations"][:, horizon, 3:] = stepper.qvel
+    finally:
+        stepper.close()
+    if profile is not None:
+        total = time.perf_counter() - started
+        profile["policy"] = profile.get("policy", 0.0) + policy_seconds
+        profile["physics"] = profile.get("physics", 0.0) + physics_seconds
+        profile["other"] = profile.get("other", 0.0) + total - policy_seconds - physics_seconds
+    return returns.reshape(batch_shape), records
+
+
+def rollout_returns(
+    policy_fn: PolicyFunction,
+    num_policies: int,
+    num_episodes: int,
+    horizon: int = DEFAULT_HORIZON,
+    rng: np.random.Generator | None = None,
+    on_progress: ProgressCallback | None = None,
+    *,
+    engine: str = DEFAULT_ENGINE,
+    nthread: int | None = None,
+    profile: dict[str, float] | None = None,
+) -> np.ndarray:
+    """Undiscounted returns (K, B) float64 of K policies x B episodes each.
+
+    Initial states are drawn from ``rng`` with :func:`reset_states` (gymnasium's
+    reset distribution; a fresh unseeded generator if None). ``policy_fn`` maps
+    observations (K, B, 8) float64 to actions (K, B, 2); it is called once per
+    environment step for all episodes. Episodes run ``horizon`` steps.
+    ``on_progress(done_steps, horizon, info)`` is called every few steps.
+    ``nthread`` physics threads (default: one per core); ``engine`` "batch"
+    (gymnasium-exact, default) or "rollout" (see the module docstring).
+    A ``profile`` dict receives the seconds spent in "policy", "physics" and
+    "other" (bookkeeping) work.
+    """
+    _validate_counts(num_policies, num_episodes, horizon)
+    threads = _validate_engine(engine, nthread)
+    rng = np.random.default_rng() if rng is None else rng
+    initial_states = reset_states(rng, (int(num_policies), int(num_episodes)))
+    returns, _ = _simulate(policy_fn, initial_states, int(horizon), False, on_progress, engine, threads, profile)
+    return returns
+
+
+def rollout_returns_from_states(
+    policy_fn: PolicyFunction,
+    initial_states: np.ndarray,
+    horizon: int = DEFAULT_HORIZON,
+    on_progress: ProgressCallback | None = None,
+    *,
+    engine: str = DEFAULT_ENGINE,
+    nthread: int | None = None,
+    profile: dict[str, float] | None = None,
+) -> np.ndarray:
+    """Like :func:`rollout_returns`, from given full physics states (K, B, 11); returns (K, B)."""
+    initial_states = _check_initial_states(initial_states)
+    _validate_counts(initial_states.shape[0], initial_states.shape[1], horizon)
+    threads = _validate_engine(engine, nthread)
+    returns, _ = _simulate(policy_fn, initial_states, int(horizon), False, on_progress, engine, threads, profile)
+    return returns
+
+
+def _check_initial_states(initial_states: np.ndarray) -> np.ndarray:
+    initial_states = np.asarray(initial_states, dtype=np.float64)
+    if initial_states.ndim != 3 or initial_states.shape[-1] != STATE_SIZE:
+        raise ValueError(
+            f"initial_states must have shape (num_policies, num_episodes, {STATE_SIZE}), got "
+            f"{initial_states.shape}; use reset_states(rng, (K, B)) to make them."
+        )
+    return initial_states
+
+
+def rollout_trajectories(
+    policy_fn: PolicyFunction,
+    initial_states: np.ndarray,
+    horizon: int = DEFAULT_HORIZON,
+    record_bodies: bool = False,
+    on_progress: ProgressCallback | None = None,
+    *,
+    engine: str = DEFAULT_ENGINE,
+    nthread: int | None = None,
+) -> SwimmerTrajectories:
+    """Roll out from given full physics states (K, B, 11) and record everything.
+
+    Meant for a handful of episodes (it stores every step). With
+    ``record_bodies`` it also returns the world positions of the 3 links
+    (``BODY_NAMES``) and the two end points (front, back) of each capsule at
+    every step, for drawing a replay; these come from ``mj_kinematics`` on the
+    recorded ``qpos``, about 10 us per frame.
+    """
+    initial_states = _check_initial_states(initial_states)
+    _validate_counts(initial_states.shape[0], initial_states.shape[1], horizon)
+    threads = _validate_engine(engine, nthread)
+    horizon = int(horizon)
+    returns, records = _simulate(policy_fn, initial_states, horizon, True, on_progress, engine, threads)
+    batch_shape = initial_states.shape[:-1]
+    qpos = records["qpos"]
+    bodies, segments = body_frames(qpos) if record_bodies else (None, None)
+
+    def shaped(array: np.ndarray | None) -> np.ndarray | None:
+        return None if array is None else array.reshape(*batch_shape, *array.shape[1:])
+
+    return SwimmerTrajectories(
+        observations=shaped(records["observations"]),
+        qpos=shaped(qpos),
+        actions=shaped(records["actions"]),
+        rewards=shaped(records["rewards"]),
+        returns=returns,
+        x_displacement=(qpos[:, -1, 0] - qpos[:, 0, 0]).reshape(batch_shape),
+        body_positions=shaped(bodies),
+        segment_endpoints=shaped(segments),
+    )
+
+
+def body_frames(qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Link positions (..., 3, 3) and capsule end points (..., 3, 2, 3) for joint positions (..., 5).
+
+    Runs ``mj_kinematics`` once per frame (a Python loop: use it for replays, not training).
+    End points are (front, back) along each capsule's axis, in world coordinates.
+    """
+    model = load_model()
+    qpos = np.asarray(qpos, dtype=np.float64)
+    flat = qpos.reshape(-1, NUM_POSITIONS)
+    body_ids = [model.body(name).id for name in BODY_NAMES]
+    geom_ids = [int(np.flatnonzero(model.geom_bodyid == body)[0]) for body in body_ids]
+    half_lengths = model.geom_size[geom_ids, 1]
+    data = mujoco.MjData(model)
+    bodies = np.empty((flat.shape[0], len(BODY_NAMES), 3))
+    segments = np.empty((flat.shape[0], len(BODY_NAMES), 2, 3))
+    for frame, positions in enumerate(flat):
+        data.qpos[:] = positions
+        mujoco.mj_kinematics(model, data)
+        bodies[frame] = data.xpos[body_ids]
+        centers = data.geom_xpos[geom_ids]
+        axes = data.geom_xmat[geom_ids].reshape(-1, 3, 3)[:, :, 2]  # capsule axis = geom z axis
+        # MuJoCo orients each capsule's z axis towards the swimmer's front (+x at qpos = 0)
+        segments[frame, :, 0] = centers + half_lengths[:, None] * axes
+        segments[frame, :, 1] = centers - half_lengths[:, None] * axes
+    lead = qpos.shape[:-1]
+    return bodies.reshape(*lead, len(BODY_NAMES), 3), segments.reshape(*lead, len(BODY_NAMES), 2, 3)
+
+
+def physics_limit_steps_per_second(
+    seconds: float = 1.0,
+    nthread: int | None = None,
+    control_fn: Callable[[int, np.ndarray], np.ndarray] | None = None,
+    episode_length: int = DEFAULT_HORIZON,
+    seed: int = 0,
+) -> float:
+    """Upper bound on environment steps per second: single-thread ``mj_step`` rate x threads / frame_skip.
+
+    One MjData runs episodes of ``episode_length`` steps from gymnasium's reset
+    distribution for about ``seconds``; only the ``mj_step(nstep=frame_skip)``
+    calls are timed, so Python overhead is excluded, and they are timed in CPU
+    time of the calling thread (``time.thread_time``), so the bound is what the
+    cores deliver when they are free, even if other processes share them. The cost of a MuJoCo step
+    depends on the state (about 30 % more while a rotor presses on its joint
+    limit), so the controls matter: ``control_fn(step, observation (8,)) ->
+    action (2,)`` drives the episodes (e.g. the benchmarked policies, for a
+    workload-matched bound); by default controls are i.i.d. uniform in [-1, 1],
+    which rarely reaches the limits (a high, generic bound). ``nthread``
+    defaults to ``os.cpu_count()``.
+    """
+    if seconds <= 0:
+        raise ValueError(f"seconds must be positive, got {seconds}; pass e.g. seconds=1.0.")
+    if int(episode_length) < 1:
+        raise ValueError(f"episode_length must be at least 1 step, got {episode_length}.")
+    threads = (os.cpu_count() or 1) if nthread is None else int(nthread)
+    model = load_model()
+    data = mujoco.MjData(model)
+    rng = np.random.default_rng(seed)
+    if control_fn is None:
+
+        def control_fn(step: int, observation: np.ndarray) -> np.ndarray:
+            return rng.uniform(-1.0, 1.0, ACTION_SIZE)
+
+    observation = np.empty(OBSERVATION_SIZE)
+    stepping = 0.0
+    steps = 0
+    started = time.perf_counter()
+    while steps < 10 or time.perf_counter() - started < seconds:
+        if steps % int(episode_length) == 0:
+            mujoco.mj_resetData(model, data)
+            state = reset_states(rng, ())
+            data.qpos[:] = state[QPOS_SLICE]
+            data.qvel[:] = state[QVEL_SLICE]
+            mujoco.mj_forward(model, data)
+        observation[:3] = data.qpos[2:]
+        observation[3:] = data.qvel
+        data.ctrl[:] = control_fn(steps, observation)
+        tick = time.thread_time()
+        mujoco.mj_step(model, data, nstep=FRAME_SKIP)
+        stepping += time.thread_time() - tick
+        steps += 1
+    return steps / max(stepping, 1e-9) * threads
+
+
+def visited_states(rng: np.random.Generator, num_states: int, horizon: int = 200) -> np.ndarray:
+    """Observations (n, 8) visited under uniformly random actions: one random step of each of n episodes."""
+    starts = reset_states(rng, (1, num_states))
+
+    def random_actions(obs: np.ndarray) -> np.ndarray:
+        return rng.uniform(-1.0, 1.0, size=(*obs.shape[:-1], ACTION_SIZE))
+
+    traj = rollout_trajectories(random_actions, starts, horizon)
+    pick = rng.integers(0, horizon + 1, size=num_states)
+    return traj.observations[0, np.arange(num_states), pick]
+
+
+def env_spec():
+    """The Swimmer as a ``pvnviz.envs.EnvSpec`` (deterministic tanh policies, 8 observations, 2 actions)."""
+    from pvnviz.envs import EnvSpec
+
+    rotor_limit = float(np.radians(100.0))  # the hinge range of swimmer.xml's two rotors
+    return EnvSpec(
+        name="swimmer",
+        obs_dim=OBSERVATION_SIZE,
+        act_dim=ACTION_SIZE,
+        discrete=False,
+        state_labels=(
+            "front-tip angle",
+            "rotor 1 angle",
+            "rotor 2 angle",
+            "tip x velocity",
+            "tip y velocity",
+            "tip angular velocity",
+            "rotor 1 velocity",
+            "rotor 2 velocity",
+        ),
+        state_bounds=(None, (-rotor_limit, rotor_limit), (-rotor_limit, rotor_limit), None, None, None, None, None),
+        default_horizon=DEFAULT_HORIZON,
+        rollout_returns=rollout_returns,
+        visited_states=visited_states,
+    )
