@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pvnviz import swimmer
+from pvnviz.policies import PolicyArch, forward_numpy, glorot_params
 
 HIDDEN_SIZE = 30
 TARGET_FRACTION_OF_PHYSICS_LIMIT = 0.7
@@ -40,37 +41,24 @@ def make_gymnasium_swimmer(**kwargs):
 
 @dataclass
 class RandomMLPPolicies:
-    """K tanh MLPs 8 -> 30 -> 2 with tanh outputs; weights (K, in, out), biases (K, out)."""
+    """K Glorot MLP policies 8 -> 30 -> 2 from ``pvnviz.policies``, batched and one at a time."""
 
-    W1: np.ndarray  # (K, 8, 30)
-    b1: np.ndarray  # (K, 30)
-    W2: np.ndarray  # (K, 30, 2)
-    b2: np.ndarray  # (K, 2)
+    arch: PolicyArch
+    params: np.ndarray  # (K, P)
 
     @classmethod
     def init(cls, rng: np.random.Generator, num_policies: int, hidden_size: int = HIDDEN_SIZE) -> RandomMLPPolicies:
-        """Glorot (Xavier) uniform weights, U(-sqrt(6 / (fan_in + fan_out)), +...), zero biases."""
-
-        def glorot(fan_in: int, fan_out: int) -> np.ndarray:
-            bound = np.sqrt(6.0 / (fan_in + fan_out))
-            return rng.uniform(-bound, bound, (num_policies, fan_in, fan_out))
-
-        return cls(
-            W1=glorot(swimmer.OBSERVATION_SIZE, hidden_size),
-            b1=np.zeros((num_policies, hidden_size)),
-            W2=glorot(hidden_size, swimmer.ACTION_SIZE),
-            b2=np.zeros((num_policies, swimmer.ACTION_SIZE)),
-        )
+        arch = PolicyArch(swimmer.OBSERVATION_SIZE, swimmer.ACTION_SIZE, (hidden_size,), discrete=False)
+        return cls(arch, glorot_params(arch, num_policies, rng))
 
     def __call__(self, observations: np.ndarray) -> np.ndarray:
         """Actions (K, B, 2) for observations (K, B, 8): one batched matmul per layer."""
-        hidden = np.tanh(np.matmul(observations, self.W1) + self.b1[:, None, :])
-        return np.tanh(np.matmul(hidden, self.W2) + self.b2[:, None, :])
+        return forward_numpy(self.arch, self.params, observations).astype(np.float64)
 
     def act(self, policy: int, observation: np.ndarray) -> np.ndarray:
         """Action (2,) of policy ``policy`` for one observation (8,)."""
-        hidden = np.tanh(observation @ self.W1[policy] + self.b1[policy])
-        return np.tanh(hidden @ self.W2[policy] + self.b2[policy])
+        one = forward_numpy(self.arch, self.params[policy : policy + 1], observation[None, None])
+        return one[0, 0].astype(np.float64)
 
 
 def gymnasium_loop_steps_per_second(

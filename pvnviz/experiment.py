@@ -61,6 +61,7 @@ class ExperimentConfig:
     eval_every: int = param(20, "Score the ascent's iterates by Monte Carlo every this many steps.")
     eval_episodes: int = param(100, "Rollouts per scored iterate.")
     log_every: int = param(50, "Record losses and probe positions every this many training steps.")
+    keep_best: bool = param(False, "Early stopping: keep the PVN of the recorded step with the lowest validation KL.")
 
     def __post_init__(self) -> None:
         check(self.env in ENVIRONMENTS, f"env must be one of {', '.join(ENVIRONMENTS)}; got {self.env!r}.")
@@ -187,6 +188,7 @@ def train(
         config.log_every,
         on_progress,
         on_metrics,
+        config.keep_best,
     )
 
 

@@ -138,8 +138,13 @@ def train_pvn(
     snapshot_every: int = 50,
     on_progress: ProgressFn = no_progress,
     on_metrics: MetricsFn | None = None,
+    keep_best: bool = False,
 ) -> TrainedPVN:
-    """Algorithm 2: minibatch KL minimisation over PVN weights and (if trainable) probes."""
+    """Algorithm 2: minibatch KL minimisation over PVN weights and (if trainable) probes.
+
+    With ``keep_best`` the returned PVN has the weights (and probes) of the recorded step
+    with the lowest validation KL (early stopping), not those of the last step.
+    """
     if len(params) < 1:
         raise ValueError("no training policies: loosen the return limit or collect more policies.")
     x = torch.as_tensor(params, dtype=torch.float32)
@@ -149,6 +154,7 @@ def train_pvn(
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=learning_rate)
     batches = rng.integers(0, len(x), size=(train_steps, batch_size))
     steps, train_curve, val_curve, snap_steps, snaps = [], [], [], [], []
+    best_state: dict[str, torch.Tensor] = {}
     running, count = 0.0, 0
     start = time.perf_counter()
 
@@ -158,6 +164,9 @@ def train_pvn(
         steps.append(step)
         train_curve.append(train_value)
         val_curve.append(val)
+        if keep_best and val <= min(val_curve):
+            best_state.clear()
+            best_state.update({k: v.detach().clone() for k, v in model.state_dict().items()})
         if on_metrics is not None:
             on_metrics(model.input_mode, step, train_value, val)
 
@@ -183,6 +192,8 @@ def train_pvn(
             on_progress(step, train_steps, f"train {model.input_mode} PVN: val KL {val_curve[-1]:.3f}")
         if step % snapshot_every == 0 or step == train_steps:
             snapshot(step)
+    if keep_best and best_state and len(vx):
+        model.load_state_dict(best_state)
     return TrainedPVN(
         model=model,
         input_mode=model.input_mode,

@@ -126,3 +126,36 @@ def test_zero_training_policies_is_a_clear_error():
             0.01,
             rng,
         )
+
+
+def test_keep_best_returns_the_weights_with_the_lowest_validation_loss():
+    rng = np.random.default_rng(4)
+    params, targets, bins = _toy_data(rng, 200)
+    model = PVN(
+        ARCH,
+        bins,
+        "fingerprint",
+        (80,),
+        3.0,
+        initial_probes(20, 4, "noise", rng),
+        True,
+        torch.Generator().manual_seed(2),
+    )
+    t = train_pvn(
+        model,
+        params[:100],
+        targets[:100],
+        params[100:],
+        targets[100:],
+        400,
+        32,
+        0.01,
+        rng,
+        eval_every=20,
+        keep_best=True,
+    )
+    with torch.no_grad():
+        final_val = kl_loss(
+            torch.tensor(targets[100:], dtype=torch.float32), model.log_probs(torch.tensor(params[100:]))
+        ).item()
+    assert final_val == pytest.approx(t.val_loss.min(), rel=1e-5)
