@@ -55,9 +55,6 @@ def pick_start() -> None:
         st.session_state["start2"] = round(float(points[0]["y"]), 3)
 
 
-for key, value in PAPER_STATE.items():
-    st.session_state.setdefault(key, value)
-
 st.title("Value polytope: the 2-state MDP")
 st.caption("Section 6.1 and Appendix A. Everything here is exact except what the PVN predicts.")
 
@@ -67,12 +64,22 @@ with st.sidebar:
     c1.button("Paper settings", on_click=restore_paper, help="Restore Appendix A and B.")
     c2.button("Random MDP", on_click=draw_random_mdp, help="Draw rewards and transitions (seeded).")
     with st.expander("MDP (Appendix A)", expanded=True):
-        st.slider("Discount γ", 0.0, 0.99, step=0.01, key="gamma", help=H("gamma"), bind="query-params")
+        st.slider(
+            "Discount γ",
+            0.0,
+            0.99,
+            step=0.01,
+            value=PAPER_STATE["gamma"],
+            key="gamma",
+            help=H("gamma"),
+            bind="query-params",
+        )
         st.slider(
             "d0(s1)",
             0.0,
             1.0,
             step=0.05,
+            value=PAPER_STATE["d0"],
             key="d0",
             help="Start probability of s1; d0(s2) = 1 − d0(s1).",
             bind="query-params",
@@ -81,13 +88,27 @@ with st.sidebar:
         rc = st.columns(2)
         for s in range(2):
             for a in range(2):
-                rc[a].number_input(f"r(s{s + 1}, a{a + 1})", -2.0, 2.0, step=0.05, key=f"r{s}{a}", bind="query-params")
+                rc[a].number_input(
+                    f"r(s{s + 1}, a{a + 1})",
+                    -2.0,
+                    2.0,
+                    step=0.05,
+                    value=PAPER_STATE[f"r{s}{a}"],
+                    key=f"r{s}{a}",
+                    bind="query-params",
+                )
         st.markdown("Transitions P(s1 | s, a); P(s2 | s, a) = 1 − P(s1 | s, a)")
         pc = st.columns(2)
         for s in range(2):
             for a in range(2):
                 pc[a].number_input(
-                    f"P(s1 | s{s + 1}, a{a + 1})", 0.0, 1.0, step=0.01, key=f"p{s}{a}", bind="query-params"
+                    f"P(s1 | s{s + 1}, a{a + 1})",
+                    0.0,
+                    1.0,
+                    step=0.01,
+                    value=PAPER_STATE[f"p{s}{a}"],
+                    key=f"p{s}{a}",
+                    bind="query-params",
                 )
     with st.expander("Gradient ascent (Fig. 3)", expanded=True):
         st.slider(
@@ -95,27 +116,40 @@ with st.sidebar:
             0.0,
             1.0,
             step=0.01,
+            value=PAPER_STATE["start1"],
             key="start1",
             bind="query-params",
             help=H("ascent_start") + " You can also click the exact field.",
         )
-        st.slider("Start P(a1 | s2)", 0.0, 1.0, step=0.01, key="start2", bind="query-params")
+        st.slider(
+            "Start P(a1 | s2)", 0.0, 1.0, step=0.01, value=PAPER_STATE["start2"], key="start2", bind="query-params"
+        )
         st.number_input(
             "Ascent step size (SGD)",
             0.001,
             5.0,
             step=0.01,
+            value=PAPER_STATE["ascent_lr"],
             key="ascent_lr",
             help=H("ascent_learning_rate"),
             bind="query-params",
         )
-        st.slider("Ascent steps", 1, 500, key="ascent_steps", help=H("ascent_steps"), bind="query-params")
+        st.slider(
+            "Ascent steps",
+            1,
+            500,
+            value=PAPER_STATE["ascent_steps"],
+            key="ascent_steps",
+            help=H("ascent_steps"),
+            bind="query-params",
+        )
     with st.expander("PVN training (Appendix B)", expanded=True):
         st.slider(
             "Sampled policies (half train, half test)",
             4,
             400,
             step=2,
+            value=PAPER_STATE["num_policies"],
             key="num_policies",
             help=H("num_policies"),
             bind="query-params",
@@ -126,11 +160,21 @@ with st.sidebar:
             1.0,
             step=0.001,
             format="%.4f",
+            value=PAPER_STATE["pvn_lr"],
             key="pvn_lr",
             help=H("learning_rate"),
             bind="query-params",
         )
-        st.slider("Training steps", 100, 50000, step=100, key="train_steps", help=H("train_steps"), bind="query-params")
+        st.slider(
+            "Training steps",
+            100,
+            50000,
+            step=100,
+            value=PAPER_STATE["train_steps"],
+            key="train_steps",
+            help=H("train_steps"),
+            bind="query-params",
+        )
 
 ss = st.session_state
 seed = int(ss.get("seed", 0))

@@ -47,10 +47,11 @@ st.markdown(
 
 paper_note = (
     "Fig. 5. True return of each starting policy along its ascent through the fingerprint PVN (light), their mean "
-    "(bold), and the baselines of the paper's figure as grey dashed lines (OpenAI Spinning Up benchmark, "
-    "Swimmer-v3 at 3M steps, PyTorch, mean of 10 seeds; TF1 versions: DDPG 139, TRPO 92, PPO 76, VPG 76, TD3 60, "
-    "SAC 43). The paper reports every start ending above all baselines, the best near 250. The PVN never saw a "
-    "return above the dataset's best (green dotted), and ascends without any new environment data."
+    "(bold). Grey dashed lines are reference scores from the OpenAI Spinning Up benchmark (Swimmer-v3 at 3M steps, "
+    "PyTorch, mean of 10 seeds; TF1 versions: DDPG 139, TRPO 92, PPO 76, VPG 76, TD3 60, SAC 43), the source the "
+    "paper took its DDPG, SAC and TD3 lines from. The paper reports every start ending above its baselines, the "
+    "best near 250. Green dotted: the best mean return of any policy the PVN trained on. The ascent uses no new "
+    "environment data; the true returns plotted here are measured only to judge it."
 )
 
 

@@ -34,12 +34,19 @@ class AscentTrace:
 
     @property
     def best_index(self) -> np.ndarray:
-        return np.argmax(self.true_returns, axis=0)  # (A,)
+        """Per start, the scored iterate with the highest true return (A,).
+
+        As in Algorithm 3, only iterates after an update count; the untouched start
+        (index 0) is used only when no step was taken.
+        """
+        if len(self.true_returns) == 1:
+            return np.zeros(self.true_returns.shape[1], dtype=int)
+        return 1 + np.argmax(self.true_returns[1:], axis=0)
 
     @property
     def best_returns(self) -> np.ndarray:
-        """Algorithm 3's result per start: the best true return seen (A,)."""
-        return self.true_returns.max(axis=0)
+        """Algorithm 3's result per start: the best true return seen along the ascent (A,)."""
+        return self.true_returns[self.best_index, np.arange(self.true_returns.shape[1])]
 
     @property
     def best_params(self) -> np.ndarray:

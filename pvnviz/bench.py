@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m pvnviz.bench cartpole|swimmer|all``.
+"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|all``.
 
 Each benchmark runs our batched collector (Appendix C's Algorithm 1 on the batched
 environment, exactly the code the experiments use) and a baseline in the same process,
@@ -18,6 +18,71 @@ import numpy as np
 from pvnviz.dataset import collect_dataset
 from pvnviz.envs import get_env
 from pvnviz.policies import PolicyArch, forward_numpy
+
+
+def bench_polytope(repeats: int = 5) -> dict:
+    """Section 6.1: the exact view (5,000-policy polytope, 20x20 field, exact ascent) and PVN training.
+
+    Baselines in the same process: the polytope by iterative policy evaluation, one policy at a
+    time (what the closed form replaces), and the same PVN trained with torch (what the NumPy
+    network replaces).
+    """
+    import torch
+
+    from pvnviz import mdp as mdp_lib
+    from pvnviz.polytope import PolytopeConfig, exact_view, train_pvn
+
+    config = PolytopeConfig()
+    exact_view(config)  # warm-up
+    start = time.perf_counter()
+    for _ in range(repeats):
+        exact_view(config)
+    exact_seconds = (time.perf_counter() - start) / repeats
+    m = config.mdp()
+    x = mdp_lib.sample_policies(np.random.default_rng(0), config.num_polytope_points)
+    pi = mdp_lib.policy_matrix(x)
+    start = time.perf_counter()
+    for k in range(len(x)):
+        P_pi = np.einsum("sa,sat->st", pi[k], m.transitions)
+        r_pi = np.einsum("sa,sa->s", pi[k], m.rewards)
+        V = np.zeros(2)
+        for _ in range(200):  # gamma^200 < 1e-19 at gamma 0.8
+            V = r_pi + m.gamma * P_pi @ V
+    iterative_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    train_pvn(config, 0)
+    numpy_seconds = time.perf_counter() - start
+    torch.set_num_threads(1)
+    net = torch.nn.Sequential(torch.nn.Linear(2, 50), torch.nn.ReLU(), torch.nn.Linear(50, 2))
+    optimizer = torch.optim.RMSprop(net.parameters(), lr=config.learning_rate)
+    xs, ys = torch.rand(20, 2), torch.rand(20, 2)
+    start = time.perf_counter()
+    for _ in range(config.train_steps):
+        idx = torch.randint(0, 20, (32,))
+        loss = ((net(xs[idx]) - ys[idx]) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    torch_seconds = time.perf_counter() - start
+    return {
+        "exact_seconds": exact_seconds,
+        "iterative_seconds": iterative_seconds,
+        "pvn_numpy_seconds": numpy_seconds,
+        "pvn_torch_seconds": torch_seconds,
+    }
+
+
+def format_polytope(r: dict) -> str:
+    return "\n".join(
+        [
+            "Polytope (Section 6.1), paper settings",
+            f"  exact view (5,000-policy polytope + 20x20 field + ascent): {r['exact_seconds'] * 1000:.1f} ms; "
+            f"5,000 policies by iterative evaluation: {r['iterative_seconds']:.2f} s; "
+            f"ratio {r['iterative_seconds'] / r['exact_seconds']:.0f}x",
+            f"  PVN, 20,000 RMSProp steps: NumPy {r['pvn_numpy_seconds']:.2f} s, torch {r['pvn_torch_seconds']:.2f} s; "
+            f"ratio {r['pvn_torch_seconds'] / r['pvn_numpy_seconds']:.1f}x",
+        ]
+    )
 
 
 def gymnasium_cartpole_loop(
@@ -103,10 +168,12 @@ def format_cartpole(r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pvnviz.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("which", choices=["cartpole", "swimmer", "all"])
+    parser.add_argument("which", choices=["polytope", "cartpole", "swimmer", "all"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-pipeline", action="store_true", help="CartPole: skip timing the Paper pipeline")
     args, rest = parser.parse_known_args(argv)
+    if args.which in ("polytope", "all"):
+        print(format_polytope(bench_polytope()))
     if args.which in ("cartpole", "all"):
         print(format_cartpole(bench_cartpole(seed=args.seed, pipeline=not args.no_pipeline)))
     if args.which in ("swimmer", "all"):

@@ -108,13 +108,15 @@ def main(argv: list[str] | None = None) -> int:
                 f"unknown preset {args.preset!r} for {args.experiment}; choose one of: {', '.join(experiment.presets)}."
             )
         config = apply_overrides(experiment.presets[args.preset](), args.overrides)
+        if getattr(config, "env", args.experiment) != args.experiment:
+            raise ConfigError(f"env is fixed by the experiment name: run `{config.env}` instead of --set env=...")
         prepare_out(args.out)  # fail before the long work, not after it
         progress = (lambda done, total, info: None) if args.quiet else TerminalProgress()
         result = experiment.run(config, args.seed, progress)
         summary = result.summary()
-        write_run(args.out, args.experiment, args.seed, config, summary)
         if experiment.save is not None:
-            experiment.save(result, args.out)
+            experiment.save(result, args.out)  # arrays first: config.json marks a complete run
+        write_run(args.out, args.experiment, args.seed, config, summary)
     except (ConfigError, RunError, ValueError) as err:
         return _fail(str(err))
     print(json.dumps(summary, indent=2))

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pickle
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,9 +100,9 @@ class ExperimentConfig:
 DATASET_FIELDS = ("env", "policy_hidden", "num_policies", "num_episodes", "horizon")
 
 
-def dataset_key(config: ExperimentConfig) -> tuple:
-    """What the collected dataset depends on (a cache key)."""
-    return tuple(getattr(config, f) for f in DATASET_FIELDS)
+def dataset_config(config: ExperimentConfig) -> ExperimentConfig:
+    """The config with every field the dataset does not depend on reset to its default (a cache key)."""
+    return dataclasses.replace(ExperimentConfig(), **{f: getattr(config, f) for f in DATASET_FIELDS})
 
 
 def _rng(seed: int, stage: str) -> np.random.Generator:
@@ -138,6 +140,7 @@ def split(config: ExperimentConfig, dataset: PolicyDataset, seed: int) -> Split:
             f"the return limit {config.return_limit} filters out every policy (lowest mean return "
             f"{dataset.mean_returns.min():.1f}); raise the limit."
         )
+    # G_min, G_max of the training data the PVN sees (the kept policies' returns), Section 3.
     bins = ReturnBins.from_returns(dataset.returns[kept], config.num_bins)
     idx = _rng(seed, "split").permutation(np.flatnonzero(kept))
     num_val = int(round(config.val_fraction * len(idx)))
@@ -237,7 +240,9 @@ class ExperimentResult:
                 "best_mean_return": float(trace.best_returns.mean()),
                 "best_return_per_start": trace.best_returns.round(3).tolist(),
                 "start_mean_return": float(trace.true_returns[0].mean()),
-                "final_val_kl": float(self.trained[mode].val_loss[-1]),
+                "final_val_kl": float(
+                    self.trained[mode].val_loss.min() if self.config.keep_best else self.trained[mode].val_loss[-1]
+                ),
             }
         kept = self.split.kept
         return {
@@ -286,13 +291,21 @@ class ExperimentResult:
 
 
 def run_experiment(
-    config: ExperimentConfig, seed: int = 0, on_progress: ProgressFn = no_progress, on_metrics: MetricsFn | None = None
+    config: ExperimentConfig,
+    seed: int = 0,
+    on_progress: ProgressFn = no_progress,
+    on_metrics: MetricsFn | None = None,
+    dataset: PolicyDataset | None = None,
 ) -> ExperimentResult:
-    """All stages for every input in ``config.inputs``."""
+    """All stages for every input in ``config.inputs``.
+
+    ``dataset`` skips the collection when given; it must be ``collect(config, seed)``'s
+    result (the pages cache it on ``dataset_config``, so ascent-only changes do not recollect).
+    """
     timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    dataset = collect(config, seed, on_progress)
-    timings["collect"] = time.perf_counter() - t0
+    if dataset is None:
+        dataset = collect(config, seed, on_progress)
+    timings["collect"] = dataset.seconds
     parts = split(config, dataset, seed)
     trained, traces = {}, {}
     for mode in config.inputs:
@@ -314,6 +327,8 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
     folder = Path(path)
     try:
         config = from_dict(ExperimentConfig, info.config)
+        if experiment is not None and config.env != experiment:
+            raise RunError(f"{folder} holds a {config.env} run, not a {experiment} run.")
         dataset = PolicyDataset.load(folder / "dataset.npz")
         meta = json.loads((folder / "split.json").read_text())
         bins = ReturnBins(*meta["bins"])
@@ -342,8 +357,10 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
                 traces[mode] = AscentTrace(
                     mode, c["eval_steps"], c["true_returns"], c["predicted"], c["params"], float(c["ascent_seconds"])
                 )
-    except (FileNotFoundError, KeyError, ValueError) as err:
-        raise RunError(f"{folder} is not a complete {info.experiment} run: {err}") from None
+    except RunError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as err:
+        raise RunError(f"{folder} is not a complete {info.experiment} run ({type(err).__name__}: {err}).") from None
     timings = info.summary.get("timings_seconds", {})
     return ExperimentResult(config, info.seed, dataset, parts, trained, traces, timings)
 
@@ -351,26 +368,6 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
 def save_result(result: ExperimentResult, out_dir: str) -> None:
     result.save(out_dir)
 
-
-# Section 6.3 and Appendix B: 2000 deterministic MLP [30] policies, 51 bins, 5000 training steps,
-# ascent Adam lr 0.002 for 1000 steps, no training-set limit. The paper's 500 rollouts per policy
-# are a setting: with deterministic policies only the reset noise varies a return (default 5).
-SWIMMER_PAPER = ExperimentConfig(
-    env="swimmer",
-    policy_hidden=(30,),
-    num_policies=2000,
-    num_episodes=5,
-    horizon=1000,
-    return_limit=None,
-    num_bins=51,
-    train_steps=5000,
-    inputs=("fingerprint",),
-    ascent_steps=1000,
-    ascent_learning_rate=0.002,
-    eval_every=50,
-    eval_episodes=5,
-    log_every=50,
-)
 
 # Section 6.3 and Appendix B: 2000 deterministic MLP [30] policies, 51 bins, 5000 training steps,
 # ascent Adam lr 0.002 for 1000 steps, no training-set limit. The paper's 500 rollouts per policy

@@ -47,4 +47,4 @@ class Fingerprint(nn.Module):
         return self.probes.shape[0] * self.arch.act_dim
 
     def forward(self, params: torch.Tensor) -> torch.Tensor:
-        return forward_torch(self.arch, params, self.probes).reshape(params.shape[0], -1)
+        return forward_torch(self.arch, params, self.probes).reshape(params.shape[0], self.size)

@@ -12,6 +12,7 @@ Layout: policies as flat parameters (K, P) float32; targets (K, m); probes (n, o
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -80,6 +81,10 @@ class PVN(nn.Module):
         return None if self.fingerprint is None else self.fingerprint.probes.detach().numpy().copy()
 
 
+_THREADS_LOCK = threading.Lock()
+_THREADS_STACK: list[int] = []
+
+
 @contextlib.contextmanager
 def torch_threads(num_threads: int = 1) -> Iterator[None]:
     """Run torch on ``num_threads`` threads inside the block (usable as a decorator).
@@ -88,12 +93,18 @@ def torch_threads(num_threads: int = 1) -> Iterator[None]:
     spinning worker threads slow down badly (measured 3-12x) when the cores are
     also busy with environment rollouts or another session.
     """
-    before = torch.get_num_threads()
-    torch.set_num_threads(num_threads)
+    with _THREADS_LOCK:  # sessions train concurrently: the first in sets, the last out restores
+        if not _THREADS_STACK:
+            _THREADS_STACK.append(torch.get_num_threads())
+            torch.set_num_threads(num_threads)
+        _THREADS_STACK.append(num_threads)
     try:
         yield
     finally:
-        torch.set_num_threads(before)
+        with _THREADS_LOCK:
+            _THREADS_STACK.pop()
+            if len(_THREADS_STACK) == 1:
+                torch.set_num_threads(_THREADS_STACK.pop())
 
 
 def kl_loss(target: torch.Tensor, log_pred: torch.Tensor) -> torch.Tensor:

@@ -49,8 +49,8 @@ def write_run(out_dir: str | Path, experiment: str, seed: int, config: Any, summ
     """Create the folder and write config.json and summary.json."""
     out = prepare_out(out_dir)
     meta = {"experiment": experiment, "seed": seed, "config": to_dict(config)}
-    (out / "config.json").write_text(json.dumps(meta, indent=2) + "\n")
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (out / "config.json").write_text(json.dumps(meta, indent=2) + "\n")  # last: its presence marks a run
     return out
 
 

@@ -40,8 +40,10 @@ def computed(fn: Callable[..., Any], *args: Any, label: str, **live: Any) -> Any
     def on_progress(done: int, total: int, info: str) -> None:
         bar.progress(min(done / max(total, 1), 1.0), text=f"{label} — {info}")
 
-    result = fn(*args, on_progress, **live)
-    bar.empty()
+    try:
+        result = fn(*args, on_progress, **live)
+    finally:
+        bar.empty()
     with lock:
         store[key] = result
         while len(store) > MAX_RESULTS:

@@ -12,7 +12,14 @@ import streamlit as st
 
 from pvnviz.configs import ConfigError, help_text
 from pvnviz.envs import get_env
-from pvnviz.experiment import ExperimentConfig, ExperimentResult, load_result, run_experiment
+from pvnviz.experiment import (
+    ExperimentConfig,
+    ExperimentResult,
+    collect,
+    dataset_config,
+    load_result,
+    run_experiment,
+)
 from pvnviz.figures import experiment as figs
 from pvnviz.runs import RunError
 from ui import computed, what_to_look_at
@@ -108,16 +115,14 @@ def sidebar_config(env_name: str, presets: dict[str, Callable[[], ExperimentConf
     """Preset picker and every hyperparameter, bound to the URL; the config, or None after an st.error."""
     first = next(iter(presets))
     preset_key = _key(env_name, "preset")
-    st.session_state.setdefault(preset_key, first)
-    base = presets[st.session_state[preset_key]]()
-    for _, fields in FIELDS:
-        for field, _, kind, _ in fields:
-            st.session_state.setdefault(_key(env_name, field), _to_widget(kind, getattr(base, field)))
+    preset = st.session_state.get(preset_key, first)
+    base = presets[preset if preset in presets else first]()
     with st.sidebar:
         st.header("Experiment settings")
         st.selectbox(
             "Preset",
             list(presets),
+            index=0,
             key=preset_key,
             on_change=_apply_preset,
             args=(env_name, presets),
@@ -129,14 +134,18 @@ def sidebar_config(env_name: str, presets: dict[str, Callable[[], ExperimentConf
             with st.expander(title, expanded=False):
                 for field, label, kind, kwargs in fields:
                     key, tip = _key(env_name, field), help_text(ExperimentConfig, field)
+                    default = _to_widget(kind, getattr(base, field))  # the preset's value: not repeated in the URL
                     if kind in ("int", "float"):
-                        value = st.number_input(label, key=key, help=tip, bind="query-params", **kwargs)
+                        value = st.number_input(label, value=default, key=key, help=tip, bind="query-params", **kwargs)
                     elif kind == "bool":
-                        value = st.checkbox(label, key=key, help=tip, bind="query-params")
+                        value = st.checkbox(label, value=default, key=key, help=tip, bind="query-params")
                     elif kind == "select":
-                        value = st.selectbox(label, key=key, help=tip, bind="query-params", **kwargs)
+                        options = kwargs["options"]
+                        value = st.selectbox(
+                            label, options, index=options.index(default), key=key, help=tip, bind="query-params"
+                        )
                     else:
-                        value = st.text_input(label, key=key, help=tip, bind="query-params")
+                        value = st.text_input(label, value=default, key=key, help=tip, bind="query-params")
                     changes[field] = (kind, value, label)
     try:
         values = {f: _from_widget(kind, v, label) for f, (kind, v, label) in changes.items()}
@@ -168,7 +177,6 @@ def _resolve(run_dir: str) -> str:
 def obtain_result(env_name: str, config: ExperimentConfig | None, seed: int, default_run: str = "") -> ExperimentResult:
     """A saved run if the sidebar names one, else a live run (cached), with progress and a growing loss chart."""
     run_key = _key(env_name, "run")
-    st.session_state.setdefault(run_key, default_run)
     with st.sidebar:
         if default_run:
             st.button(
@@ -180,20 +188,25 @@ def obtain_result(env_name: str, config: ExperimentConfig | None, seed: int, def
             )
         run_dir = st.text_input(
             "Open a saved run (folder)",
-            key=_key(env_name, "run"),
+            value=default_run,
+            key=run_key,
             bind="query-params",
             help="A folder written by `python -m pvnviz run ... --out DIR`.",
         ).strip()
-    if config is None:
-        return _last_good(env_name)
     if run_dir:
+        path = _resolve(run_dir)
         try:
-            result = computed(_load, _resolve(run_dir), env_name, label=f"Opening {run_dir}")
-            st.info(f"Showing the saved run in `{run_dir}` (seed {result.seed}). Clear the folder box to train live.")
+            result = computed(_load, path, _stamp(path), env_name, label=f"Opening {run_dir}")
+            st.info(
+                f"Showing the saved run in `{run_dir}` (seed {result.seed}); the sidebar's settings apply when "
+                "you train live (clear the folder box)."
+            )
             return result
         except RunError as err:
             st.error(f"Cannot open that run: {err}")
             return _last_good(env_name)
+    if config is None:
+        return _last_good(env_name)
     live_chart = st.empty()
     history: dict[str, list] = {mode: [] for mode in config.inputs}
     last_draw = [0.0]
@@ -206,7 +219,10 @@ def obtain_result(env_name: str, config: ExperimentConfig | None, seed: int, def
             live_chart.plotly_chart(figs.live_loss_figure(history), key=f"live-{mode}-{step}")
 
     try:
-        result = computed(run_experiment, config, seed, label="Collecting, training, ascending", on_metrics=on_metrics)
+        dataset = computed(collect, dataset_config(config), seed, label="Collecting the dataset (Algorithm 1)")
+        result = computed(
+            run_experiment, config, seed, label="Training and ascending", on_metrics=on_metrics, dataset=dataset
+        )
     except ValueError as err:
         live_chart.empty()
         st.error(f"Please change a setting: {err}")
@@ -216,7 +232,15 @@ def obtain_result(env_name: str, config: ExperimentConfig | None, seed: int, def
     return result
 
 
-def _load(path: str, env_name: str, on_progress) -> ExperimentResult:
+def _stamp(path: str) -> float:
+    """Latest modification time in a run folder, so a rewritten run is not served from the cache."""
+    try:
+        return max((f.stat().st_mtime for f in Path(path).iterdir()), default=0.0)
+    except OSError:
+        return 0.0
+
+
+def _load(path: str, stamp: float, env_name: str, on_progress) -> ExperimentResult:
     return load_result(path, env_name)
 
 
@@ -244,17 +268,24 @@ def render_results(
     left, right = st.columns(2)
     left.plotly_chart(figs.returns_histogram(dataset, split, config.return_limit))
     with left:
-        what_to_look_at(
-            "Fig. 4 (left). Each bar counts random policies by mean return over their rollouts. Green "
-            "policies train the PVN; red ones beat the limit and are thrown away, so any ascent result "
-            "right of the dashed line is a policy better than everything the PVN saw."
-        )
+        if config.return_limit is not None:
+            what_to_look_at(
+                "Fig. 4 (left). Each bar counts random policies by mean return over their rollouts. Green "
+                "policies train the PVN; red ones beat the limit (dashed) and are thrown away, so an ascent "
+                "that ends right of the limit has found a policy better than every policy the PVN trained on."
+            )
+        else:
+            what_to_look_at(
+                "Each bar counts random policies by mean return over their rollouts; all of them train the PVN "
+                "(no limit here, as in Section 6.3). Most random policies barely move; a thin tail swims."
+            )
     right.plotly_chart(figs.loss_figure(result.trained))
     with right:
         what_to_look_at(
             "Algorithm 2. KL divergence between each policy's return histogram and the PVN's prediction, "
-            "dotted on training batches and solid on held-out policies. The fingerprint PVN (orange) "
-            "generalises better than the flattened-weights PVN (grey) on MLP policies (Section 6.2)."
+            "dotted on training batches and solid on held-out policies"
+            + (", orange for the fingerprint PVN and grey for flattened weights. " if len(result.trained) > 1 else ". ")
+            + "A validation curve that turns up while the training curve falls is the PVN overfitting."
         )
 
     st.plotly_chart(
@@ -266,10 +297,13 @@ def render_results(
 
     left, right = st.columns(2)
     predictions = {}
-    for mode, trained in result.trained.items():
+    if not len(split.val_idx):
+        st.caption("No validation policies (validation share 0): prediction panels are skipped.")
+    for mode, trained in result.trained.items() if len(split.val_idx) else []:
         _, j_hat = trained.predict(dataset.params[split.val_idx])
         predictions[mode] = (dataset.mean_returns[split.val_idx], j_hat)
-    left.plotly_chart(figs.prediction_figure(predictions))
+    if predictions:
+        left.plotly_chart(figs.prediction_figure(predictions))
     with left:
         what_to_look_at(
             "Validation policies, never trained on: the PVN's Ĵ (the histogram's mean, Section 3) against "
@@ -277,7 +311,9 @@ def render_results(
         )
     with right:
         if len(split.val_idx):
-            pick = st.slider("Validation policy", 0, len(split.val_idx) - 1, 0, key=f"{config.env}_val_pick")
+            pick = 0
+            if len(split.val_idx) > 1:
+                pick = st.slider("Validation policy", 0, len(split.val_idx) - 1, 0, key=f"{config.env}_val_pick")
             index = int(split.val_idx[pick])
             target = split.bins.pmf(dataset.returns[index : index + 1])[0]
             predicted = {m: t.predict(dataset.params[index : index + 1])[0][0] for m, t in result.trained.items()}
@@ -307,10 +343,15 @@ def render_results(
             key=f"{config.env}_probe_y",
         )
         st.plotly_chart(figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y)))
+        bounds = "termination bounds" if config.env == "cartpole" else "the rotors' joint limits"
+        moving = (
+            "press ▶ to watch them move as they are trained jointly with the PVN (Algorithm 2)"
+            if config.train_probes
+            else "they are frozen here (training them is off), so they stay where they started"
+        )
         what_to_look_at(
-            "Section 4. The fingerprint is the policy's output at these states; press ▶ to watch them "
-            "move as they are trained with the PVN. Dashed lines are termination bounds where the state "
-            "has any: probes drift towards the states that tell good policies from bad."
+            f"Section 4. The fingerprint is the policy's output at these probing states; {moving}. Grey rings "
+            f"are where they started, faint lines their paths; dashed lines mark {bounds}."
         )
 
     if replay is not None and result.traces:
@@ -323,7 +364,9 @@ def render_results(
             format_func=lambda m: figs.MODE_LABEL[m],
         )
         trace = result.traces[mode]
-        start = st.slider("Start", 1, trace.params.shape[1], 1, key=f"{config.env}_replay_start") - 1
+        start = 0
+        if trace.params.shape[1] > 1:
+            start = st.slider("Start", 1, trace.params.shape[1], 1, key=f"{config.env}_replay_start") - 1
         replay(result, trace, start)
 
 

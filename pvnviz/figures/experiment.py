@@ -392,7 +392,9 @@ def cartpole_replay(states: dict[str, np.ndarray], pole_length: float = 1.0, fra
     for k, tr in enumerate(shapes_at(0)):
         fig.add_trace(tr, row=1, col=k // 2 + 1)
     dynamic = list(range(base, len(fig.data)))
-    frame_steps = list(range(0, num_frames, frame_every)) + [num_frames - 1]
+    frame_steps = list(range(0, num_frames, frame_every))
+    if frame_steps[-1] != num_frames - 1:
+        frame_steps.append(num_frames - 1)
     names = [str(t) for t in frame_steps]
     fig.frames = [go.Frame(data=shapes_at(t), traces=dynamic, name=n) for t, n in zip(frame_steps, names)]
     _play_controls(fig, names, "time step ", duration=40)
