@@ -23,51 +23,6 @@ def _rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
-def _play_controls(fig: go.Figure, frame_names: list[str], prefix: str, duration: int = 80) -> None:
-    fig.update_layout(
-        updatemenus=[
-            dict(
-                type="buttons",
-                showactive=False,
-                x=0.0,
-                y=-0.12,
-                xanchor="left",
-                yanchor="top",
-                direction="left",
-                buttons=[
-                    dict(
-                        label="▶ Play",
-                        method="animate",
-                        args=[None, dict(frame=dict(duration=duration, redraw=True), transition=dict(duration=0))],
-                    ),
-                    dict(
-                        label="❚❚ Pause",
-                        method="animate",
-                        args=[[None], dict(frame=dict(duration=0, redraw=False), mode="immediate")],
-                    ),
-                ],
-            )
-        ],
-        sliders=[
-            dict(
-                active=len(frame_names) - 1,
-                x=0.2,
-                y=-0.06,
-                len=0.8,
-                currentvalue=dict(prefix=prefix),
-                steps=[
-                    dict(
-                        label=n,
-                        method="animate",
-                        args=[[n], dict(mode="immediate", frame=dict(duration=0, redraw=True))],
-                    )
-                    for n in frame_names
-                ],
-            )
-        ],
-    )
-
-
 def returns_histogram(dataset: PolicyDataset, split: Split, return_limit: float | None) -> go.Figure:
     """Mean returns of the dataset's policies: kept in green, filtered in red, the limit (Fig. 4, left)."""
     means = dataset.mean_returns
@@ -322,7 +277,7 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int]) -
     fig.add_trace(current(len(snaps) - 1))
     names = [str(int(s)) for s in trained.snapshot_steps]
     fig.frames = [go.Frame(data=[current(s)], traces=[2], name=names[s]) for s in range(len(snaps))]
-    _play_controls(fig, names, "training step ")
+    theme.play_controls(fig, names, "training step ")
     lo, hi = snaps[..., [i, j]].min((0, 1)), snaps[..., [i, j]].max((0, 1))  # (2,)
     for axis, bound in enumerate((bound_x, bound_y)):
         if bound is not None:
@@ -392,12 +347,10 @@ def cartpole_replay(states: dict[str, np.ndarray], pole_length: float = 1.0, fra
     for k, tr in enumerate(shapes_at(0)):
         fig.add_trace(tr, row=1, col=k // 2 + 1)
     dynamic = list(range(base, len(fig.data)))
-    frame_steps = list(range(0, num_frames, frame_every))
-    if frame_steps[-1] != num_frames - 1:
-        frame_steps.append(num_frames - 1)
+    frame_steps = theme.frame_steps(num_frames, frame_every)
     names = [str(t) for t in frame_steps]
     fig.frames = [go.Frame(data=shapes_at(t), traces=dynamic, name=n) for t, n in zip(frame_steps, names)]
-    _play_controls(fig, names, "time step ", duration=40)
+    theme.play_controls(fig, names, "time step ", duration=40)
     fig.layout.sliders[0].active = 0
     for col in range(1, len(labels) + 1):
         fig.update_xaxes(title_text="cart position", range=[-2.6, 2.6], row=1, col=col)
@@ -451,12 +404,10 @@ def swimmer_replay(segments: dict[str, np.ndarray], frame_every: int = 10) -> go
     for row, trace in enumerate(bodies_at(0), start=1):
         fig.add_trace(trace, row=row, col=1)
     dynamic = list(range(base, len(fig.data)))
-    frame_steps = list(range(0, num_frames, frame_every))
-    if frame_steps[-1] != num_frames - 1:
-        frame_steps.append(num_frames - 1)
+    frame_steps = theme.frame_steps(num_frames, frame_every)
     names = [str(t) for t in frame_steps]
     fig.frames = [go.Frame(data=bodies_at(t), traces=dynamic, name=n) for t, n in zip(frame_steps, names)]
-    _play_controls(fig, names, "time step ", duration=50)
+    theme.play_controls(fig, names, "time step ", duration=50)
     fig.layout.sliders[0].active = 0
     all_pts = np.concatenate([s[..., :2].reshape(-1, 2) for s in segments.values()])
     lo, hi = all_pts.min(0) - 0.3, all_pts.max(0) + 0.3

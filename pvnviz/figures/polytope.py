@@ -258,47 +258,8 @@ def ascent_animation(exact: ExactView, learned: LearnedView | None = None) -> go
     dynamic_ids = list(range(first_dynamic, len(fig.data)))
     frame_steps = sorted(set(np.linspace(0, num_steps, min(num_steps, 50) + 1).astype(int).tolist()))
     fig.frames = [go.Frame(data=dynamic(t), traces=dynamic_ids, name=str(t)) for t in frame_steps]
-    fig.update_layout(
-        updatemenus=[
-            dict(
-                type="buttons",
-                showactive=False,
-                x=0.0,
-                y=-0.2,
-                xanchor="left",
-                direction="left",
-                buttons=[
-                    dict(
-                        label="▶ Play",
-                        method="animate",
-                        args=[None, dict(frame=dict(duration=80, redraw=True), transition=dict(duration=0))],
-                    ),
-                    dict(
-                        label="❚❚ Pause",
-                        method="animate",
-                        args=[[None], dict(frame=dict(duration=0, redraw=False), mode="immediate")],
-                    ),
-                ],
-            )
-        ],
-        sliders=[
-            dict(
-                active=len(frame_steps) - 1,
-                x=0.2,
-                y=-0.1,
-                len=0.8,
-                currentvalue=dict(prefix="ascent step "),
-                steps=[
-                    dict(
-                        label=str(t),
-                        method="animate",
-                        args=[[str(t)], dict(mode="immediate", frame=dict(duration=0, redraw=True))],
-                    )
-                    for t in frame_steps
-                ],
-            )
-        ],
-    )
+    theme.play_controls(fig, [str(t) for t in frame_steps], "ascent step ")
+    fig.layout.updatemenus[0].y, fig.layout.sliders[0].y = -0.2, -0.1
     fig.update_xaxes(title_text="P(a1 | s1)", range=[-0.03, 1.03], row=1, col=1)
     fig.update_yaxes(title_text="P(a1 | s2)", range=[-0.03, 1.03], row=1, col=1)
     fig.update_xaxes(title_text="V(s1)", row=1, col=2)

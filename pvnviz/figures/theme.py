@@ -1,4 +1,6 @@
-"""One colour per concept, shared by every page's figures."""
+"""One colour per concept, shared by every page's figures; common layout and animation controls."""
+
+import plotly.graph_objects as go
 
 EXACT = "#1f77b4"  # exact math / true (Monte Carlo) return
 LEARNED = "#ff7f0e"  # anything predicted by a PVN
@@ -27,3 +29,57 @@ def style(fig, title: str, height: int = 420):
         font=FONT,
     )
     return fig
+
+
+def play_controls(fig: go.Figure, frame_names: list[str], prefix: str, duration: int = 80) -> None:
+    """Play/Pause buttons and a step slider under an animated figure (frames named by frame_names)."""
+    fig.update_layout(
+        updatemenus=[
+            dict(
+                type="buttons",
+                showactive=False,
+                x=0.0,
+                y=-0.12,
+                xanchor="left",
+                yanchor="top",
+                direction="left",
+                buttons=[
+                    dict(
+                        label="▶ Play",
+                        method="animate",
+                        args=[None, dict(frame=dict(duration=duration, redraw=True), transition=dict(duration=0))],
+                    ),
+                    dict(
+                        label="❚❚ Pause",
+                        method="animate",
+                        args=[[None], dict(frame=dict(duration=0, redraw=False), mode="immediate")],
+                    ),
+                ],
+            )
+        ],
+        sliders=[
+            dict(
+                active=len(frame_names) - 1,
+                x=0.2,
+                y=-0.06,
+                len=0.8,
+                currentvalue=dict(prefix=prefix),
+                steps=[
+                    dict(
+                        label=n,
+                        method="animate",
+                        args=[[n], dict(mode="immediate", frame=dict(duration=0, redraw=True))],
+                    )
+                    for n in frame_names
+                ],
+            )
+        ],
+    )
+
+
+def frame_steps(num_frames: int, every: int) -> list[int]:
+    """Every ``every``-th frame index, always ending on the last one."""
+    steps = list(range(0, num_frames, every))
+    if steps[-1] != num_frames - 1:
+        steps.append(num_frames - 1)
+    return steps
