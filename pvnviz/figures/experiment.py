@@ -286,7 +286,7 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int]) -
     fig.update_xaxes(title_text=env.state_labels[i], range=[lo[0] - pad[0], hi[0] + pad[0]])
     fig.update_yaxes(title_text=env.state_labels[j], range=[lo[1] - pad[1], hi[1] + pad[1]])
     fig = theme.style(fig, "Probing states through training", height=520)
-    fig.update_layout(margin=dict(b=160), legend=dict(y=-0.3))
+    fig.update_layout(margin=dict(b=200), legend=dict(y=-0.42))
     return fig
 
 
@@ -356,7 +356,7 @@ def cartpole_replay(states: dict[str, np.ndarray], pole_length: float = 1.0, fra
         fig.update_xaxes(title_text="cart position", range=[-2.6, 2.6], row=1, col=col)
         fig.update_yaxes(title_text="height", range=[-0.2, 1.3], row=1, col=col)
     fig = theme.style(fig, "Replay: the same start state, before and after ascent", height=380)
-    fig.update_layout(margin=dict(b=120), showlegend=False)
+    fig.update_layout(margin=dict(b=150), showlegend=False)
     return fig
 
 
@@ -417,5 +417,5 @@ def swimmer_replay(segments: dict[str, np.ndarray], frame_every: int = 10) -> go
             title_text="y (m)", range=[lo[1], hi[1]], row=row, col=1, scaleanchor=f"x{'' if row == 1 else row}"
         )
     fig = theme.style(fig, "Replay: the swimmer from above, before and after ascent", height=260 * len(labels) + 180)
-    fig.update_layout(margin=dict(b=140))
+    fig.update_layout(margin=dict(b=160), legend=dict(y=-0.32 * 520 / (260 * len(labels) + 180)))
     return fig

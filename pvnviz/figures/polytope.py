@@ -259,13 +259,12 @@ def ascent_animation(exact: ExactView, learned: LearnedView | None = None) -> go
     frame_steps = sorted(set(np.linspace(0, num_steps, min(num_steps, 50) + 1).astype(int).tolist()))
     fig.frames = [go.Frame(data=dynamic(t), traces=dynamic_ids, name=str(t)) for t in frame_steps]
     theme.play_controls(fig, [str(t) for t in frame_steps], "ascent step ")
-    fig.layout.updatemenus[0].y, fig.layout.sliders[0].y = -0.2, -0.1
     fig.update_xaxes(title_text="P(a1 | s1)", range=[-0.03, 1.03], row=1, col=1)
     fig.update_yaxes(title_text="P(a1 | s2)", range=[-0.03, 1.03], row=1, col=1)
     fig.update_xaxes(title_text="V(s1)", row=1, col=2)
     fig.update_yaxes(title_text="V(s2)", row=1, col=2)
     fig = theme.style(fig, "Gradient ascent, exact against learned", height=520)
-    fig.update_layout(margin=dict(b=190), legend=dict(y=-0.34))
+    fig.update_layout(margin=dict(b=200), legend=dict(y=-0.36))
     return fig
 
 

@@ -39,7 +39,7 @@ def play_controls(fig: go.Figure, frame_names: list[str], prefix: str, duration:
                 type="buttons",
                 showactive=False,
                 x=0.0,
-                y=-0.12,
+                y=-0.2,
                 xanchor="left",
                 yanchor="top",
                 direction="left",
@@ -61,7 +61,7 @@ def play_controls(fig: go.Figure, frame_names: list[str], prefix: str, duration:
             dict(
                 active=len(frame_names) - 1,
                 x=0.2,
-                y=-0.06,
+                y=-0.12,
                 len=0.8,
                 currentvalue=dict(prefix=prefix),
                 steps=[
