@@ -65,9 +65,9 @@ def replay(result, trace, start: int) -> None:
     ]
     st.plotly_chart(swimmer_replay(dict(zip(labels, segments))))
     what_to_look_at(
-        "MuJoCo body positions of the three links, seen from above, for the same start state. Press ▶: "
-        "the ascended policy swims forward (to the right) with a travelling wave; the blue line is "
-        "the path of the front link."
+        "MuJoCo body positions of the three links, seen from above, from the same start state; the blue line is "
+        f"the path of the front link. Press ▶: over the episode the start policy travels {distance[0]:+.2f} m and "
+        f"the ascended one {distance[1]:+.2f} m (forward is to the right; a return sums the forward velocity)."
     )
 
 

@@ -286,7 +286,7 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int]) -
     fig.update_xaxes(title_text=env.state_labels[i], range=[lo[0] - pad[0], hi[0] + pad[0]])
     fig.update_yaxes(title_text=env.state_labels[j], range=[lo[1] - pad[1], hi[1] + pad[1]])
     fig = theme.style(fig, "Probing states through training", height=520)
-    fig.update_layout(margin=dict(b=200), legend=dict(y=-0.42))
+    fig.update_layout(margin=dict(b=150), legend=dict(y=1.0, yanchor="bottom", x=1.0, xanchor="right"))
     return fig
 
 
@@ -363,7 +363,7 @@ def cartpole_replay(states: dict[str, np.ndarray], pole_length: float = 1.0, fra
 def swimmer_replay(segments: dict[str, np.ndarray], frame_every: int = 10) -> go.Figure:
     """Animated swimmer bodies from above, one panel per policy; segments[label] is (T+1, 3, 2, 3)."""
     labels = list(segments)
-    fig = make_subplots(rows=len(labels), cols=1, subplot_titles=labels, vertical_spacing=0.12)
+    fig = make_subplots(rows=len(labels), cols=1, subplot_titles=labels, vertical_spacing=0.22)
     num_frames = min(len(s) for s in segments.values())
 
     def bodies_at(t: int) -> list[go.Scatter]:
@@ -394,7 +394,7 @@ def swimmer_replay(segments: dict[str, np.ndarray], frame_every: int = 10) -> go
                 mode="lines",
                 line=dict(color=theme.EXACT, width=1),
                 name="path of the front link",
-                showlegend=row == 1,
+                showlegend=False,
                 hoverinfo="skip",
             ),
             row=row,
@@ -417,5 +417,5 @@ def swimmer_replay(segments: dict[str, np.ndarray], frame_every: int = 10) -> go
             title_text="y (m)", range=[lo[1], hi[1]], row=row, col=1, scaleanchor=f"x{'' if row == 1 else row}"
         )
     fig = theme.style(fig, "Replay: the swimmer from above, before and after ascent", height=260 * len(labels) + 180)
-    fig.update_layout(margin=dict(b=160), legend=dict(y=-0.32 * 520 / (260 * len(labels) + 180)))
+    fig.update_layout(margin=dict(b=160))
     return fig
