@@ -150,3 +150,20 @@ def test_page_in_a_real_browser(server, browser, path):
     page.screenshot(path=str(ARTIFACTS / f"{shot}.png"), full_page=True)
     assert not errors, errors
     page.close()
+
+
+def test_clicking_the_exact_field_sets_the_ascent_start(server, browser):
+    """Fig. 3a: a click on the policy square moves the start; the URL records it."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server}/polytope")
+    wait_idle(page)
+    fields = page.locator("[data-testid='stPlotlyChart']").nth(1)
+    fields.scroll_into_view_if_needed()
+    points = fields.locator(".scatterlayer .trace path.point")
+    page.wait_for_function("document.querySelectorAll('.scatterlayer .trace path.point').length > 1681")
+    box = points.nth(points.count() - 200).bounding_box()  # a point of the 41 x 41 picker grid
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_url("**/polytope?*start*", timeout=60_000)
+    wait_idle(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
