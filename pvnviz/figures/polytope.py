@@ -264,7 +264,7 @@ def ascent_animation(exact: ExactView, learned: LearnedView | None = None) -> go
     fig.update_xaxes(title_text="V(s1)", row=1, col=2)
     fig.update_yaxes(title_text="V(s2)", row=1, col=2)
     fig = theme.style(fig, "Gradient ascent, exact against learned", height=520)
-    fig.update_layout(margin=dict(b=200), legend=dict(y=-0.36))
+    fig.update_layout(margin=dict(b=210), legend=dict(y=-0.47))
     return fig
 
 
