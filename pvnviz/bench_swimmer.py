@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pvnviz import swimmer
+from pvnviz.envs import check_rollout_counts
 from pvnviz.policies import PolicyArch, forward_numpy, glorot_params
 
 HIDDEN_SIZE = 30
@@ -108,7 +109,7 @@ def bench_swimmer(
     thread count shows it); the ``*_cpu`` ratios divide by the CPU time we
     actually got instead, i.e. what the ratios would be on free cores.
     """
-    swimmer._validate_counts(num_policies, num_episodes, horizon)
+    check_rollout_counts(num_policies, num_episodes, horizon)
     rng = np.random.default_rng(seed)
     policies = RandomMLPPolicies.init(rng, num_policies)
     threads = os.cpu_count() or 1

@@ -47,6 +47,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pvnviz.envs import check_rollout_counts
+
 # Physics constants, named as in gymnasium's CartPoleEnv.__init__.
 GRAVITY = 9.8
 CART_MASS = 1.0
@@ -155,17 +157,6 @@ def is_terminal(state: np.ndarray) -> np.ndarray:
 def reset_states(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """Draw initial states of shape (*shape, 4), float64, uniform in [-0.05, 0.05)."""
     return rng.uniform(RESET_LOW, RESET_HIGH, size=(*tuple(shape), STATE_SIZE))
-
-
-def _validate(num_policies: int, num_episodes: int, horizon: int) -> None:
-    if int(horizon) < 1:
-        raise ValueError(f"horizon must be at least 1 step, got {horizon}; pass horizon >= 1 (e.g. 100).")
-    if int(num_policies) < 1:
-        raise ValueError(f"num_policies must be at least 1, got {num_policies}; pass a positive number of policies.")
-    if int(num_episodes) < 1:
-        raise ValueError(
-            f"num_episodes must be at least 1, got {num_episodes}; pass a positive number of episodes per policy."
-        )
 
 
 def _simulate(
@@ -291,7 +282,7 @@ def rollout_returns(
     Row k is still policy k. Same return distribution, less work when many
     episodes end early (random policies: about 2x faster).
     """
-    _validate(num_policies, num_episodes, horizon)
+    check_rollout_counts(num_policies, num_episodes, horizon)
     initial_states = reset_states(rng, (int(num_policies), int(num_episodes)))
     returns, _ = _simulate(policy_fn, initial_states, int(horizon), False, on_progress, bool(compact_episodes))
     return returns
@@ -314,7 +305,7 @@ def rollout_trajectories(
             f"initial_states must have shape (num_policies, num_episodes, 4), got {initial_states.shape}; "
             "use reset_states(rng, (K, B)) to make them."
         )
-    _validate(initial_states.shape[0], initial_states.shape[1], horizon)
+    check_rollout_counts(initial_states.shape[0], initial_states.shape[1], horizon)
     _, trajectories = _simulate(policy_fn, initial_states, int(horizon), True, on_progress)
     assert trajectories is not None
     return trajectories

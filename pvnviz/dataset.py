@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pvnviz.envs import EnvSpec
+from pvnviz.envs import EnvSpec, check_rollout_counts
 from pvnviz.policies import PolicyArch, glorot_params, sampling_policy
 from pvnviz.progress import ProgressFn, no_progress
 
@@ -83,9 +83,7 @@ def collect_dataset(
     on_progress: ProgressFn = no_progress,
 ) -> PolicyDataset:
     """Algorithm 1: K Glorot policies, B Monte Carlo returns each, all in one batch."""
-    for name, value in (("num_policies", num_policies), ("num_episodes", num_episodes), ("horizon", horizon)):
-        if value < 1:
-            raise ValueError(f"{name} must be at least 1; got {value}.")
+    check_rollout_counts(num_policies, num_episodes, horizon)
     start = time.perf_counter()
     params = glorot_params(arch, num_policies, rng)
     returns = env.rollout_returns(

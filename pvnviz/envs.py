@@ -16,6 +16,17 @@ import numpy as np
 from pvnviz.progress import ProgressFn
 
 
+def check_rollout_counts(num_policies: int, num_episodes: int, horizon: int) -> None:
+    """ValueError, saying what to change, unless every count is at least 1."""
+    for name, value, example in (
+        ("horizon", horizon, "e.g. 100 for CartPole, 1000 for Swimmer"),
+        ("num_policies", num_policies, "a positive number of policies"),
+        ("num_episodes", num_episodes, "a positive number of episodes per policy"),
+    ):
+        if int(value) < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}; pass {example}.")
+
+
 @dataclass(frozen=True)
 class EnvSpec:
     """What the PVN pipeline needs to know about one environment."""

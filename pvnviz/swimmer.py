@@ -77,6 +77,8 @@ import numpy as np
 from mujoco import rollout as mj_rollout
 from mujoco.batch import Batch
 
+from pvnviz.envs import check_rollout_counts
+
 # gymnasium Swimmer-v5 defaults, named as its constructor arguments.
 FRAME_SKIP = 4
 FORWARD_REWARD_WEIGHT = 1.0
@@ -191,17 +193,6 @@ def observations_from_states(states: np.ndarray) -> np.ndarray:
     """Observations (..., 8) of full physics states (..., 11): ``qpos[2:]`` then ``qvel``."""
     states = np.asarray(states, dtype=np.float64)
     return np.concatenate([states[..., QPOS_SLICE][..., 2:], states[..., QVEL_SLICE]], axis=-1)
-
-
-def _validate_counts(num_policies: int, num_episodes: int, horizon: int) -> None:
-    if int(horizon) < 1:
-        raise ValueError(f"horizon must be at least 1 step, got {horizon}; pass horizon >= 1 (gymnasium uses 1000).")
-    if int(num_policies) < 1:
-        raise ValueError(f"num_policies must be at least 1, got {num_policies}; pass a positive number of policies.")
-    if int(num_episodes) < 1:
-        raise ValueError(
-            f"num_episodes must be at least 1, got {num_episodes}; pass a positive number of episodes per policy."
-        )
 
 
 def _validate_engine(engine: str, nthread: int | None) -> int:
@@ -393,7 +384,7 @@ def rollout_returns(
     A ``profile`` dict receives the seconds spent in "policy", "physics" and
     "other" (bookkeeping) work.
     """
-    _validate_counts(num_policies, num_episodes, horizon)
+    check_rollout_counts(num_policies, num_episodes, horizon)
     threads = _validate_engine(engine, nthread)
     rng = np.random.default_rng() if rng is None else rng
     initial_states = reset_states(rng, (int(num_policies), int(num_episodes)))
@@ -413,7 +404,7 @@ def rollout_returns_from_states(
 ) -> np.ndarray:
     """Like :func:`rollout_returns`, from given full physics states (K, B, 11); returns (K, B)."""
     initial_states = _check_initial_states(initial_states)
-    _validate_counts(initial_states.shape[0], initial_states.shape[1], horizon)
+    check_rollout_counts(initial_states.shape[0], initial_states.shape[1], horizon)
     threads = _validate_engine(engine, nthread)
     returns, _ = _simulate(policy_fn, initial_states, int(horizon), False, on_progress, engine, threads, profile)
     return returns
@@ -448,7 +439,7 @@ def rollout_trajectories(
     recorded ``qpos``, about 10 us per frame.
     """
     initial_states = _check_initial_states(initial_states)
-    _validate_counts(initial_states.shape[0], initial_states.shape[1], horizon)
+    check_rollout_counts(initial_states.shape[0], initial_states.shape[1], horizon)
     threads = _validate_engine(engine, nthread)
     horizon = int(horizon)
     returns, records = _simulate(policy_fn, initial_states, horizon, True, on_progress, engine, threads)
