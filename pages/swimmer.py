@@ -10,8 +10,12 @@ from ui.experiment import obtain_result, policy_pair, render_results, sidebar_co
 
 require_navigation()
 
-SHIPPED_RUN = "data/swimmer-paper"
-PRESET_NAMES = {"paper": "Paper (Appendix B)", "quick": "Quick (live, under a minute)"}
+SHIPPED_RUN = "data/swimmer-wide"  # also shipped: data/swimmer-paper (Appendix B's 2000 policies x 5 rollouts)
+PRESET_NAMES = {
+    "paper": "Paper (Appendix B)",
+    "paper-wide": "Paper budget on 10,000 policies x 1 rollout",
+    "quick": "Quick (live, under a minute)",
+}
 # OpenAI Spinning Up benchmark, Swimmer-v3 at 3M environment steps, PyTorch versions, mean over 10 seeds.
 BASELINES = {"DDPG 143": 143.0, "PPO 117": 117.0, "TD3 91": 91.0, "VPG 52": 52.0, "SAC 43": 43.0}
 BASELINE_STEPS = 3_000_000
@@ -19,7 +23,9 @@ BASELINE_STEPS = 3_000_000
 st.title("Swimmer: zero-shot ascent on MuJoCo")
 st.caption(
     "Section 6.3. Gymnasium's Swimmer-v5 on MuJoCo, batched in C: deterministic tanh MLP policies, "
-    "undiscounted returns over 1000 steps. The page opens the shipped paper-scale run; the button trains live."
+    "undiscounted returns over 1000 steps. The page opens a shipped paper-scale run (`data/swimmer-wide`: the "
+    "paper's 10 M environment steps spent on 10,000 policies x 1 rollout; type `data/swimmer-paper` for Appendix "
+    "B's 2000 x 5); the button trains live."
 )
 
 config = sidebar_config("swimmer", {PRESET_NAMES[k]: v for k, v in PRESETS["swimmer"].items()})

@@ -13,7 +13,7 @@ from pvnviz.experiment import PRESETS, load_result, run_experiment
 from pvnviz.runs import RunError
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "data" / "swimmer-paper"
+SHIPPED = {"paper": ROOT / "data" / "swimmer-paper", "paper-wide": ROOT / "data" / "swimmer-wide"}
 TINY = dataclasses.replace(
     PRESETS["swimmer"]["quick"](),
     num_policies=40,
@@ -77,13 +77,19 @@ def test_a_folder_that_is_not_a_run(tmp_path):
         load_result(tmp_path, "swimmer")
 
 
-def test_shipped_paper_run_opens_and_is_small():
-    size = sum(f.stat().st_size for f in SHIPPED.rglob("*") if f.is_file())
+def test_shipped_runs_are_small():
+    size = sum(f.stat().st_size for run in SHIPPED.values() for f in run.rglob("*") if f.is_file())
     assert size < 20 * 2**20, size
-    result = load_result(SHIPPED, "swimmer")
-    summary = json.loads((SHIPPED / "summary.json").read_text())
-    assert result.config == PRESETS["swimmer"]["paper"]()
-    assert summary["num_policies"] == 2000 and result.dataset.returns.shape == (2000, 5)
+
+
+@pytest.mark.parametrize("preset", list(SHIPPED))
+def test_shipped_paper_scale_runs_open_and_match_their_presets(preset):
+    result = load_result(SHIPPED[preset], "swimmer")
+    summary = json.loads((SHIPPED[preset] / "summary.json").read_text())
+    config = PRESETS["swimmer"][preset]()
+    assert result.config == config
+    assert result.dataset.returns.shape == (config.num_policies, config.num_episodes)
+    assert summary["dataset_env_steps"] == 10_000_000  # the paper's environment budget
     np.testing.assert_allclose(
         result.traces["fingerprint"].best_returns.mean(),
         summary["inputs"]["fingerprint"]["best_mean_return"],
