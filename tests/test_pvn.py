@@ -78,20 +78,17 @@ def _toy_data(rng, num):
     return params, bins.pmf(returns), bins
 
 
+def fingerprint_pvn(bins, rng, train_probes: bool, seed: int) -> PVN:
+    """The paper's CartPole PVN: [80] hidden, temperature 3, 20 noise probes."""
+    probes = initial_probes(20, 4, "noise", rng)
+    return PVN(ARCH, bins, "fingerprint", (80,), 3.0, probes, train_probes, torch.Generator().manual_seed(seed))
+
+
 @pytest.mark.parametrize("train_probes", [True, False])
 def test_training_lowers_validation_loss_and_probes_move_only_when_trained(train_probes):
     rng = np.random.default_rng(3)
     params, targets, bins = _toy_data(rng, 400)
-    model = PVN(
-        ARCH,
-        bins,
-        "fingerprint",
-        (80,),
-        3.0,
-        initial_probes(20, 4, "noise", rng),
-        train_probes,
-        torch.Generator().manual_seed(1),
-    )
+    model = fingerprint_pvn(bins, rng, train_probes, seed=1)
     t = train_pvn(
         model,
         params[:300],
@@ -131,16 +128,7 @@ def test_zero_training_policies_is_a_clear_error():
 def test_keep_best_returns_the_weights_with_the_lowest_validation_loss():
     rng = np.random.default_rng(4)
     params, targets, bins = _toy_data(rng, 200)
-    model = PVN(
-        ARCH,
-        bins,
-        "fingerprint",
-        (80,),
-        3.0,
-        initial_probes(20, 4, "noise", rng),
-        True,
-        torch.Generator().manual_seed(2),
-    )
+    model = fingerprint_pvn(bins, rng, True, seed=2)
     t = train_pvn(
         model,
         params[:100],

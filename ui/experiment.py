@@ -216,7 +216,9 @@ def obtain_result(env_name: str, config: ExperimentConfig | None, seed: int, def
         now = time.perf_counter()
         if now - last_draw[0] > 0.4:
             last_draw[0] = now
-            live_chart.plotly_chart(figs.live_loss_figure(history), key=f"live-{mode}-{step}")
+            live_chart.plotly_chart(
+                figs.loss_figure(figs.live_curves(history), "PVN training (live)"), key=f"live-{mode}-{step}"
+            )
 
     try:
         dataset = computed(collect, dataset_config(config), seed, label="Collecting the dataset (Algorithm 1)")
@@ -279,7 +281,7 @@ def render_results(
                 "Each bar counts random policies by mean return over their rollouts; all of them train the PVN "
                 "(no limit here, as in Section 6.3). Most random policies barely move; a thin tail swims."
             )
-    right.plotly_chart(figs.loss_figure(result.trained))
+    right.plotly_chart(figs.loss_figure(figs.trained_curves(result.trained)))
     with right:
         what_to_look_at(
             "Algorithm 2. KL divergence between each policy's return histogram and the PVN's prediction, "

@@ -57,40 +57,30 @@ def returns_histogram(dataset: PolicyDataset, split: Split, return_limit: float 
     return theme.style(fig, "The dataset: random policies' mean returns", height=380)
 
 
-def loss_figure(trained: dict[str, TrainedPVN]) -> go.Figure:
-    """Training and validation KL per input (grows live while training)."""
+def loss_figure(
+    curves: dict[str, tuple], title: str = "PVN training: KL divergence to the return histograms"
+) -> go.Figure:
+    """Training (dotted) and validation (solid) KL per input; curves[mode] = (steps, train, val)."""
     fig = go.Figure()
-    for mode, t in trained.items():
+    for mode, (steps, train, val) in curves.items():
         color = MODE_COLOR[mode]
         fig.add_trace(
-            go.Scatter(x=t.steps, y=t.train_loss, name=f"{MODE_LABEL[mode]}: train", line=dict(color=color, dash="dot"))
+            go.Scatter(x=steps, y=train, name=f"{MODE_LABEL[mode]}: train", line=dict(color=color, dash="dot"))
         )
-        fig.add_trace(
-            go.Scatter(x=t.steps, y=t.val_loss, name=f"{MODE_LABEL[mode]}: validation", line=dict(color=color))
-        )
+        fig.add_trace(go.Scatter(x=steps, y=val, name=f"{MODE_LABEL[mode]}: validation", line=dict(color=color)))
     fig.update_xaxes(title_text="training step")
     fig.update_yaxes(title_text="KL(target ‖ PVN)")
-    return theme.style(fig, "PVN training: KL divergence to the return histograms", height=380)
+    return theme.style(fig, title, height=380)
 
 
-def live_loss_figure(history: dict[str, list[tuple[int, float, float]]]) -> go.Figure:
-    """The same chart from (step, train, val) tuples recorded while training runs."""
-    fig = go.Figure()
-    for mode, rows in history.items():
-        if not rows:
-            continue
-        steps, train, val = zip(*rows)
-        fig.add_trace(
-            go.Scatter(
-                x=steps, y=train, name=f"{MODE_LABEL[mode]}: train", line=dict(color=MODE_COLOR[mode], dash="dot")
-            )
-        )
-        fig.add_trace(
-            go.Scatter(x=steps, y=val, name=f"{MODE_LABEL[mode]}: validation", line=dict(color=MODE_COLOR[mode]))
-        )
-    fig.update_xaxes(title_text="training step")
-    fig.update_yaxes(title_text="KL(target ‖ PVN)")
-    return theme.style(fig, "PVN training (live)", height=340)
+def trained_curves(trained: dict[str, TrainedPVN]) -> dict[str, tuple]:
+    """The loss curves of trained PVNs, for ``loss_figure``."""
+    return {mode: (t.steps, t.train_loss, t.val_loss) for mode, t in trained.items()}
+
+
+def live_curves(history: dict[str, list[tuple[int, float, float]]]) -> dict[str, tuple]:
+    """(step, train, val) rows recorded while training runs, for ``loss_figure``."""
+    return {mode: tuple(zip(*rows)) for mode, rows in history.items() if rows}
 
 
 def ascent_figure(
