@@ -240,6 +240,8 @@ def _simulate(
                 cart_position, cart_velocity, pole_angle, pole_angular_velocity = state
                 state_view = np.moveaxis(state, 0, -1)
                 observation = np.empty(state_view.shape, dtype=np.float32)
+                if hasattr(policy_fn, "compact"):  # a policy with per-episode state follows its episodes
+                    policy_fn.compact(order)
 
     if on_progress is not None and steps_run < horizon:
         on_progress(horizon, horizon, f"{PROGRESS_STAGE}: all {total_episodes} episodes ended by step {steps_run}")
@@ -286,6 +288,34 @@ def rollout_returns(
     initial_states = reset_states(rng, (int(num_policies), int(num_episodes)))
     returns, _ = _simulate(policy_fn, initial_states, int(horizon), False, on_progress, bool(compact_episodes))
     return returns
+
+
+def rollout_returns_from_states(
+    policy_fn: PolicyFunction,
+    initial_states: np.ndarray,
+    horizon: int,
+    on_progress: ProgressCallback | None = None,
+    compact_episodes: bool = False,
+) -> np.ndarray:
+    """Like :func:`rollout_returns`, from given initial states (K, B, 4); returns (K, B) float64.
+
+    With ``compact_episodes``, a ``policy_fn`` that has a ``compact(order)`` method is told
+    which columns survive each compaction (``order`` (K, W): old column of each new one).
+    """
+    initial_states = _check_initial_states(initial_states)
+    check_rollout_counts(initial_states.shape[0], initial_states.shape[1], horizon)
+    returns, _ = _simulate(policy_fn, initial_states, int(horizon), False, on_progress, bool(compact_episodes))
+    return returns
+
+
+def _check_initial_states(initial_states: np.ndarray) -> np.ndarray:
+    initial_states = np.asarray(initial_states, dtype=np.float64)
+    if initial_states.ndim != 3 or initial_states.shape[-1] != STATE_SIZE:
+        raise ValueError(
+            f"initial_states must have shape (num_policies, num_episodes, 4), got {initial_states.shape}; "
+            "use reset_states(rng, (K, B)) to make them."
+        )
+    return initial_states
 
 
 def rollout_trajectories(

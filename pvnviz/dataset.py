@@ -1,7 +1,8 @@
 """Datasets of random policies and their Monte Carlo returns (Appendix C, Algorithm 1).
 
 K policies are Glorot-initialised (``pvnviz.policies``) and each is rolled out B times;
-all K x B episodes advance in lockstep in the batched environment. The dataset keeps
+all K x B episodes advance in lockstep in the batched environment, in chunks
+of policies that do not change the data (``pvnviz.collect``). The dataset keeps
 the list of returns per policy; a training-set filter (Section 6.2) drops the policies
 whose mean return exceeds a limit, and the dropped ones are kept for the histogram.
 
@@ -10,14 +11,13 @@ Layout: params (K, P) float32, returns (K, B) float32.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from pvnviz.envs import EnvSpec, check_rollout_counts
-from pvnviz.policies import PolicyArch, glorot_params, sampling_policy
+from pvnviz.policies import PolicyArch
 from pvnviz.progress import ProgressFn, no_progress
 
 
@@ -81,12 +81,16 @@ def collect_dataset(
     horizon: int,
     rng: np.random.Generator,
     on_progress: ProgressFn = no_progress,
+    **chunking,
 ) -> PolicyDataset:
-    """Algorithm 1: K Glorot policies, B Monte Carlo returns each, all in one batch."""
+    """Algorithm 1: K Glorot policies, B Monte Carlo returns each, stepped as one batch.
+
+    Goes through ``pvnviz.collect`` (one stream per policy, drawn from one 63-bit draw of
+    ``rng``); ``chunking`` passes ``chunk_policies``, ``executor``, ``store``, ``resume`` and
+    ``on_chunk`` on to it. The data never depend on the chunking or the executor.
+    """
+    from pvnviz.collect import collect, plan_from_rng
+
     check_rollout_counts(num_policies, num_episodes, horizon)
-    start = time.perf_counter()
-    params = glorot_params(arch, num_policies, rng)
-    returns = env.rollout_returns(
-        sampling_policy(arch, params, rng), num_policies, num_episodes, horizon, rng, on_progress
-    )
-    return PolicyDataset(env.name, arch, params, returns.astype(np.float32), horizon, time.perf_counter() - start)
+    plan = plan_from_rng(env.name, arch, num_policies, num_episodes, horizon, rng, chunking.pop("chunk_policies", 0))
+    return collect(plan, on_progress=on_progress, **chunking)

@@ -74,3 +74,9 @@ def read_run(path: str | Path, experiment: str | None = None) -> RunInfo:
     if experiment is not None and meta["experiment"] != experiment:
         raise RunError(f"{folder} is a {meta['experiment']} run, not a {experiment} run.")
     return RunInfo(folder, meta["experiment"], int(meta.get("seed", 0)), meta["config"], summary)
+
+
+def staging_dir(out_dir: str | Path) -> Path:
+    """Where a run is written before it is complete: a hidden folder beside its target."""
+    out = Path(out_dir)
+    return out.parent / f".{out.name}.partial"
