@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pvnviz import collect_run
 from pvnviz.configs import ConfigError, apply_overrides
 from pvnviz.progress import TerminalProgress
 from pvnviz.runs import RunError, prepare_out, write_run
@@ -77,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         help="override one setting; repeatable (see `python -m pvnviz settings NAME`)",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
+    collect_run.add_arguments(run)
     settings = sub.add_parser("settings", help="list an experiment's settings and help texts")
     settings.add_argument("experiment")
     return parser
@@ -110,14 +112,22 @@ def main(argv: list[str] | None = None) -> int:
         config = apply_overrides(experiment.presets[args.preset](), args.overrides)
         if getattr(config, "env", args.experiment) != args.experiment:
             raise ConfigError(f"env is fixed by the experiment name: run `{config.env}` instead of --set env=...")
+        collect_run.check_arguments(args, config)
         prepare_out(args.out)  # fail before the long work, not after it
         progress = (lambda done, total, info: None) if args.quiet else TerminalProgress()
-        result = experiment.run(config, args.seed, progress)
+        extra, cleanup = {}, None
+        if collect_run.collects(config):  # Algorithm 1 in chunks, locally or on Ray, resumable
+            extra["dataset"], cleanup = collect_run.collect_for_cli(args, config, args.quiet)
+        result = experiment.run(config, args.seed, progress, **extra)
         summary = result.summary()
         if experiment.save is not None:
             experiment.save(result, args.out)  # arrays first: config.json marks a complete run
         write_run(args.out, args.experiment, args.seed, config, summary)
+        if cleanup is not None:
+            cleanup()
     except (ConfigError, RunError, ValueError) as err:
         return _fail(str(err))
     print(json.dumps(summary, indent=2))
+    if cleanup is not None:
+        print(collect_run.open_hint(args.experiment, args.out), file=sys.stderr)
     return 0

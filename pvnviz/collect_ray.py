@@ -34,9 +34,15 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
     runtime_env = {"py_modules": [package_dir()]}
     try:
         if address:
-            ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
+            ray.init(address=address, runtime_env=runtime_env, log_to_driver=False, logging_level="warning")
         else:
-            ray.init(num_cpus=num_cpus, include_dashboard=False, runtime_env=runtime_env, log_to_driver=False)
+            ray.init(
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                runtime_env=runtime_env,
+                log_to_driver=False,
+                logging_level="warning",
+            )
     except ConnectionError as err:
         message = f"cannot reach a Ray cluster at {address!r} ({err}); start one with `ray start --head`."
         raise ValueError(message) from None

@@ -109,8 +109,8 @@ def _rng(seed: int, stage: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, STAGES[stage]]))
 
 
-def collect(config: ExperimentConfig, seed: int, on_progress: ProgressFn = no_progress) -> PolicyDataset:
-    """Stage 1: the dataset of random policies and their returns."""
+def collect(config: ExperimentConfig, seed: int, on_progress: ProgressFn = no_progress, **chunking) -> PolicyDataset:
+    """Stage 1: the dataset of random policies and their returns (``chunking``: see ``collect_dataset``)."""
     return collect_dataset(
         get_env(config.env),
         config.arch(),
@@ -119,6 +119,7 @@ def collect(config: ExperimentConfig, seed: int, on_progress: ProgressFn = no_pr
         config.horizon,
         _rng(seed, "collect"),
         on_progress,
+        **chunking,
     )
 
 

@@ -1,0 +1,114 @@
+"""The CLI's collection stage (Algorithm 1, Appendix C): chunk folder, executor, progress, resume.
+
+``python -m pvnviz run cartpole|swimmer --backend local|ray [--address auto|HOST:PORT]
+[--resume] [--chunk-policies N] [--cpus-per-task N]`` collects the dataset chunk by chunk
+into ``staging_dir(out) / "chunks"`` (see ``pvnviz.collect``), then the experiment
+trains on it as usual. A new run clears stale chunks; ``--resume`` keeps the chunks
+that check out and redoes the others; a finished run removes its chunks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pvnviz.collect import ChunkBar, ChunkStore, LocalExecutor, default_chunk_policies
+from pvnviz.configs import ConfigError
+from pvnviz.dataset import PolicyDataset
+from pvnviz.runs import staging_dir
+
+BACKENDS = ("local", "ray")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The collection flags of ``python -m pvnviz run``."""
+    parser.add_argument("--backend", default="local", help="where to collect the dataset: local (default) or ray")
+    parser.add_argument("--address", default=None, help="Ray cluster to join: auto or HOST:PORT (default: start one)")
+    parser.add_argument("--resume", action="store_true", help="keep the chunks already collected for this --out")
+    parser.add_argument(
+        "--chunk-policies", type=int, default=None, help="policies per chunk: a work split only, the data do not change"
+    )
+    parser.add_argument("--cpus-per-task", type=int, default=1, help="Ray: CPUs (physics threads) per chunk task")
+
+
+def collects(config: Any) -> bool:
+    """Whether the experiment starts with Algorithm 1 (CartPole and Swimmer)."""
+    return getattr(config, "env", None) in ("cartpole", "swimmer") and hasattr(config, "num_policies")
+
+
+def check_arguments(args: argparse.Namespace, config: Any) -> None:
+    """ConfigError, saying what to change, for flags that do not fit."""
+    if args.backend not in BACKENDS:
+        raise ConfigError(f"unknown --backend {args.backend!r}; choose local or ray.")
+    chosen = args.backend != "local" or args.resume or args.address or args.chunk_policies is not None
+    if chosen and not collects(config):
+        raise ConfigError(
+            f"{args.experiment} collects no dataset; --backend/--address/--resume/--chunk-policies are "
+            "for cartpole and swimmer."
+        )
+    if args.address and args.backend != "ray":
+        raise ConfigError("--address needs --backend ray.")
+    if args.chunk_policies is not None and args.chunk_policies < 1:
+        raise ConfigError(f"--chunk-policies must be at least 1, got {args.chunk_policies}.")
+    if args.cpus_per_task < 1:
+        raise ConfigError(f"--cpus-per-task must be at least 1, got {args.cpus_per_task}.")
+
+
+def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple[PolicyDataset, Callable[[], None]]:
+    """Collect the run's dataset in chunks; returns it and a function that removes the chunks (call it once saved)."""
+    from pvnviz.experiment import collect
+
+    store = ChunkStore(staging_dir(args.out) / "chunks")
+    chunk_policies = args.chunk_policies
+    if chunk_policies is None:
+        stored = store.stored_chunk_policies() if args.resume else None
+        chunk_policies = stored or default_chunk_policies(config.num_episodes, config.horizon)
+    if args.backend == "ray":
+        from pvnviz.collect_ray import RayExecutor
+
+        executor = RayExecutor(args.address, num_cpus=args.cpus_per_task)
+    else:
+        executor = LocalExecutor()
+    bar = ChunkBar(f"{args.experiment} dataset ({args.backend})", disable=quiet)
+    try:
+        dataset = collect(
+            config,
+            args.seed,
+            chunk_policies=chunk_policies,
+            executor=executor,
+            store=store,
+            resume=args.resume,
+            on_chunk=bar,
+        )
+    except KeyboardInterrupt:
+        bar.close()
+        saved = len(list(store.folder.glob("chunk-*.npz")))
+        print(
+            f"\ninterrupted: {saved} chunks are saved in {store.folder}; "
+            "run the same command with --resume to collect only the rest.",
+            file=sys.stderr,
+        )
+        raise SystemExit(130) from None
+    finally:
+        bar.close()
+
+    def cleanup() -> None:
+        store.remove()
+        try:
+            staging_dir(args.out).rmdir()  # only if nothing else is staged there
+        except OSError:
+            pass
+
+    return dataset, cleanup
+
+
+def open_hint(experiment: str, out: str) -> str:
+    """How to open a saved run in the app."""
+    path = Path(out).resolve()
+    return (
+        f"Open it in the app: `streamlit run app.py`, go to the {experiment} page and paste {path} into the sidebar's "
+        f"'Open a saved run (folder)' box, or open http://localhost:8501/{experiment}?{experiment}_run={path}"
+    )
