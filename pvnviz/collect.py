@@ -28,6 +28,7 @@ import json
 import os
 import shutil
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -271,7 +272,7 @@ class ChunkStore:
                     float(data["seconds"]),
                     str(data["checksum"]),
                 )
-        except (OSError, ValueError, KeyError, EOFError):  # missing, truncated or not an npz
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # missing, truncated or not an npz
             return None
 
     def remove(self) -> None:
@@ -378,11 +379,14 @@ class ChunkBar:
         self.bar = None
         self.started = time.perf_counter()
         self.first_steps: int | None = None
+        self.on_start: Callable[[int, int], None] | None = None  # (chunks already done, total), before the bar
 
     def __call__(self, done: int, total: int, steps: int, workers: int) -> None:
         from tqdm import tqdm
 
         if self.bar is None:
+            if self.on_start is not None:
+                self.on_start(done, total)
             self.bar = tqdm(total=total, initial=done, desc=self.label, unit="chunk", disable=self.disable)
             self.first_steps = steps
         else:

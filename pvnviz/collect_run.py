@@ -73,6 +73,11 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
     else:
         executor = LocalExecutor()
     bar = ChunkBar(f"{args.experiment} dataset ({args.backend})", disable=quiet)
+    if args.resume:
+        bar.on_start = lambda done, total: print(
+            f"resuming: {done} of {total} chunks are already collected; collecting the other {total - done}.",
+            file=sys.stderr,
+        )
     try:
         dataset = collect(
             config,
