@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|all``.
+"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|ray|all``.
 
 Each benchmark runs our batched collector (Appendix C's Algorithm 1 on the batched
 environment, exactly the code the experiments use) and a baseline in the same process,
@@ -168,7 +168,7 @@ def format_cartpole(r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pvnviz.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("which", choices=["polytope", "cartpole", "swimmer", "all"])
+    parser.add_argument("which", choices=["polytope", "cartpole", "swimmer", "ray", "all"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-pipeline", action="store_true", help="CartPole: skip timing the Paper pipeline")
     args, rest = parser.parse_known_args(argv)
@@ -180,6 +180,10 @@ def main(argv: list[str] | None = None) -> int:
         from pvnviz import bench_swimmer
 
         bench_swimmer.main(rest)
+    if args.which == "ray":  # not in "all": it starts Ray clusters
+        from pvnviz import bench_ray
+
+        bench_ray.main(rest)
     return 0
 
 

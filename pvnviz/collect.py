@@ -123,6 +123,7 @@ class Chunk:
     env_steps: int
     seconds: float = 0.0
     checksum: str = field(default="")
+    cpu_seconds: float = 0.0  # CPU time of the process that collected it, while it did
 
     @staticmethod
     def hash(params: np.ndarray, returns: np.ndarray) -> str:
@@ -159,7 +160,7 @@ class EpisodeSampler:
 
 def collect_chunk(spec: ChunkSpec, nthread: int | None = None, on_progress: ProgressFn | None = None) -> Chunk:
     """Collect one chunk with the batched collector (``nthread`` physics threads for Swimmer)."""
-    start_time = time.perf_counter()
+    start_time, start_cpu = time.perf_counter(), time.process_time()
     streams = policy_streams(spec.entropy, spec.start, spec.stop)
     params = np.concatenate([glorot_params(spec.arch, 1, rng) for rng in streams])
     shape = (1, spec.num_episodes)
@@ -181,9 +182,8 @@ def collect_chunk(spec: ChunkSpec, nthread: int | None = None, on_progress: Prog
         returns = swimmer.rollout_returns_from_states(policy, states, spec.horizon, on_progress, nthread=nthread)
         steps = int(returns.size * spec.horizon)
     returns32 = returns.astype(np.float32)
-    return Chunk(
-        spec.start, spec.stop, params, returns32, steps, time.perf_counter() - start_time, Chunk.hash(params, returns32)
-    )
+    seconds, cpu = time.perf_counter() - start_time, time.process_time() - start_cpu
+    return Chunk(spec.start, spec.stop, params, returns32, steps, seconds, Chunk.hash(params, returns32), cpu)
 
 
 class ChunkStore:
