@@ -198,6 +198,8 @@ class ChunkStore:
     def open(self, plan: Plan, resume: bool) -> None:
         """Start afresh (stale chunks removed) or, with ``resume``, check the folder holds this plan."""
         plan_file = self.folder / "plan.json"
+        for stale in self.folder.glob(".*.tmp"):  # a write cut short (killed, disk full) leaves only these
+            stale.unlink(missing_ok=True)
         if resume and plan_file.is_file():
             stored = json.loads(plan_file.read_text())
             if stored.get("digest") != plan.digest():

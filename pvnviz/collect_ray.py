@@ -32,6 +32,8 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
     if ray.is_initialized():
         return False
     runtime_env = {"py_modules": [package_dir()]}
+    if address and address != "auto":
+        _check_reachable(address)
     try:
         if address:
             ray.init(address=address, runtime_env=runtime_env, log_to_driver=False, logging_level="warning")
@@ -47,6 +49,22 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
         message = f"cannot reach a Ray cluster at {address!r} ({err}); start one with `ray start --head`."
         raise ValueError(message) from None
     return True
+
+
+def _check_reachable(address: str, seconds: float = 5.0) -> None:
+    """ValueError unless something listens at HOST:PORT (Ray itself would wait minutes before failing)."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--address must be auto or HOST:PORT (e.g. 10.0.0.1:6379), got {address!r}.")
+    try:
+        socket.create_connection((host, int(port)), timeout=seconds).close()
+    except OSError as err:
+        raise ValueError(
+            f"cannot reach a Ray cluster at {address} ({err.strerror or err}); start one there with "
+            "`ray start --head --port=PORT` or check the address."
+        ) from None
 
 
 class RayExecutor:

@@ -67,9 +67,10 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
         stored = store.stored_chunk_policies() if args.resume else None
         chunk_policies = stored or default_chunk_policies(config.num_episodes, config.horizon)
     if args.backend == "ray":
-        from pvnviz.collect_ray import RayExecutor
+        from pvnviz.collect_ray import RayExecutor, connect
 
         executor = RayExecutor(args.address, num_cpus=args.cpus_per_task)
+        executor.started = connect(args.address)  # fail (one line) before the progress bar; shut down at the end
     else:
         executor = LocalExecutor()
     bar = ChunkBar(f"{args.experiment} dataset ({args.backend})", disable=quiet)
@@ -97,6 +98,17 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
             file=sys.stderr,
         )
         raise SystemExit(130) from None
+    except OSError as err:  # e.g. a full disk: the chunks written so far stay
+        raise ValueError(
+            f"cannot write chunks to {store.folder}: {err.strerror or err}; free space, then rerun with --resume."
+        ) from None
+    except Exception as err:
+        if type(err).__module__.startswith("ray"):  # a task failed after its retries, or the cluster went away
+            raise ValueError(
+                f"Ray collection stopped ({type(err).__name__}: {str(err).splitlines()[0][:200]}); "
+                f"finished chunks are kept in {store.folder}, rerun with --resume."
+            ) from None
+        raise
     finally:
         bar.close()
 

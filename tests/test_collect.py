@@ -215,6 +215,8 @@ def test_cli_new_run_clears_stale_chunks(tmp_path):
         (["--address", "auto"], "--address needs --backend ray"),
         (["--chunk-policies", "0"], "--chunk-policies must be at least 1"),
         (["--cpus-per-task", "0"], "--cpus-per-task must be at least 1"),
+        (["--backend", "ray", "--address", "127.0.0.1:1"], "cannot reach a Ray cluster at 127.0.0.1:1"),
+        (["--backend", "ray", "--address", "head-node"], "--address must be auto or HOST:PORT"),
     ],
 )
 def test_bad_collection_flags_are_one_line_and_exit_2(tmp_path, flags, message):
