@@ -341,8 +341,8 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
         trained, traces = {}, {}
         for mode in config.inputs:
             model = build_pvn(config, bins, mode, info.seed)
-            model.load_state_dict(torch.load(folder / f"pvn_{mode}.pt"))
-            with np.load(folder / f"curves_{mode}.npz") as c:
+            model.load_state_dict(torch.load(folder / f"pvn_{mode}.pt", weights_only=True))
+            with np.load(folder / f"curves_{mode}.npz", allow_pickle=False) as c:
                 snaps = c["probe_snapshots"]
                 trained[mode] = TrainedPVN(
                     model,
