@@ -31,14 +31,15 @@ def projector(fig: go.Figure, scale: float = PROJECTOR_SCALE) -> go.Figure:
     """
 
     def bigger(trace) -> None:
-        marker = getattr(trace, "marker", None)
-        if marker is not None and isinstance(marker.size, (int, float)):
-            marker.size = marker.size * scale
-        line = getattr(trace, "line", None)
-        if line is not None and isinstance(line.width, (int, float)):
-            line.width = line.width * scale
-        elif line is not None and line.width is None and trace.type == "scatter":
-            line.width = 2 * scale  # plotly's default scatter line width is 2
+        data = trace.to_plotly_json()
+        size = data.get("marker", {}).get("size")
+        if isinstance(size, (int, float)):
+            trace.update(marker_size=size * scale)
+        width = data.get("line", {}).get("width")
+        if isinstance(width, (int, float)):
+            trace.update(line_width=width * scale)
+        elif data.get("type") == "scatter" and "lines" in data.get("mode", "lines"):
+            trace.update(line_width=2 * scale)  # plotly's default scatter line width is 2
 
     size = (fig.layout.font.size or FONT["size"]) * scale
     fig.update_layout(font=dict(size=size), title_font=dict(size=size * 1.2))
