@@ -7,7 +7,7 @@ from pvnviz.experiment import PRESETS
 from pvnviz.figures import gif
 from pvnviz.figures.experiment import cartpole_replay
 from pvnviz.replay import cartpole_episodes
-from ui import chart, gif_download, require_navigation, what_to_look_at
+from ui import chart, explain, gif_download, require_navigation, what_to_look_at
 from ui.experiment import obtain_result, policy_pair, render_results, sidebar_config
 
 require_navigation()
@@ -22,6 +22,7 @@ st.caption(
     "Section 6.2 and Fig. 4. Gymnasium's CartPole physics, batched: every policy's episodes run in lockstep. "
     "A PVN trained only on poor random policies guides gradient ascent to far better ones."
 )
+explain.experiment()
 
 config = sidebar_config(
     "cartpole", {PRESET_NAMES[k]: v for k, v in PRESETS["cartpole"].items()}, default_preset=PRESET_NAMES["paper"]

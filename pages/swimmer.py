@@ -6,7 +6,7 @@ from pvnviz.experiment import PRESETS
 from pvnviz.figures import gif
 from pvnviz.figures.experiment import swimmer_replay
 from pvnviz.replay import swimmer_episodes
-from ui import chart, gif_download, require_navigation, what_to_look_at
+from ui import chart, explain, gif_download, require_navigation, what_to_look_at
 from ui.experiment import obtain_result, policy_pair, render_results, sidebar_config
 
 require_navigation()
@@ -29,6 +29,7 @@ st.caption(
     "paper's 10 M environment steps spent on 10,000 policies x 1 rollout; the Appendix B preset opens the shipped "
     "2000 x 5 run); the Run button trains the sidebar's settings live."
 )
+explain.experiment()
 
 config = sidebar_config(
     "swimmer", {PRESET_NAMES[k]: v for k, v in PRESETS["swimmer"].items()}, default_preset=PRESET_NAMES["paper-wide"]
