@@ -1,6 +1,7 @@
 """PVN Lab: page config, navigation and the shared sidebar (global seed)."""
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 st.set_page_config(page_title="PVN Lab", page_icon="🧭", layout="wide")
 
@@ -23,6 +24,10 @@ if navigation.url_path in PAGE_SEEDS and first_visit not in st.session_state:
     st.session_state[first_visit] = True
     if not st.query_params.to_dict():
         st.session_state["seed"] = PAGE_SEEDS[navigation.url_path]
+        try:  # a widget's first registration does not write a code-set value into the URL
+            st.query_params["seed"] = str(PAGE_SEEDS[navigation.url_path])
+        except StreamlitAPIException:  # already bound (an earlier page ran): the widget syncs the URL itself
+            pass
 
 with st.sidebar:
     st.number_input(

@@ -530,8 +530,9 @@ def render_results(
         )
         trace = result.traces[mode]
         start = 0
-        if trace.params.shape[1] > 1:
-            start = st.slider("Start", 1, trace.params.shape[1], 1, key=f"{config.env}_replay_start") - 1
+        if trace.params.shape[1] > 1:  # opens on the start whose ascent found the best policy
+            best = int(np.argmax(trace.best_returns)) + 1
+            start = st.slider("Start", 1, trace.params.shape[1], best, key=f"{config.env}_replay_start") - 1
         replay(result, trace, start)
 
 
