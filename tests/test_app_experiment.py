@@ -246,3 +246,25 @@ def test_swimmer_spread_within_a_policy_only_with_several_rollouts():
     at.selectbox(key="swimmer_preset").set_value("Paper (Appendix B)").run()
     assert any("within a policy" in m.label for m in at.metric)
     assert "data/swimmer-paper" in _texts(at)
+
+
+def test_ascent_figure_labels_neither_placeholder_nor_overlapping(quick_run):
+    from pvnviz.figures import experiment as figs
+
+    baselines = {"DDPG 143": 143.0, "PPO 117": 117.0, "TD3 91": 91.0, "VPG 52": 52.0, "SAC 43": 43.0}
+    fig = figs.ascent_figure(quick_run.traces, 30.0, 29.9, baselines, "Spinning Up baselines")
+    texts = [a.text for a in fig.layout.annotations]
+    assert "new text" not in texts  # plotly's placeholder for an annotation without text (flattened panel)
+    labels = sorted((a.y, a.text) for a in fig.layout.annotations if a.text in baselines)
+    assert [t for _, t in labels] == ["SAC 43", "VPG 52", "TD3 91", "PPO 117", "DDPG 143"]
+    ys = [y for y, _ in labels]
+    assert min(np.diff(ys)) >= 0.06 * (max(ys) - min(ys)) * 0.99  # at least one text line apart
+    assert fig.layout.margin.r >= 80  # in the right margin, not clipped
+
+
+def test_loss_curve_uses_a_log_step_axis(quick_run):
+    from pvnviz.figures import experiment as figs
+
+    fig = figs.loss_figure(figs.trained_curves(quick_run.trained))
+    assert fig.layout.xaxis.type == "log"
+    assert min(min(t.x) for t in fig.data) >= 1

@@ -64,12 +64,11 @@ def loss_figure(
     fig = go.Figure()
     for mode, (steps, train, val) in curves.items():
         color = MODE_COLOR[mode]
-        fig.add_trace(
-            go.Scatter(x=steps, y=train, name=f"{MODE_LABEL[mode]}: train", line=dict(color=color, dash="dot"))
-        )
-        fig.add_trace(go.Scatter(x=steps, y=val, name=f"{MODE_LABEL[mode]}: validation", line=dict(color=color)))
+        x = np.maximum(np.asarray(steps), 1)  # the log axis has no 0: step 0 is drawn at 1
+        fig.add_trace(go.Scatter(x=x, y=train, name=f"{MODE_LABEL[mode]}: train", line=dict(color=color, dash="dot")))
+        fig.add_trace(go.Scatter(x=x, y=val, name=f"{MODE_LABEL[mode]}: validation", line=dict(color=color)))
     # log steps: the KL falls fastest in the first hundred steps, which a linear axis squeezes into a few pixels
-    fig.update_xaxes(title_text="training step (log scale)", type="log")
+    fig.update_xaxes(title_text="training step (log scale; step 0 at 1)", type="log")
     fig.update_yaxes(title_text="KL(target ‖ PVN)")
     return theme.style(fig, title, height=380)
 
