@@ -221,6 +221,7 @@ def _experiment_job(config: ExperimentConfig, seed: int, store, on_progress, job
         dataset = collect(dataset_config(config), seed, on_progress)
         with lock:
             results[data_key] = dataset
+    on_progress(0, 1, "dataset ready; splitting and training")  # stops here if Stop came during the last rollouts
     result = run_experiment(config, seed, on_progress, on_metrics=job.on_metrics, dataset=dataset)
     with lock:
         results[("experiment", config, seed)] = result  # a copied link opened on this server finds it

@@ -42,6 +42,9 @@ class Job:
         self._stop.set()
 
     def on_metrics(self, mode: str, step: int, train: float, val: float) -> None:
+        """Record live losses; like on_progress, a place where a requested stop takes effect."""
+        if self._stop.is_set():
+            raise Cancelled(f"{mode} PVN at step {step}")
         self.history.setdefault(mode, []).append((step, train, val))
 
     def _record(self, done: int, total: int, info: str) -> None:
