@@ -60,7 +60,8 @@ def pvn_diagram(num_bins: int = 9) -> go.Figure:
             hoverinfo="skip",
         )
     )
-    fig.add_annotation(x=9.0, y=0.7, text="returns → Ĵ(θ) = Σᵢ ψᵢ · midpointᵢ", showarrow=False, font=dict(size=11))
+    fig.add_annotation(x=9.0, y=0.75, text="return bins", showarrow=False, font=dict(size=11))
+    fig.add_annotation(x=8.9, y=0.35, text="Ĵ = Σᵢ ψᵢ·midpointᵢ", showarrow=False, font=dict(size=11))
     fig.add_annotation(
         x=6.5, y=3.6, text="probes + PVN: one set of weights, trained together (Algorithm 2)", showarrow=False
     )
