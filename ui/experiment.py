@@ -24,7 +24,7 @@ from pvnviz.experiment import (
 from pvnviz.figures import experiment as figs
 from pvnviz.figures import gif
 from pvnviz.runs import RunError, read_run
-from ui import _store, chart, computed, gif_download, what_to_look_at
+from ui import MAX_RESULTS, _store, chart, computed, gif_download, what_to_look_at
 from ui.jobs import Job
 
 # (config field, label, kind, extra widget kwargs); kind: int, float, bool, select, layers
@@ -225,6 +225,8 @@ def _experiment_job(config: ExperimentConfig, seed: int, store, on_progress, job
     result = run_experiment(config, seed, on_progress, on_metrics=job.on_metrics, dataset=dataset)
     with lock:
         results[("experiment", config, seed)] = result  # a copied link opened on this server finds it
+        while len(results) > MAX_RESULTS:
+            results.popitem(last=False)
     return result
 
 
