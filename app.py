@@ -51,6 +51,7 @@ with st.sidebar:
         ["PNG", "SVG"],
         horizontal=True,
         key="figure_format",
+        bind="query-params",
         help="What the camera icon above each figure downloads.",
     )
     st.caption("Policy Evaluation Networks — Harb, Schaul, Precup, Bacon (ICML 2020).")

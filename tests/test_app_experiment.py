@@ -268,3 +268,9 @@ def test_loss_curve_uses_a_log_step_axis(quick_run):
     fig = figs.loss_figure(figs.trained_curves(quick_run.trained))
     assert fig.layout.xaxis.type == "log"
     assert min(min(t.x) for t in fig.data) >= 1
+
+
+def test_swimmer_replay_opens_on_the_best_start():
+    at = open_page("pages/swimmer.py")
+    best = load_result("data/swimmer-wide", "swimmer").traces["fingerprint"].best_returns  # 236.8 is start 5
+    assert at.slider(key="swimmer_replay_start").value == int(np.argmax(best)) + 1

@@ -311,7 +311,9 @@ def render_results(
             index = int(split.val_idx[0])
             if len(split.val_idx) > 1:  # the slider shows the policy's dataset number, as the title does
                 options = [int(i) for i in split.val_idx]
-                index = st.select_slider("Validation policy #", options, options[0], key=f"{config.env}_val_pick")
+                index = st.select_slider(
+                    "Validation policy #", options, options[0], key=f"{config.env}_val_pick", bind="query-params"
+                )
             target = split.bins.pmf(dataset.returns[index : index + 1])[0]
             predicted = {m: t.predict(dataset.params[index : index + 1])[0][0] for m, t in result.trained.items()}
             chart(
@@ -332,6 +334,7 @@ def render_results(
             0,
             format_func=lambda d: env.state_labels[d],
             key=f"{config.env}_probe_x",
+            bind="query-params",
         )
         dim_y = c2.selectbox(
             "Vertical axis",
@@ -339,6 +342,7 @@ def render_results(
             min(2, env.obs_dim - 1),
             format_func=lambda d: env.state_labels[d],
             key=f"{config.env}_probe_y",
+            bind="query-params",
         )
         chart(figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y)), f"{config.env}-probes")
         labels = (env.state_labels[dim_x], env.state_labels[dim_y])
@@ -365,13 +369,15 @@ def render_results(
             list(result.traces),
             horizontal=True,
             key=f"{config.env}_replay_mode",
+            bind="query-params",
             format_func=lambda m: figs.MODE_LABEL[m],
         )
         trace = result.traces[mode]
         start = 0
         if trace.params.shape[1] > 1:  # opens on the start whose ascent found the best policy
             best = int(np.argmax(trace.best_returns)) + 1
-            start = st.slider("Start", 1, trace.params.shape[1], best, key=f"{config.env}_replay_start") - 1
+            key = f"{config.env}_replay_start"
+            start = st.slider("Start", 1, trace.params.shape[1], best, key=key, bind="query-params") - 1
         replay(result, trace, start)
 
 
