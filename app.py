@@ -1,10 +1,14 @@
 """PVN Lab: page config, navigation and the shared sidebar (global seed)."""
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
-st.set_page_config(page_title="PVN Lab", page_icon=":material/explore:", layout="wide")
+st.set_page_config(page_title="PVN Lab", page_icon="🧭", layout="wide")
 
 DEFAULT_SEED = 4
+# Pages whose shipped runs use another seed: a bare link (no settings in the URL) opens them on it, so the
+# sidebar shows the seed of what the page draws.
+PAGE_SEEDS = {"cartpole": 0, "swimmer": 0}
 
 pages = [
     st.Page("pages/home.py", title="Start here", icon=":material/home:", default=True),
@@ -15,6 +19,15 @@ pages = [
     st.Page("pages/swimmer.py", title="Swimmer (Section 6.3)", icon=":material/pool:", url_path="swimmer"),
 ]
 navigation = st.navigation(pages)
+first_visit = f"visited_{navigation.url_path}"
+if navigation.url_path in PAGE_SEEDS and first_visit not in st.session_state:
+    st.session_state[first_visit] = True
+    if not st.query_params.to_dict():
+        st.session_state["seed"] = PAGE_SEEDS[navigation.url_path]
+        try:  # a widget's first registration does not write a code-set value into the URL
+            st.query_params["seed"] = str(PAGE_SEEDS[navigation.url_path])
+        except StreamlitAPIException:  # already bound (an earlier page ran): the widget syncs the URL itself
+            pass
 
 with st.sidebar:
     st.number_input(
@@ -26,6 +39,20 @@ with st.sidebar:
         key="seed",
         help="One seed for every page's random draws: sampled policies, network initialisation, rollouts.",
         bind="query-params",
+    )
+    st.toggle(
+        "Projector mode",
+        key="projector",
+        help="Large fonts, markers and lines in every figure, for a lecture hall.",
+        bind="query-params",
+    )
+    st.radio(
+        "Figure download format",
+        ["PNG", "SVG"],
+        horizontal=True,
+        key="figure_format",
+        bind="query-params",
+        help="What the camera icon above each figure downloads.",
     )
     st.caption("Policy Evaluation Networks — Harb, Schaul, Precup, Bacon (ICML 2020).")
 

@@ -4,24 +4,31 @@ import numpy as np
 import streamlit as st
 
 from pvnviz.experiment import PRESETS
+from pvnviz.figures import gif
 from pvnviz.figures.experiment import cartpole_replay
 from pvnviz.replay import cartpole_episodes
-from ui import require_navigation, what_to_look_at
+from ui import chart, explain, gif_download, require_navigation, what_to_look_at
 from ui.experiment import obtain_result, policy_pair, render_results, sidebar_config
 
 require_navigation()
 
 PRESET_NAMES = {"quick": "Quick", "paper": "Paper (MLP [30])", "paper-linear": "Paper (linear)"}
+# Shipped runs (seed 0), made by `python -m pvnviz run cartpole --preset P --seed 0 --out data/cartpole-P`:
+# the page opens on them at once; other settings train live from the Run button.
+SHIPPED_RUNS = {PRESET_NAMES["paper"]: "data/cartpole-paper", PRESET_NAMES["quick"]: "data/cartpole-quick"}
 
 st.title("CartPole: PVNs, fingerprints and zero-shot ascent")
 st.caption(
     "Section 6.2 and Fig. 4. Gymnasium's CartPole physics, batched: every policy's episodes run in lockstep. "
     "A PVN trained only on poor random policies guides gradient ascent to far better ones."
 )
+explain.experiment()
 
-config = sidebar_config("cartpole", {PRESET_NAMES[k]: v for k, v in PRESETS["cartpole"].items()})
+config = sidebar_config(
+    "cartpole", {PRESET_NAMES[k]: v for k, v in PRESETS["cartpole"].items()}, default_preset=PRESET_NAMES["paper"]
+)
 seed = int(st.session_state.get("seed", 0))
-result = obtain_result("cartpole", config, seed)
+result = obtain_result("cartpole", config, seed, shipped=SHIPPED_RUNS)
 
 paper_note = (
     "Fig. 4 (right). True mean return (Monte Carlo) of each starting policy along its ascent through the PVN, "
@@ -35,7 +42,9 @@ def replay(result, trace, start: int) -> None:
     states = cartpole_episodes(result.config.arch(), policy_pair(trace, start), result.config.horizon, seed)
     labels = ["before ascent", "after ascent (best seen)"]
     steps = np.isfinite(states[:, :, 0]).sum(1) - 1
-    st.plotly_chart(cartpole_replay({f"{lab}: {steps[i]} steps": states[i] for i, lab in enumerate(labels)}))
+    episodes = {f"{lab}: {steps[i]} steps": states[i] for i, lab in enumerate(labels)}
+    chart(cartpole_replay(episodes), "cartpole-replay")
+    gif_download("Download this replay (GIF)", lambda: gif.cartpole_gif(episodes), "cartpole-replay.gif")
     what_to_look_at(
         "The same start state and random stream for both policies. Press ▶: the starting policy "
         "drops the pole or leaves the track early; the ascended one balances much longer."

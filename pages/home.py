@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import require_navigation
+from ui import explain, require_navigation
 
 require_navigation()
 
@@ -27,6 +27,7 @@ so gradient ascent on the PVN's estimate improves a policy *without any new data
 paper shows this finds policies far better than any in the training set.
 """
 )
+explain.home()
 st.subheader("Where to start")
 st.page_link(
     "pages/polytope.py",
@@ -44,7 +45,10 @@ st.page_link(
     icon=":material/pool:",
 )
 st.markdown(
-    "Each page opens on the paper's settings (Appendix B) and runs with zero clicks; "
-    "the seed in the sidebar drives every random draw. Every page's controls live in the "
-    "URL, so copying the address shares exactly what you see."
+    "Each page opens on the paper's settings (Appendix B) with results at once: CartPole and Swimmer open "
+    "shipped runs, and live training starts from their Run button (with a Stop button). The seed in the "
+    "sidebar drives every random draw. Every page's controls live in the URL, so copying the address "
+    "shares exactly what you see; each page can reset itself to the paper's settings. Each run downloads "
+    "as a zip that the page can open again, each animation as a GIF; the sidebar's projector mode "
+    "enlarges every figure for a lecture hall."
 )

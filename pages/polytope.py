@@ -9,7 +9,7 @@ from pvnviz import mdp as mdp_lib
 from pvnviz.configs import ConfigError, help_text
 from pvnviz.figures import polytope as figs
 from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_pvn, training_key
-from ui import computed, require_navigation
+from ui import computed, explain, require_navigation
 
 require_navigation()
 
@@ -57,6 +57,7 @@ def pick_start() -> None:
 
 st.title("Value polytope: the 2-state MDP")
 st.caption("Section 6.1 and Appendix A. Everything here is exact except what the PVN predicts.")
+explain.polytope()
 
 with st.sidebar:
     st.header("Polytope settings")

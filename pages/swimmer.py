@@ -3,14 +3,14 @@
 import streamlit as st
 
 from pvnviz.experiment import PRESETS
+from pvnviz.figures import gif
 from pvnviz.figures.experiment import swimmer_replay
 from pvnviz.replay import swimmer_episodes
-from ui import require_navigation, what_to_look_at
+from ui import chart, explain, gif_download, require_navigation, what_to_look_at
 from ui.experiment import obtain_result, policy_pair, render_results, sidebar_config
 
 require_navigation()
 
-SHIPPED_RUN = "data/swimmer-wide"  # also shipped: data/swimmer-paper (Appendix B's 2000 policies x 5 rollouts)
 PRESET_NAMES = {
     "paper": "Paper (Appendix B)",
     "paper-wide": "Paper budget on 10,000 policies x 1 rollout",
@@ -19,37 +19,50 @@ PRESET_NAMES = {
 # OpenAI Spinning Up benchmark, Swimmer-v3 at 3M environment steps, PyTorch versions, mean over 10 seeds.
 BASELINES = {"DDPG 143": 143.0, "PPO 117": 117.0, "TD3 91": 91.0, "VPG 52": 52.0, "SAC 43": 43.0}
 BASELINE_STEPS = 3_000_000
+# Shipped runs (seed 0): the page opens on the paper-budget run; Appendix B's 2000 x 5 run is one preset away.
+SHIPPED_RUNS = {PRESET_NAMES["paper-wide"]: "data/swimmer-wide", PRESET_NAMES["paper"]: "data/swimmer-paper"}
 
 st.title("Swimmer: zero-shot ascent on MuJoCo")
 st.caption(
     "Section 6.3. Gymnasium's Swimmer-v5 on MuJoCo, batched in C: deterministic tanh MLP policies, "
     "undiscounted returns over 1000 steps. The page opens a shipped paper-scale run (`data/swimmer-wide`: the "
-    "paper's 10 M environment steps spent on 10,000 policies x 1 rollout; type `data/swimmer-paper` for Appendix "
-    "B's 2000 x 5); the button trains live."
+    "paper's 10 M environment steps spent on 10,000 policies x 1 rollout; the Appendix B preset opens the shipped "
+    "2000 x 5 run); the Run button trains the sidebar's settings live."
 )
+explain.experiment()
 
-config = sidebar_config("swimmer", {PRESET_NAMES[k]: v for k, v in PRESETS["swimmer"].items()})
+config = sidebar_config(
+    "swimmer", {PRESET_NAMES[k]: v for k, v in PRESETS["swimmer"].items()}, default_preset=PRESET_NAMES["paper-wide"]
+)
 seed = int(st.session_state.get("seed", 0))
-result = obtain_result("swimmer", config, seed, default_run=SHIPPED_RUN)
+result = obtain_result("swimmer", config, seed, shipped=SHIPPED_RUNS)
 
 dataset = result.dataset
+rollouts = result.config.num_episodes
 within = float(dataset.returns.std(axis=1).mean())
 between = float(dataset.mean_returns.std())
-cols = st.columns(3)
+cols = st.columns(3 if rollouts > 1 else 2)
 cols[0].metric(
     "Environment steps in the dataset",
     f"{dataset.num_env_steps / 1e6:.1f} M",
     delta=f"{dataset.num_env_steps / BASELINE_STEPS:.1f}× the baselines' 3 M",
     delta_color="off",
 )
-cols[1].metric("Spread within a policy (std over rollouts)", f"{within:.1f}")
-cols[2].metric("Spread between policies (std of means)", f"{between:.1f}")
-st.markdown(
-    f"**Why {result.config.num_episodes} rollouts per policy serve** (the paper used 500). A Swimmer policy here is "
-    "deterministic, so a policy's returns differ only through the uniform ±0.1 reset noise: their spread within one "
-    f"policy ({within:.1f}) is small next to the spread between policies ({between:.1f}) that the PVN must learn. "
-    "More rollouts sharpen each histogram a little but cost environment steps linearly."
-)
+cols[-1].metric("Spread between policies (std of means)", f"{between:.1f}")
+if rollouts > 1:
+    cols[1].metric("Spread within a policy (std over rollouts)", f"{within:.1f}")
+    st.markdown(
+        f"**Why {rollouts} rollouts per policy serve** (the paper used 500). A Swimmer policy here is "
+        "deterministic, so a policy's returns differ only through the uniform ±0.1 reset noise: their spread within "
+        f"one policy ({within:.1f}) is small next to the spread between policies ({between:.1f}) that the PVN must "
+        "learn. More rollouts sharpen each histogram a little but cost environment steps linearly."
+    )
+else:
+    st.markdown(
+        "**One rollout per policy** (the paper used 500). A Swimmer policy here is deterministic, so its returns "
+        "differ only through the uniform ±0.1 reset noise. How small that spread is cannot be read from this run "
+        "(one rollout has no spread); the Appendix B preset's shipped run (5 rollouts per policy) measures it."
+    )
 
 paper_note = (
     "Fig. 5. True return of each starting policy along its ascent through the fingerprint PVN (light), their mean "
@@ -69,7 +82,10 @@ def replay(result, trace, start: int) -> None:
         f"before ascent: return {returns[0]:.0f}, travelled {distance[0]:+.2f} m",
         f"after ascent (best seen): return {returns[1]:.0f}, travelled {distance[1]:+.2f} m",
     ]
-    st.plotly_chart(swimmer_replay(dict(zip(labels, segments))))
+    chart(swimmer_replay(dict(zip(labels, segments))), "swimmer-replay")
+    gif_download(
+        "Download this replay (GIF)", lambda: gif.swimmer_gif(dict(zip(labels, segments))), "swimmer-replay.gif"
+    )
     what_to_look_at(
         "MuJoCo body positions of the three links, seen from above, from the same start state; the blue line is "
         f"the path of the front link. Press ▶: over the episode the start policy travels {distance[0]:+.2f} m and "

@@ -60,7 +60,7 @@ class PolicyDataset:
 
     @classmethod
     def load(cls, path: str | Path) -> PolicyDataset:
-        with np.load(path) as data:
+        with np.load(path, allow_pickle=False) as data:
             a = data["arch"].tolist()
             arch = PolicyArch(obs_dim=a[0], act_dim=a[1], discrete=bool(a[2]), hidden=tuple(a[3:]))
             return cls(

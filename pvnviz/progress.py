@@ -17,6 +17,25 @@ def no_progress(done: int, total: int, info: str) -> None:
     """The default callback: report nothing."""
 
 
+class Cancelled(Exception):
+    """Raised from inside an ``on_progress`` callback to stop long work; the core lets it propagate."""
+
+
+def cancellable(cancel: Callable[[], bool], inner: ProgressFn = no_progress) -> ProgressFn:
+    """An ``on_progress`` that calls ``inner`` and raises Cancelled as soon as ``cancel()`` is true.
+
+    Every long loop of the core reports progress at least every few hundred milliseconds, so a
+    job stops within about a second of the request without the core knowing about jobs.
+    """
+
+    def on_progress(done: int, total: int, info: str) -> None:
+        if cancel():
+            raise Cancelled(info)
+        inner(done, total, info)
+
+    return on_progress
+
+
 class TerminalProgress:
     """A one-line terminal progress bar (stderr), one bar per stage name."""
 

@@ -51,6 +51,23 @@ def computed(fn: Callable[..., Any], *args: Any, label: str, **live: Any) -> Any
     return result
 
 
+def chart(fig, name: str = "figure", **kwargs: Any) -> None:
+    """st.plotly_chart with the sidebar's projector mode applied and the modebar's camera downloading
+    the figure client-side in the sidebar's format (PNG or SVG), named ``name``."""
+    from pvnviz.figures import theme
+
+    if st.session_state.get("projector"):
+        theme.projector(fig)
+    image = st.session_state.get("figure_format", "PNG").lower()
+    options = dict(format=image, filename=name, scale=2 if image == "png" else 1)
+    st.plotly_chart(fig, config={"toImageButtonOptions": options, "displaylogo": False}, **kwargs)
+
+
+def gif_download(label: str, make: Callable[[], bytes], file_name: str, **kwargs: Any) -> None:
+    """A download button whose GIF is drawn only when clicked (``make`` runs then)."""
+    st.download_button(label, data=make, file_name=file_name, mime="image/gif", on_click="ignore", **kwargs)
+
+
 def what_to_look_at(text: str) -> None:
     """The short caption under a figure."""
     st.markdown(f"**What to look at.** {text}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from pvnviz.configs import ConfigError, help_text
+from pvnviz import archive
+from pvnviz.configs import ConfigError, from_dict
 from pvnviz.envs import get_env
 from pvnviz.experiment import (
     ExperimentConfig,
@@ -21,138 +21,11 @@ from pvnviz.experiment import (
     run_experiment,
 )
 from pvnviz.figures import experiment as figs
-from pvnviz.runs import RunError
-from ui import computed, what_to_look_at
-
-# (config field, label, kind, extra widget kwargs); kind: int, float, bool, select, layers
-FIELDS = [
-    (
-        "Dataset (Appendix C)",
-        [
-            ("num_policies", "Policies K", "int", dict(min_value=2, max_value=20000, step=50)),
-            ("num_episodes", "Rollouts per policy B", "int", dict(min_value=1, max_value=1000, step=5)),
-            ("horizon", "Horizon", "int", dict(min_value=0, max_value=5000, step=50)),
-            ("return_limit", "Training-set limit (blank: none)", "optfloat", {}),
-            ("policy_hidden", "Policy hidden layers (e.g. 30 or 64,64; blank: linear)", "layers", {}),
-        ],
-    ),
-    (
-        "PVN (Sections 3-4, Appendix B)",
-        [
-            ("num_bins", "Return bins m", "int", dict(min_value=0, max_value=201, step=1)),
-            ("num_probes", "Probing states n", "int", dict(min_value=0, max_value=200, step=1)),
-            ("train_probes", "Train the probing states", "bool", {}),
-            ("probe_init", "Probe initialisation", "select", dict(options=["noise", "visited"])),
-            ("pvn_hidden", "PVN hidden layers", "layers", {}),
-            ("temperature", "Softmax temperature", "float", dict(min_value=0.01, max_value=100.0, step=0.5)),
-            (
-                "learning_rate",
-                "PVN learning rate (Adam)",
-                "float",
-                dict(min_value=1e-5, max_value=1.0, step=0.001, format="%.4f"),
-            ),
-            ("train_steps", "Training steps", "int", dict(min_value=1, max_value=50000, step=100)),
-            ("batch_size", "Batch size", "int", dict(min_value=1, max_value=1024, step=1)),
-            ("val_fraction", "Validation share", "float", dict(min_value=0.0, max_value=0.9, step=0.05)),
-        ],
-    ),
-    (
-        "Gradient ascent (Section 5)",
-        [
-            ("num_starts", "Starting policies A", "int", dict(min_value=1, max_value=100, step=1)),
-            ("ascent_steps", "Ascent steps T", "int", dict(min_value=0, max_value=10000, step=50)),
-            (
-                "ascent_learning_rate",
-                "Ascent learning rate (Adam)",
-                "float",
-                dict(min_value=1e-5, max_value=1.0, step=0.0005, format="%.4f"),
-            ),
-            ("eval_every", "Score every k steps", "int", dict(min_value=1, max_value=1000, step=5)),
-            ("eval_episodes", "Rollouts per score", "int", dict(min_value=1, max_value=1000, step=5)),
-        ],
-    ),
-]
-
-
-def _to_widget(kind: str, value):
-    if kind == "layers":
-        return ",".join(str(v) for v in value)
-    if kind == "optfloat":
-        return "" if value is None else f"{value:g}"
-    return value
-
-
-def _from_widget(kind: str, value, name: str):
-    if kind == "layers":
-        try:
-            return tuple(int(v) for v in str(value).replace(" ", "").split(",") if v)
-        except ValueError:
-            message = f"{name}: write layer sizes as whole numbers separated by commas, e.g. 30 or 64,64."
-            raise ConfigError(message) from None
-    if kind == "optfloat":
-        text = str(value).strip()
-        if not text:
-            return None
-        try:
-            return float(text)
-        except ValueError:
-            raise ConfigError(f"{name}: write a number, or leave it blank for no limit.") from None
-    return value
-
-
-def _key(env_name: str, field: str) -> str:
-    return f"{env_name}_{field}"
-
-
-def _apply_preset(env_name: str, presets: dict[str, Callable[[], ExperimentConfig]]) -> None:
-    config = presets[st.session_state[_key(env_name, "preset")]]()
-    for _, fields in FIELDS:
-        for field, _, kind, _ in fields:
-            st.session_state[_key(env_name, field)] = _to_widget(kind, getattr(config, field))
-
-
-def sidebar_config(env_name: str, presets: dict[str, Callable[[], ExperimentConfig]]) -> ExperimentConfig | None:
-    """Preset picker and every hyperparameter, bound to the URL; the config, or None after an st.error."""
-    first = next(iter(presets))
-    preset_key = _key(env_name, "preset")
-    preset = st.session_state.get(preset_key, first)
-    base = presets[preset if preset in presets else first]()
-    with st.sidebar:
-        st.header("Experiment settings")
-        st.selectbox(
-            "Preset",
-            list(presets),
-            index=0,
-            key=preset_key,
-            on_change=_apply_preset,
-            args=(env_name, presets),
-            help="Quick: results in seconds. Paper: Appendix B.",
-            bind="query-params",
-        )
-        changes = {}
-        for title, fields in FIELDS:
-            with st.expander(title, expanded=False):
-                for field, label, kind, kwargs in fields:
-                    key, tip = _key(env_name, field), help_text(ExperimentConfig, field)
-                    default = _to_widget(kind, getattr(base, field))  # the preset's value: not repeated in the URL
-                    if kind in ("int", "float"):
-                        value = st.number_input(label, value=default, key=key, help=tip, bind="query-params", **kwargs)
-                    elif kind == "bool":
-                        value = st.checkbox(label, value=default, key=key, help=tip, bind="query-params")
-                    elif kind == "select":
-                        options = kwargs["options"]
-                        value = st.selectbox(
-                            label, options, index=options.index(default), key=key, help=tip, bind="query-params"
-                        )
-                    else:
-                        value = st.text_input(label, value=default, key=key, help=tip, bind="query-params")
-                    changes[field] = (kind, value, label)
-    try:
-        values = {f: _from_widget(kind, v, label) for f, (kind, v, label) in changes.items()}
-        return dataclasses.replace(base, env=env_name, **values)
-    except (ConfigError, ValueError) as err:
-        st.error(f"Please change a setting: {err}")
-        return None
+from pvnviz.figures import gif
+from pvnviz.runs import RunError, read_run
+from ui import MAX_RESULTS, _store, chart, computed, gif_download, what_to_look_at
+from ui.jobs import Job
+from ui.settings import FIELDS, PRESET_CONFIGS, _current_preset, _key, sidebar_config  # noqa: F401 (pages)
 
 
 def _last_good(env_name: str) -> ExperimentResult:
@@ -174,18 +47,97 @@ def _resolve(run_dir: str) -> str:
     return str(path)
 
 
-def obtain_result(env_name: str, config: ExperimentConfig | None, seed: int, default_run: str = "") -> ExperimentResult:
-    """A saved run if the sidebar names one, else a live run (cached), with progress and a growing loss chart."""
-    run_key = _key(env_name, "run")
+def _experiment_job(config: ExperimentConfig, seed: int, store, on_progress, job: Job) -> ExperimentResult:
+    """The live run, in the job's thread: the dataset (reused when only later stages changed), then the rest."""
+    results, lock = store
+    data_key = ("dataset", dataset_config(config), seed)
+    with lock:
+        dataset = results.get(data_key)
+    if dataset is None:
+        dataset = collect(dataset_config(config), seed, on_progress)
+        with lock:
+            results[data_key] = dataset
+    on_progress(0, 1, "dataset ready; splitting and training")  # stops here if Stop came during the last rollouts
+    result = run_experiment(config, seed, on_progress, on_metrics=job.on_metrics, dataset=dataset)
+    with lock:
+        results[("experiment", config, seed)] = result  # a copied link opened on this server finds it
+        while len(results) > MAX_RESULTS:
+            results.popitem(last=False)
+    return result
+
+
+def _start(env_name: str, config: ExperimentConfig, seed: int) -> None:
+    job = Job(f"{env_name} seed {seed}", key=("experiment", config, seed))
+    st.session_state[_key(env_name, "job")] = job.start(_experiment_job, config=config, seed=seed, store=_store())
+
+
+def _job_panel(env_name: str) -> None:
+    """Progress, live losses and Stop of this session's running job; on its end, one rerun draws the result."""
+    job: Job | None = st.session_state.get(_key(env_name, "job"))
+    if job is None:
+        return
+    if job.running:
+        done, total, info = job.progress
+        left, right = st.columns([5, 1])
+        elapsed = time.perf_counter() - job.started
+        left.progress(min(done / max(total, 1), 1.0), text=f"Running ({elapsed:.0f} s): {info}")
+        right.button("Stop", key=_key(env_name, "stop"), on_click=job.stop, type="primary", help="Cancel this run.")
+        if job.history:
+            curves = figs.live_curves({m: list(h) for m, h in job.history.items()})
+            live = figs.loss_figure(curves, "PVN training (live)")
+            chart(live, "pvn-training-live", key=_key(env_name, "live_chart"))
+        return
+    if not getattr(job, "shown", False):
+        job.shown = True
+        st.rerun(scope="app")
+    if job.cancelled:
+        st.warning("Run stopped. The figures below are the last finished result.")
+    elif job.error:
+        st.error(f"Please change a setting: {job.error}")
+
+
+def _shipped(env_name: str, shipped: dict[str, str]) -> dict[str, tuple[ExperimentConfig, int, str]]:
+    """The shipped runs' (config, seed, folder) per preset label, read from their config.json only."""
+    out = {}
+    for label, folder in shipped.items():
+        try:
+            info = read_run(_resolve(folder), env_name)
+            out[label] = (from_dict(ExperimentConfig, info.config), info.seed, folder)
+        except (RunError, ConfigError, TypeError) as err:
+            st.warning(f"Shipped run {folder} cannot be opened: {err}")
+    return out
+
+
+def _open(folder: str, env_name: str) -> ExperimentResult:
+    path = _resolve(folder)
+    return computed(_load, path, _stamp(path), env_name, label=f"Opening {folder}")
+
+
+def obtain_result(
+    env_name: str,
+    config: ExperimentConfig | None,
+    seed: int,
+    default_run: str = "",
+    shipped: dict[str, str] | None = None,
+) -> ExperimentResult:
+    """What the page draws: a folder or zip the user opened, else the result of (config, seed) if any run made it
+    (a live run on this server, or a shipped run), else the last finished result with a note saying so.
+
+    Live training starts only from the Run button, in a background job with progress and Stop.
+    """
+    run_key, job_key = _key(env_name, "run"), _key(env_name, "job")
+    job: Job | None = st.session_state.get(job_key)
+    busy = job is not None and job.running
     with st.sidebar:
-        if default_run:
-            st.button(
-                "Train live with these settings",
-                on_click=st.session_state.__setitem__,
-                args=(run_key, ""),
-                help="Leave the shipped run and train with the settings above.",
-                type="primary",
-            )
+        st.button(
+            "Run with these settings",
+            on_click=_start,
+            args=(env_name, config, seed),
+            disabled=busy or config is None,
+            type="primary",
+            help="Train live in the background (Algorithms 1-3); the page keeps showing the last result until done.",
+            key=_key(env_name, "run_button"),
+        )
         run_dir = st.text_input(
             "Open a saved run (folder)",
             value=default_run,
@@ -193,45 +145,76 @@ def obtain_result(env_name: str, config: ExperimentConfig | None, seed: int, def
             bind="query-params",
             help="A folder written by `python -m pvnviz run ... --out DIR`.",
         ).strip()
+        uploaded = st.file_uploader(
+            "Open a run zip",
+            type=["zip"],
+            key=_key(env_name, "upload"),
+            help=f"A zip downloaded from this page (at most {archive.MAX_ZIP_BYTES // 2**20} MB).",
+        )
+    st.fragment(_job_panel, run_every=0.5 if busy else None)(env_name)
+    shipped_runs = _shipped(env_name, shipped or {})
+    presets = PRESET_CONFIGS.get(env_name, {})
+    if uploaded is not None:
+        try:
+            result = computed(_unzip, uploaded.getvalue(), env_name, label="Opening the zip")
+            st.info(f"Showing the uploaded run `{uploaded.name}` ({_describe(result, presets)}).")
+            return _remember(env_name, result)
+        except archive.ArchiveError as err:
+            st.error(f"Cannot open that zip: {err}")
     if run_dir:
         path = _resolve(run_dir)
         try:
             result = computed(_load, path, _stamp(path), env_name, label=f"Opening {run_dir}")
             st.info(
-                f"Showing the saved run in `{run_dir}` (seed {result.seed}); the sidebar's settings apply when "
-                "you train live (clear the folder box)."
+                f"Showing the saved run in `{run_dir}` ({_describe(result, presets)}); the sidebar's settings "
+                "apply when you clear the folder box."
             )
-            return result
+            return _remember(env_name, result)
         except RunError as err:
             st.error(f"Cannot open that run: {err}")
             return _last_good(env_name)
     if config is None:
         return _last_good(env_name)
-    live_chart = st.empty()
-    history: dict[str, list] = {mode: [] for mode in config.inputs}
-    last_draw = [0.0]
+    store, lock = _store()
+    with lock:
+        result = store.get(("experiment", config, seed))
+    if result is not None:
+        st.caption(f"Showing the live run of these settings ({_describe(result, presets)}).")
+        return _remember(env_name, result)
+    for label, (run_config, run_seed, folder) in shipped_runs.items():
+        if run_config == config and run_seed == seed:
+            st.caption(f"Showing the shipped run `{folder}` of these settings (preset {label}, seed {seed}).")
+            return _remember(env_name, _open(folder, env_name))
+    last = st.session_state.get(_key(env_name, "last_result"))
+    if last is None and shipped_runs:
+        label = _current_preset(env_name, shipped_runs, next(iter(shipped_runs)))
+        last = _open(shipped_runs[label][2], env_name)
+    if last is None:
+        st.info("No result for these settings yet: press **Run with these settings** in the sidebar.")
+        st.stop()
+    st.warning(
+        f"These settings have not been run yet (seed {seed}). Shown below: {_describe(last, presets)}. "
+        "Press **Run with these settings** in the sidebar to train them, or **Reset to the paper** to see the "
+        "paper's run."
+    )
+    return last
 
-    def on_metrics(mode: str, step: int, train: float, val: float) -> None:
-        history[mode].append((step, train, val))
-        now = time.perf_counter()
-        if now - last_draw[0] > 0.4:
-            last_draw[0] = now
-            live_chart.plotly_chart(
-                figs.loss_figure(figs.live_curves(history), "PVN training (live)"), key=f"live-{mode}-{step}"
-            )
 
-    try:
-        dataset = computed(collect, dataset_config(config), seed, label="Collecting the dataset (Algorithm 1)")
-        result = computed(
-            run_experiment, config, seed, label="Training and ascending", on_metrics=on_metrics, dataset=dataset
-        )
-    except ValueError as err:
-        live_chart.empty()
-        st.error(f"Please change a setting: {err}")
-        return _last_good(env_name)
-    live_chart.empty()
+def _describe(result: ExperimentResult, presets: dict[str, ExperimentConfig]) -> str:
+    """'preset P, seed S' when a preset's config matches, else 'custom settings, seed S'."""
+    for label, preset in presets.items():
+        if preset == result.config:
+            return f"preset {label}, seed {result.seed}"
+    return f"custom settings, seed {result.seed}"
+
+
+def _remember(env_name: str, result: ExperimentResult) -> ExperimentResult:
     st.session_state[_key(env_name, "last_result")] = result
     return result
+
+
+def _unzip(data: bytes, env_name: str, on_progress) -> ExperimentResult:
+    return archive.read_run_zip(data, env_name)
 
 
 def _stamp(path: str) -> float:
@@ -257,6 +240,14 @@ def render_results(
     config, dataset, split = result.config, result.dataset, result.split
     env = get_env(config.env)
     summary = result.summary()
+    st.download_button(
+        "Download this run (zip: config, summary, arrays, PVN weights)",
+        data=lambda: archive.run_zip(result),
+        file_name=f"pvn-{config.env}-seed{result.seed}.zip",
+        mime="application/zip",
+        on_click="ignore",
+        help="Open it again with 'Open a run zip' in the sidebar, here or on another server.",
+    )
     cols = st.columns(4)
     cols[0].metric("Policies kept / collected", f"{summary['num_kept']} / {summary['num_policies']}")
     cols[1].metric("Best kept policy (mean return)", f"{summary['kept_best_mean_return']:.1f}")
@@ -268,7 +259,8 @@ def render_results(
         )
 
     left, right = st.columns(2)
-    left.plotly_chart(figs.returns_histogram(dataset, split, config.return_limit))
+    with left:
+        chart(figs.returns_histogram(dataset, split, config.return_limit), f"{config.env}-dataset")
     with left:
         if config.return_limit is not None:
             what_to_look_at(
@@ -281,7 +273,8 @@ def render_results(
                 "Each bar counts random policies by mean return over their rollouts; all of them train the PVN "
                 "(no limit here, as in Section 6.3). Most random policies barely move; a thin tail swims."
             )
-    right.plotly_chart(figs.loss_figure(figs.trained_curves(result.trained)))
+    with right:
+        chart(figs.loss_figure(figs.trained_curves(result.trained)), f"{config.env}-pvn-training")
     with right:
         what_to_look_at(
             "Algorithm 2. KL divergence between each policy's return histogram and the PVN's prediction, "
@@ -290,10 +283,11 @@ def render_results(
             + "A validation curve that turns up while the training curve falls is the PVN overfitting."
         )
 
-    st.plotly_chart(
+    chart(
         figs.ascent_figure(
             result.traces, config.return_limit, summary["kept_best_mean_return"], baselines, baseline_source
-        )
+        ),
+        f"{config.env}-ascent",
     )
     what_to_look_at(paper_note)
 
@@ -305,7 +299,8 @@ def render_results(
         _, j_hat = trained.predict(dataset.params[split.val_idx])
         predictions[mode] = (dataset.mean_returns[split.val_idx], j_hat)
     if predictions:
-        left.plotly_chart(figs.prediction_figure(predictions))
+        with left:
+            chart(figs.prediction_figure(predictions), f"{config.env}-predictions")
     with left:
         what_to_look_at(
             "Validation policies, never trained on: the PVN's Ĵ (the histogram's mean, Section 3) against "
@@ -313,14 +308,17 @@ def render_results(
         )
     with right:
         if len(split.val_idx):
-            pick = 0
-            if len(split.val_idx) > 1:
-                pick = st.slider("Validation policy", 0, len(split.val_idx) - 1, 0, key=f"{config.env}_val_pick")
-            index = int(split.val_idx[pick])
+            index = int(split.val_idx[0])
+            if len(split.val_idx) > 1:  # the slider shows the policy's dataset number, as the title does
+                options = [int(i) for i in split.val_idx]
+                index = st.select_slider(
+                    "Validation policy #", options, options[0], key=f"{config.env}_val_pick", bind="query-params"
+                )
             target = split.bins.pmf(dataset.returns[index : index + 1])[0]
             predicted = {m: t.predict(dataset.params[index : index + 1])[0][0] for m, t in result.trained.items()}
-            st.plotly_chart(
-                figs.distribution_figure(split.bins, target, predicted, f"Policy #{index}: return distribution")
+            chart(
+                figs.distribution_figure(split.bins, target, predicted, f"Policy #{index}: return distribution"),
+                f"{config.env}-policy-{index}",
             )
             what_to_look_at(
                 "Section 3: the PVN predicts a whole distribution over return bins; bars are this "
@@ -336,6 +334,7 @@ def render_results(
             0,
             format_func=lambda d: env.state_labels[d],
             key=f"{config.env}_probe_x",
+            bind="query-params",
         )
         dim_y = c2.selectbox(
             "Vertical axis",
@@ -343,8 +342,15 @@ def render_results(
             min(2, env.obs_dim - 1),
             format_func=lambda d: env.state_labels[d],
             key=f"{config.env}_probe_y",
+            bind="query-params",
         )
-        st.plotly_chart(figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y)))
+        chart(figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y)), f"{config.env}-probes")
+        labels = (env.state_labels[dim_x], env.state_labels[dim_y])
+        gif_download(
+            "Download the probing states (GIF)",
+            lambda: gif.probes_gif(result.trained["fingerprint"], (dim_x, dim_y), labels),
+            f"{config.env}-probes.gif",
+        )
         bounds = "termination bounds" if config.env == "cartpole" else "the rotors' joint limits"
         moving = (
             "press ▶ to watch them move as they are trained jointly with the PVN (Algorithm 2)"
@@ -363,12 +369,15 @@ def render_results(
             list(result.traces),
             horizontal=True,
             key=f"{config.env}_replay_mode",
+            bind="query-params",
             format_func=lambda m: figs.MODE_LABEL[m],
         )
         trace = result.traces[mode]
         start = 0
-        if trace.params.shape[1] > 1:
-            start = st.slider("Start", 1, trace.params.shape[1], 1, key=f"{config.env}_replay_start") - 1
+        if trace.params.shape[1] > 1:  # opens on the start whose ascent found the best policy
+            best = int(np.argmax(trace.best_returns)) + 1
+            key = f"{config.env}_replay_start"
+            start = st.slider("Start", 1, trace.params.shape[1], best, key=key, bind="query-params") - 1
         replay(result, trace, start)
 
 

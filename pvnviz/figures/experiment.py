@@ -64,11 +64,11 @@ def loss_figure(
     fig = go.Figure()
     for mode, (steps, train, val) in curves.items():
         color = MODE_COLOR[mode]
-        fig.add_trace(
-            go.Scatter(x=steps, y=train, name=f"{MODE_LABEL[mode]}: train", line=dict(color=color, dash="dot"))
-        )
-        fig.add_trace(go.Scatter(x=steps, y=val, name=f"{MODE_LABEL[mode]}: validation", line=dict(color=color)))
-    fig.update_xaxes(title_text="training step")
+        x = np.maximum(np.asarray(steps), 1)  # the log axis has no 0: step 0 is drawn at 1
+        fig.add_trace(go.Scatter(x=x, y=train, name=f"{MODE_LABEL[mode]}: train", line=dict(color=color, dash="dot")))
+        fig.add_trace(go.Scatter(x=x, y=val, name=f"{MODE_LABEL[mode]}: validation", line=dict(color=color)))
+    # log steps: the KL falls fastest in the first hundred steps, which a linear axis squeezes into a few pixels
+    fig.update_xaxes(title_text="training step (log scale; step 0 at 1)", type="log")
     fig.update_yaxes(title_text="KL(target ‖ PVN)")
     return theme.style(fig, title, height=380)
 
@@ -126,38 +126,46 @@ def ascent_figure(
             row=1,
             col=col,
         )
+        # annotation kwargs only on the panel that carries the label: plotly fills a bare one with "new text"
         if return_limit is not None:
-            fig.add_hline(
-                y=return_limit,
-                line=dict(color=theme.LIMIT, dash="dash", width=2),
-                row=1,
-                col=col,
-                annotation_text="training-set limit" if col == 1 else None,
-            )
+            label = dict(annotation_text="training-set limit") if col == 1 else {}
+            fig.add_hline(y=return_limit, line=dict(color=theme.LIMIT, dash="dash", width=2), row=1, col=col, **label)
         if dataset_best is not None:
-            fig.add_hline(
-                y=dataset_best,
-                line=dict(color=theme.TRAIN, dash="dot", width=1.5),
-                row=1,
-                col=col,
-                annotation_text="best kept policy" if col == 1 else None,
-                annotation_position="bottom right",
-            )
-        for name, value in (baselines or {}).items():
-            fig.add_hline(
-                y=value,
-                line=dict(color=theme.BASELINE, dash="dash", width=1),
-                row=1,
-                col=col,
-                annotation_text=name if col == len(modes) else None,
-                annotation_position="right",
-            )
+            label = dict(annotation_text="best kept policy", annotation_position="bottom right") if col == 1 else {}
+            fig.add_hline(y=dataset_best, line=dict(color=theme.TRAIN, dash="dot", width=1.5), row=1, col=col, **label)
+        for value in (baselines or {}).values():
+            fig.add_hline(y=value, line=dict(color=theme.BASELINE, dash="dash", width=1), row=1, col=col)
         fig.update_xaxes(title_text="ascent step", row=1, col=col)
+    if baselines:
+        values = [v for t in traces.values() for v in (t.true_returns.min(), t.true_returns.max())]
+        _baseline_labels(fig, baselines, min(values + list(baselines.values())), max(values + list(baselines.values())))
     fig.update_yaxes(title_text="true mean return (Monte Carlo)", row=1, col=1)
     title = "Zero-shot gradient ascent through the PVN"
     if baseline_source:
         title += f" (dashed grey: {baseline_source})"
-    return theme.style(fig, title, height=440)
+    theme.style(fig, title, height=440)
+    if baselines:
+        fig.update_layout(margin=dict(r=90))  # room for the baseline names
+    return fig
+
+
+def _baseline_labels(fig: go.Figure, baselines: dict[str, float], low: float, high: float) -> None:
+    """Baseline names in the right margin at their lines, pushed apart so that none overlaps another."""
+    gap = 0.06 * (high - low)  # about one text line on a 440 px figure
+    placed: list[float] = []
+    for name, value in sorted(baselines.items(), key=lambda item: item[1]):
+        y = value if not placed else max(value, placed[-1] + gap)
+        placed.append(y)
+        fig.add_annotation(
+            text=name,
+            x=1.0,
+            xref="paper",
+            xanchor="left",
+            y=y,
+            yref="y",
+            showarrow=False,
+            font=dict(color=theme.BASELINE, size=11),
+        )
 
 
 def prediction_figure(predictions: dict[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
@@ -183,7 +191,7 @@ def prediction_figure(predictions: dict[str, tuple[np.ndarray, np.ndarray]]) -> 
                 y=[lo, hi],
                 mode="lines",
                 name="perfect prediction",
-                line=dict(color="black", dash="dash", width=1),
+                line=dict(color=theme.NEUTRAL, dash="dash", width=1),
             )
         )
     fig.update_xaxes(title_text="true mean return")

@@ -11,11 +11,48 @@ LIMIT = "#d62728"  # the training-set performance limit line
 FINGERPRINT = "#ff7f0e"  # PVN fed with probing-state fingerprints
 FLATTENED = "#7f7f7f"  # PVN fed with flattened weights (the baseline)
 OPTIMUM = "#f0c000"
-CORNER = "#222222"
-BASELINE = "#555555"
+# Markers drawn on both Streamlit themes (white and dark): mid greys with a white outline, never black.
+CORNER = "#8c8c8c"
+START = "#8c8c8c"  # the start of an ascent path
+NEUTRAL = "#8c8c8c"  # reference lines (diagonals)
+OUTLINE = dict(width=1.5, color="white")
+BASELINE = "#8c8c8c"
 PROBE = "#e377c2"
 
 FONT = dict(size=13)
+PROJECTOR_SCALE = 1.6  # fonts, markers and lines in projector mode
+
+
+def projector(fig: go.Figure, scale: float = PROJECTOR_SCALE) -> go.Figure:
+    """The figure for a lecture-hall projector: fonts, marker sizes and line widths times ``scale`` (in place).
+
+    Applies to the layout, every trace and every animation frame's traces, so a builder needs no
+    parameter of its own; the pages call it when the sidebar's projector toggle is on.
+    """
+
+    def bigger(trace) -> None:
+        data = trace.to_plotly_json()
+        size = data.get("marker", {}).get("size")
+        if isinstance(size, (int, float)):
+            trace.update(marker_size=size * scale)
+        width = data.get("line", {}).get("width")
+        if isinstance(width, (int, float)):
+            trace.update(line_width=width * scale)
+        elif data.get("type") == "scatter" and "lines" in data.get("mode", "lines"):
+            trace.update(line_width=2 * scale)  # plotly's default scatter line width is 2
+
+    size = (fig.layout.font.size or FONT["size"]) * scale
+    fig.update_layout(font=dict(size=size), title_font=dict(size=size * 1.2))
+    fig.update_annotations(font_size=size * 0.9)
+    for trace in fig.data:
+        bigger(trace)
+    for frame in fig.frames or ():
+        for trace in frame.data:
+            bigger(trace)
+    height = fig.layout.height
+    if height:
+        fig.update_layout(height=int(height * 1.25))
+    return fig
 
 
 def style(fig, title: str, height: int = 420):

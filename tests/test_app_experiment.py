@@ -1,0 +1,276 @@
+"""CartPole and Swimmer pages as a class uses them: shipped runs, Run and Stop, links, reset, run zips, GIFs,
+projector mode; and the core pieces behind them (Cancelled, run zips, GIF encoders)."""
+
+import io
+import zipfile
+
+import imageio.v3 as iio
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import ui.experiment
+from conftest import APP, figures, open_page
+from pvnviz import archive
+from pvnviz.experiment import PRESETS, ExperimentConfig, load_result, run_experiment
+from pvnviz.figures import gif
+from pvnviz.progress import Cancelled, cancellable
+
+QUICK = PRESETS["cartpole"]["quick"]()
+PAPER = PRESETS["cartpole"]["paper"]()
+FIELDS = [field for _, fields in ui.experiment.FIELDS for field, _, kind, _ in fields if kind in ("int", "float")]
+
+
+def _no_training(*args, **kwargs):
+    raise AssertionError("the page trained although a shipped run matches")
+
+
+def _texts(at: AppTest) -> str:
+    return " ".join(e.value for kind in ("caption", "info", "warning", "markdown") for e in at.get(kind))
+
+
+@pytest.mark.parametrize(
+    "page, folder", [("pages/cartpole.py", "cartpole-paper"), ("pages/swimmer.py", "swimmer-wide")]
+)
+def test_pages_open_on_shipped_runs_without_training(monkeypatch, page, folder):
+    monkeypatch.setattr(ui.experiment, "run_experiment", _no_training)
+    monkeypatch.setattr(ui.experiment, "collect", _no_training)
+    at = open_page(page)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["seed"] == 0  # the sidebar shows the seed of what is drawn
+    assert f"data/{folder}" in _texts(at)
+    assert len(figures(at)) >= 5
+
+
+def test_cartpole_quick_preset_opens_its_shipped_run(monkeypatch):
+    monkeypatch.setattr(ui.experiment, "run_experiment", _no_training)
+    at = open_page("pages/cartpole.py")
+    at.selectbox(key="cartpole_preset").set_value("Quick").run()
+    assert at.number_input(key="cartpole_num_policies").value == QUICK.num_policies
+    assert "data/cartpole-quick" in _texts(at)
+
+
+def _open_link(params: dict[str, str], page: str = "pages/cartpole.py") -> AppTest:
+    """A fresh session opened on a copied URL: the query parameters are there before the first run."""
+    at = AppTest.from_file(APP, default_timeout=300)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_preset_link_fills_every_field_with_the_preset():
+    at = _open_link({"seed": "0", "cartpole_preset": "Quick"})
+    assert at.selectbox(key="cartpole_preset").value == "Quick"
+    for field in FIELDS:
+        assert at.number_input(key=f"cartpole_{field}").value == pytest.approx(getattr(QUICK, field)), field
+    assert "data/cartpole-quick" in _texts(at)  # and the Quick results are drawn, not the Paper ones
+    assert at.metric[0].value.endswith(f"/ {QUICK.num_policies}")
+
+
+def test_a_link_with_a_changed_field_keeps_it_on_top_of_the_preset():
+    at = _open_link({"seed": "3", "cartpole_preset": "Quick", "cartpole_train_steps": "700"})
+    assert at.session_state["seed"] == 3
+    assert at.number_input(key="cartpole_train_steps").value == 700
+    assert at.number_input(key="cartpole_num_policies").value == QUICK.num_policies
+    assert "not been run yet" in _texts(at)  # shown honestly: no run of these settings exists
+
+
+def test_reset_to_the_paper_restores_preset_fields_and_seed():
+    at = open_page("pages/cartpole.py")
+    at.selectbox(key="cartpole_preset").set_value("Quick").run()
+    at.number_input(key="cartpole_train_steps").set_value(900).run()
+    at.session_state["seed"] = 7
+    at.run()
+    at.button(key="cartpole_reset").click().run()
+    assert at.session_state["seed"] == 0
+    assert at.selectbox(key="cartpole_preset").value == "Paper (MLP [30])"
+    for field in FIELDS:
+        assert at.number_input(key=f"cartpole_{field}").value == pytest.approx(getattr(PAPER, field)), field
+    assert "data/cartpole-paper" in _texts(at)
+
+
+def _small(at: AppTest, train_steps: int) -> None:
+    for key, value in (("num_policies", 40), ("num_episodes", 5), ("train_steps", train_steps), ("ascent_steps", 20)):
+        at.number_input(key=f"cartpole_{key}").set_value(value)
+    at.number_input(key="cartpole_eval_episodes").set_value(5).run()
+
+
+def test_run_button_trains_in_the_background_and_the_page_shows_the_result():
+    at = open_page("pages/cartpole.py")
+    _small(at, train_steps=60)
+    assert "not been run yet" in _texts(at)
+    at.button(key="cartpole_run_button").click().run()
+    job = at.session_state["cartpole_job"]
+    assert job.wait(120) and job.result is not None and not job.error
+    at.run()
+    assert "live run of these settings" in _texts(at)
+    assert not at.exception
+
+
+def test_stop_cancels_a_running_job_and_keeps_the_last_result():
+    at = open_page("pages/cartpole.py")
+    _small(at, train_steps=50000)
+    at.button(key="cartpole_run_button").click().run()
+    job = at.session_state["cartpole_job"]
+    assert job.running
+    at.button(key="cartpole_stop").click().run()
+    assert job.wait(10) and job.cancelled and job.result is None
+    at.run()
+    assert "Run stopped" in _texts(at)
+    assert "Shown below: preset Paper (MLP [30]), seed 0" in _texts(at)  # the last finished result stays
+    assert len(figures(at)) >= 5
+
+
+def test_cancelled_propagates_out_of_the_core_at_the_next_progress_report():
+    calls = []
+    state = {"stop": False}
+
+    def inner(done, total, info):
+        calls.append(info)
+        state["stop"] = len(calls) >= 3  # ask to stop after the third report
+
+    config = ExperimentConfig(num_policies=20, num_episodes=2, train_steps=2000, ascent_steps=10, eval_episodes=2)
+    with pytest.raises(Cancelled):
+        run_experiment(config, 0, cancellable(lambda: state["stop"], inner))
+    assert len(calls) == 3  # nothing ran past the report after the request
+
+
+@pytest.fixture(scope="module")
+def quick_run():
+    return load_result("data/cartpole-quick", "cartpole")
+
+
+def test_run_zip_round_trip_keeps_every_array(quick_run):
+    opened = archive.read_run_zip(archive.run_zip(quick_run), "cartpole")
+    assert opened.config == quick_run.config and opened.seed == quick_run.seed
+    np.testing.assert_array_equal(opened.dataset.returns, quick_run.dataset.returns)
+    np.testing.assert_array_equal(opened.dataset.params, quick_run.dataset.params)
+    for mode, trace in quick_run.traces.items():
+        np.testing.assert_array_equal(opened.traces[mode].true_returns, trace.true_returns)
+        np.testing.assert_array_equal(opened.trained[mode].val_loss, quick_run.trained[mode].val_loss)
+        params = quick_run.dataset.params[:7]
+        np.testing.assert_allclose(opened.trained[mode].predict(params)[1], quick_run.trained[mode].predict(params)[1])
+
+
+def _rezip(data: bytes, change) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            name, content = change(info.filename, src.read(info))
+            if name:
+                dst.writestr(name, content)
+    return out.getvalue()
+
+
+def test_damaged_or_foreign_zips_are_refused_with_a_message(quick_run):
+    good = archive.run_zip(quick_run)
+    bad = {
+        "truncated": good[: len(good) // 2],
+        "not a zip": b"PK but not really" * 10,
+        "zip slip": _rezip(good, lambda n, c: ("../" + n if n == "split.json" else n, c)),
+        "missing dataset": _rezip(good, lambda n, c: (None if n == "dataset.npz" else n, c)),
+        "corrupt array": _rezip(good, lambda n, c: (n, c[:100] if n == "dataset.npz" else c)),
+        "pickled array": _rezip(good, lambda n, c: (n, _pickled_npz() if n == "curves_fingerprint.npz" else c)),
+    }
+    for what, data in bad.items():
+        with pytest.raises(archive.ArchiveError) as err:
+            archive.read_run_zip(data, "cartpole")
+        assert str(err.value), what
+    with pytest.raises(archive.ArchiveError, match="not a swimmer run"):
+        archive.read_run_zip(good, "swimmer")
+    with pytest.raises(archive.ArchiveError, match="at most"):
+        archive.read_run_zip(b"0" * (archive.MAX_ZIP_BYTES + 1))
+
+
+def _pickled_npz() -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, steps=np.array([{"a": 1}], dtype=object))
+    return buffer.getvalue()
+
+
+def test_page_opens_an_uploaded_zip_and_refuses_a_damaged_one(quick_run):
+    at = open_page("pages/cartpole.py")
+    at.file_uploader(key="cartpole_upload").set_value(("broken.zip", b"not a zip at all", "application/zip")).run()
+    assert any("Cannot open that zip" in e.value and "damaged" in e.value for e in at.error)
+    assert len(figures(at)) >= 5  # what was on screen stays
+    zipped = archive.run_zip(quick_run)
+    at.file_uploader(key="cartpole_upload").set_value(("run.zip", zipped, "application/zip")).run()
+    assert not at.error and not at.exception
+    assert "uploaded run `run.zip` (preset Quick, seed 0)" in _texts(at)
+
+
+def test_gifs_decode_with_one_frame_per_animation_step(quick_run):
+    trained = quick_run.trained["fingerprint"]
+    frames = iio.imread(gif.probes_gif(trained, (0, 2)), index=None)
+    assert frames.shape[0] == len(trained.snapshot_steps)
+    states = np.zeros((2, 31, 4))
+    states[0, 21:] = np.nan  # the first episode ends at step 20
+    states[:, :, 2] = np.linspace(-0.2, 0.2, 31)
+    frames = iio.imread(gif.cartpole_gif({"a": states[0], "b": states[1]}, frame_every=2), index=None)
+    assert frames.shape[0] == 16  # steps 0, 2, ..., 30
+    assert not np.array_equal(frames[0], frames[-1])
+    segments = np.random.default_rng(0).normal(size=(2, 21, 3, 2, 3))
+    frames = iio.imread(gif.swimmer_gif({"a": segments[0], "b": segments[1]}, frame_every=10), index=None)
+    assert frames.shape[0] == 3
+
+
+def test_polytope_ascent_gif_has_a_frame_per_shown_step():
+    from pvnviz.polytope import PolytopeConfig, exact_view
+
+    exact = exact_view(PolytopeConfig(ascent_steps=30, num_polytope_points=200), 4)
+    frames = iio.imread(gif.ascent_gif(exact), index=None)
+    assert frames.shape[0] == 31
+
+
+def test_projector_toggle_enlarges_fonts_and_lines():
+    at = open_page("pages/cartpole.py")
+    before = figures(at)
+    at.toggle(key="projector").set_value(True).run()
+    after = figures(at)
+    assert len(before) == len(after)
+    for small, big in zip(before, after):
+        assert big["layout"]["font"]["size"] > small["layout"]["font"]["size"]
+    ascent = next(f for f in after if f["layout"]["title"]["text"].startswith("Zero-shot"))
+    widths = [t["line"]["width"] for t in ascent["data"] if t.get("line", {}).get("width")]
+    assert min(widths) >= 1.5 * 1.5  # the thinnest ascent line (1.5) scaled up
+
+
+def test_swimmer_spread_within_a_policy_only_with_several_rollouts():
+    at = open_page("pages/swimmer.py")
+    labels = [m.label for m in at.metric]
+    assert not any("within a policy" in label for label in labels)  # the shipped wide run has 1 rollout
+    assert "1 rollouts" not in _texts(at)
+    at.selectbox(key="swimmer_preset").set_value("Paper (Appendix B)").run()
+    assert any("within a policy" in m.label for m in at.metric)
+    assert "data/swimmer-paper" in _texts(at)
+
+
+def test_ascent_figure_labels_neither_placeholder_nor_overlapping(quick_run):
+    from pvnviz.figures import experiment as figs
+
+    baselines = {"DDPG 143": 143.0, "PPO 117": 117.0, "TD3 91": 91.0, "VPG 52": 52.0, "SAC 43": 43.0}
+    fig = figs.ascent_figure(quick_run.traces, 30.0, 29.9, baselines, "Spinning Up baselines")
+    texts = [a.text for a in fig.layout.annotations]
+    assert "new text" not in texts  # plotly's placeholder for an annotation without text (flattened panel)
+    labels = sorted((a.y, a.text) for a in fig.layout.annotations if a.text in baselines)
+    assert [t for _, t in labels] == ["SAC 43", "VPG 52", "TD3 91", "PPO 117", "DDPG 143"]
+    ys = [y for y, _ in labels]
+    assert min(np.diff(ys)) >= 0.06 * (max(ys) - min(ys)) * 0.99  # at least one text line apart
+    assert fig.layout.margin.r >= 80  # in the right margin, not clipped
+
+
+def test_loss_curve_uses_a_log_step_axis(quick_run):
+    from pvnviz.figures import experiment as figs
+
+    fig = figs.loss_figure(figs.trained_curves(quick_run.trained))
+    assert fig.layout.xaxis.type == "log"
+    assert min(min(t.x) for t in fig.data) >= 1
+
+
+def test_swimmer_replay_opens_on_the_best_start():
+    at = open_page("pages/swimmer.py")
+    best = load_result("data/swimmer-wide", "swimmer").traces["fingerprint"].best_returns  # 236.8 is start 5
+    assert at.slider(key="swimmer_replay_start").value == int(np.argmax(best)) + 1

@@ -1,0 +1,83 @@
+"""A real browser on the CartPole page and the dark theme: Stop, copied links, marker colours.
+
+Uses the streamlit server and Chromium fixtures of tests/test_browser.py (one server per module).
+"""
+
+import pytest
+from test_browser import browser, server, wait_idle  # noqa: F401  (pytest fixtures)
+
+pytestmark = pytest.mark.browser
+
+DARK = {"black", "#000", "#000000", "#111111", "#222222", "rgb(0, 0, 0)"}
+
+
+def _text(page) -> str:
+    return page.locator("[data-testid='stMain']").inner_text()
+
+
+def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{server}/cartpole?seed=0&cartpole_preset=Quick&cartpole_train_steps=50000")
+    wait_idle(page)
+    assert "not been run yet" in _text(page)
+    page.get_by_role("button", name="Run with these settings").click()
+    stop = page.get_by_role("button", name="Stop")
+    stop.wait_for(timeout=60_000)
+    page.wait_for_selector("[data-testid='stProgress']", timeout=60_000)
+    stop.click()
+    page.get_by_text("Run stopped").wait_for(timeout=15_000)
+    assert page.get_by_role("button", name="Stop").count() == 0
+    assert page.locator("[data-testid='stPlotlyChart']").count() >= 5  # the last result is still drawn
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
+
+
+def test_a_copied_url_reproduces_every_input_in_a_fresh_context(server, browser):  # noqa: F811
+    first = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = first.new_page()
+    page.goto(f"{server}/cartpole")
+    wait_idle(page)
+    assert "data/cartpole-paper" in _text(page)
+    page.locator(".st-key-cartpole_preset [aria-haspopup='listbox']").first.click()
+    page.get_by_role("option", name="Quick", exact=True).click()
+    page.wait_for_url("**cartpole_preset=Quick**", timeout=30_000)
+    wait_idle(page)
+    page.locator("summary").filter(has_text="PVN (Sections 3-4").click()
+    steps = page.get_by_label("Training steps", exact=True)
+    steps.fill("1234")
+    steps.press("Enter")
+    page.wait_for_url("**cartpole_train_steps=1234**", timeout=30_000)
+    wait_idle(page)
+    url = page.url
+    first.close()
+
+    fresh = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = fresh.new_page()
+    page.goto(url)
+    wait_idle(page)
+    assert page.get_by_label("Training steps", exact=True).input_value() == "1234"
+    assert page.get_by_label("Policies K", exact=True).input_value() == "300"  # Quick's value, not Paper's
+    assert page.get_by_label("Rollouts per policy B", exact=True).input_value() == "30"
+    assert page.locator(".st-key-cartpole_preset input").first.input_value() == "Quick"
+    assert page.get_by_label("Seed", exact=True).input_value() == "0"
+    fresh.close()
+
+
+def test_dark_theme_keeps_the_markers_visible(server, browser):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme="dark")
+    page.goto(f"{server}/polytope?embed_options=dark_theme")
+    wait_idle(page)
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 2", timeout=120_000)
+    background = page.evaluate("getComputedStyle(document.querySelector(\"[data-testid='stApp']\")).backgroundColor")
+    channels = [int(c) for c in background[background.index("(") + 1 : background.index(")")].split(",")[:3]]
+    assert max(channels) < 80, background  # the dark theme is on
+    colours = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(
+            el => (el.data || []).filter(t => ['deterministic policies (corners)', 'start'].includes(t.name))
+                                 .map(t => [t.name, String(t.marker.color)]))"""
+    )
+    names = {name for name, _ in colours}
+    assert names == {"deterministic policies (corners)", "start"}, colours
+    for name, colour in colours:
+        assert colour.lower() not in DARK, (name, colour)
+    page.close()

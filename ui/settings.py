@@ -1,0 +1,180 @@
+"""The experiment settings in the sidebar (CartPole, Swimmer): preset, every field, bound to the URL.
+
+A link carries the preset and only the fields that differ from it: every field's widget default is
+the preset's value, and the preset is read from the URL before any widget exists, so a fresh tab
+rebuilds the same settings. "Reset to the paper" restores the page's paper preset and seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import streamlit as st
+
+from pvnviz.configs import ConfigError, help_text
+from pvnviz.experiment import ExperimentConfig
+
+# (config field, label, kind, extra widget kwargs); kind: int, float, bool, select, layers
+FIELDS = [
+    (
+        "Dataset (Appendix C)",
+        [
+            ("num_policies", "Policies K", "int", dict(min_value=2, max_value=20000, step=50)),
+            ("num_episodes", "Rollouts per policy B", "int", dict(min_value=1, max_value=1000, step=5)),
+            ("horizon", "Horizon", "int", dict(min_value=0, max_value=5000, step=50)),
+            ("return_limit", "Training-set limit (blank: none)", "optfloat", {}),
+            ("policy_hidden", "Policy hidden layers (e.g. 30 or 64,64; blank: linear)", "layers", {}),
+        ],
+    ),
+    (
+        "PVN (Sections 3-4, Appendix B)",
+        [
+            ("num_bins", "Return bins m", "int", dict(min_value=0, max_value=201, step=1)),
+            ("num_probes", "Probing states n", "int", dict(min_value=0, max_value=200, step=1)),
+            ("train_probes", "Train the probing states", "bool", {}),
+            ("probe_init", "Probe initialisation", "select", dict(options=["noise", "visited"])),
+            ("pvn_hidden", "PVN hidden layers", "layers", {}),
+            ("temperature", "Softmax temperature", "float", dict(min_value=0.01, max_value=100.0, step=0.5)),
+            (
+                "learning_rate",
+                "PVN learning rate (Adam)",
+                "float",
+                dict(min_value=1e-5, max_value=1.0, step=0.001, format="%.4f"),
+            ),
+            ("train_steps", "Training steps", "int", dict(min_value=1, max_value=50000, step=100)),
+            ("batch_size", "Batch size", "int", dict(min_value=1, max_value=1024, step=1)),
+            ("val_fraction", "Validation share", "float", dict(min_value=0.0, max_value=0.9, step=0.05)),
+        ],
+    ),
+    (
+        "Gradient ascent (Section 5)",
+        [
+            ("num_starts", "Starting policies A", "int", dict(min_value=1, max_value=100, step=1)),
+            ("ascent_steps", "Ascent steps T", "int", dict(min_value=0, max_value=10000, step=50)),
+            (
+                "ascent_learning_rate",
+                "Ascent learning rate (Adam)",
+                "float",
+                dict(min_value=1e-5, max_value=1.0, step=0.0005, format="%.4f"),
+            ),
+            ("eval_every", "Score every k steps", "int", dict(min_value=1, max_value=1000, step=5)),
+            ("eval_episodes", "Rollouts per score", "int", dict(min_value=1, max_value=1000, step=5)),
+        ],
+    ),
+]
+
+
+def _to_widget(kind: str, value):
+    if kind == "layers":
+        return ",".join(str(v) for v in value)
+    if kind == "optfloat":
+        return "" if value is None else f"{value:g}"
+    return value
+
+
+def _from_widget(kind: str, value, name: str):
+    if kind == "layers":
+        try:
+            return tuple(int(v) for v in str(value).replace(" ", "").split(",") if v)
+        except ValueError:
+            message = f"{name}: write layer sizes as whole numbers separated by commas, e.g. 30 or 64,64."
+            raise ConfigError(message) from None
+    if kind == "optfloat":
+        text = str(value).strip()
+        if not text:
+            return None
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"{name}: write a number, or leave it blank for no limit.") from None
+    return value
+
+
+PRESET_CONFIGS: dict[str, dict[str, ExperimentConfig]] = {}  # env -> preset label -> config, to name a result
+
+
+def _key(env_name: str, field: str) -> str:
+    return f"{env_name}_{field}"
+
+
+def _apply_preset(env_name: str, presets: dict[str, Callable[[], ExperimentConfig]]) -> None:
+    config = presets[st.session_state[_key(env_name, "preset")]]()
+    for _, fields in FIELDS:
+        for field, _, kind, _ in fields:
+            st.session_state[_key(env_name, field)] = _to_widget(kind, getattr(config, field))
+
+
+def _current_preset(env_name: str, presets: dict, default: str) -> str:
+    """The preset in force: the widget's state, else the URL's (a fresh tab of a copied link), else the default.
+
+    Every field's widget default is this preset's value, so a link carries only the preset and the
+    fields that differ from it, and a fresh tab rebuilds every field from the same preset.
+    """
+    key = _key(env_name, "preset")
+    preset = st.session_state.get(key) or st.query_params.get(key)
+    return preset if preset in presets else default
+
+
+def reset_to_paper(env_name: str, presets: dict, paper: str, seed: int) -> None:
+    """Callback of the reset button: the paper's preset, every field from it, the paper's seed, no saved run."""
+    st.session_state[_key(env_name, "preset")] = paper
+    _apply_preset(env_name, presets)
+    st.session_state["seed"] = seed
+    st.session_state[_key(env_name, "run")] = ""
+
+
+def sidebar_config(
+    env_name: str,
+    presets: dict[str, Callable[[], ExperimentConfig]],
+    default_preset: str | None = None,
+    paper_seed: int = 0,
+) -> ExperimentConfig | None:
+    """Preset picker and every hyperparameter, bound to the URL; the config, or None after an st.error."""
+    first = default_preset if default_preset in presets else next(iter(presets))
+    preset_key = _key(env_name, "preset")
+    base = presets[_current_preset(env_name, presets, first)]()
+    PRESET_CONFIGS[env_name] = {label: make() for label, make in presets.items()}
+    with st.sidebar:
+        st.header("Experiment settings")
+        st.button(
+            "Reset to the paper",
+            on_click=reset_to_paper,
+            args=(env_name, presets, first, paper_seed),
+            help=f"Preset {first}, every field from it, seed {paper_seed}: the run this page opens on.",
+            key=_key(env_name, "reset"),
+        )
+        st.selectbox(
+            "Preset",
+            list(presets),
+            index=list(presets).index(first),
+            key=preset_key,
+            on_change=_apply_preset,
+            args=(env_name, presets),
+            help="Quick: results in seconds. Paper: Appendix B.",
+            bind="query-params",
+        )
+        changes = {}
+        for title, fields in FIELDS:
+            with st.expander(title, expanded=False):
+                for field, label, kind, kwargs in fields:
+                    key, tip = _key(env_name, field), help_text(ExperimentConfig, field)
+                    default = _to_widget(kind, getattr(base, field))  # the preset's value: not repeated in the URL
+                    if kind in ("int", "float"):
+                        value = st.number_input(label, value=default, key=key, help=tip, bind="query-params", **kwargs)
+                    elif kind == "bool":
+                        value = st.checkbox(label, value=default, key=key, help=tip, bind="query-params")
+                    elif kind == "select":
+                        options = kwargs["options"]
+                        value = st.selectbox(
+                            label, options, index=options.index(default), key=key, help=tip, bind="query-params"
+                        )
+                    else:
+                        value = st.text_input(label, value=default, key=key, help=tip, bind="query-params")
+                    changes[field] = (kind, value, label)
+    try:
+        values = {f: _from_widget(kind, v, label) for f, (kind, v, label) in changes.items()}
+        return dataclasses.replace(base, env=env_name, **values)
+    except (ConfigError, ValueError) as err:
+        st.error(f"Please change a setting: {err}")
+        return None
