@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|all``.
+"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|ui|all`` (ui: see ``bench_ui``).
 
 Each benchmark runs our batched collector (Appendix C's Algorithm 1 on the batched
 environment, exactly the code the experiments use) and a baseline in the same process,
@@ -168,10 +168,14 @@ def format_cartpole(r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pvnviz.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("which", choices=["polytope", "cartpole", "swimmer", "all"])
+    parser.add_argument("which", choices=["polytope", "cartpole", "swimmer", "ui", "all"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-pipeline", action="store_true", help="CartPole: skip timing the Paper pipeline")
     args, rest = parser.parse_known_args(argv)
+    if args.which == "ui":
+        from pvnviz import bench_ui
+
+        return bench_ui.main(rest)
     if args.which in ("polytope", "all"):
         print(format_polytope(bench_polytope()))
     if args.which in ("cartpole", "all"):
