@@ -1,8 +1,10 @@
 """Value polytope page: the 2-state MDP of Section 6.1 / Appendix A, exact and learned."""
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from pvnviz import mdp as mdp_lib
@@ -180,14 +182,15 @@ def polytope_fig(config: PolytopeConfig, seed: int, trained_too: bool, _trained=
     return figs.polytope_figure(cached_exact(config, seed), _trained if trained_too else None)
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
-def fields_fig(config: PolytopeConfig, seed: int, _exact, _learned):
-    return figs.fields_figure(_exact, _learned)
+def session_figure(slot: str, signature: object, build: Callable[[], go.Figure]) -> go.Figure:
+    """A figure this session keeps and updates in place while ``signature`` (what it is drawn from) holds.
 
-
-@st.cache_resource(max_entries=512, show_spinner=False)
-def frame_figs(config: PolytopeConfig, seed: int, t: int, _exact, _learned):
-    return figs.ascent_frame(_exact, _learned, t), figs.ascent_returns_figure(_exact, _learned, highlight=t)
+    Per session, so updating it in place never races another session; a new signature rebuilds it.
+    """
+    held = ss.get(slot)
+    if held is None or held[0] != signature:
+        held = ss[slot] = (signature, build())
+    return held[1]
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -262,12 +265,9 @@ def ascent_section() -> None:
         return
     ascent_exact = cached_exact(config, seed)
     learned = learned_view(config, trained)
-    st.plotly_chart(
-        fields_fig(config, seed, ascent_exact, learned),
-        key="field_chart",
-        on_select=pick_start,
-        selection_mode="points",
-    )
+    fields = session_figure("_fig_fields", (key, seed), lambda: figs.fields_figure(ascent_exact, learned))
+    figs.move_fields_ascent(fields, ascent_exact, learned)
+    st.plotly_chart(fields, key="field_chart", on_select=pick_start, selection_mode="points")
     st.markdown(
         "**What to look at** (Fig. 3a-b). Arrows show dJ/dπ on the policy square, exact on the left and "
         "through the trained PVN on the right, drawn at one common scale. The learned field is close "
@@ -276,7 +276,12 @@ def ascent_section() -> None:
     )
 
     def draw(t: int) -> None:
-        square, returns = frame_figs(config, seed, t, ascent_exact, learned)
+        square = session_figure("_fig_frame", (key, seed), lambda: figs.ascent_frame(ascent_exact, learned, t))
+        returns = session_figure(
+            "_fig_returns", (config, seed), lambda: figs.ascent_returns_figure(ascent_exact, learned, highlight=t)
+        )
+        figs.move_ascent_frame(square, ascent_exact, learned, t)
+        figs.move_returns_highlight(returns, ascent_exact, learned, t)
         left, right = st.columns([3, 2])
         left.plotly_chart(square)
         right.plotly_chart(returns)

@@ -145,8 +145,8 @@ def _quiver(grid: np.ndarray, field: np.ndarray, scale: float) -> tuple[list, li
     shaft_x = np.stack([x0, x1, np.full_like(x0, np.nan)], 1)
     shaft_y = np.stack([y0, y1, np.full_like(y0, np.nan)], 1)
     return (
-        np.concatenate([shaft_x, *xs]).ravel().tolist(),
-        np.concatenate([shaft_y, *ys]).ravel().tolist(),
+        np.concatenate([shaft_x, *xs]).ravel(),  # arrays, not lists: sent as compact typed arrays
+        np.concatenate([shaft_y, *ys]).ravel(),
     )
 
 
@@ -166,7 +166,29 @@ def _path_trace(path: AscentPath, name: str, color: str, upto: int | None = None
         name=name,
         line=dict(color=color, width=2),
         marker=dict(size=5, color=color),
+        meta=f"path:{name}",
     )
+
+
+def _by_meta(fig: go.Figure, meta: str):
+    return next(t for t in fig.data if t.meta == meta)
+
+
+def move_fields_ascent(fig: go.Figure, exact: ExactView, learned: LearnedView | None) -> go.Figure:
+    """Redraw, in place, the ascent paths and start marks of a ``fields_figure`` for a new ascent.
+
+    The arrows depend only on the MDP and the PVN, so a new start or step size changes a few traces and the
+    page reuses the figure instead of rebuilding it (a fraction of the time).
+    """
+    with fig.batch_update():
+        for name, path in (("exact ascent", exact.ascent), ("learned ascent", learned.ascent if learned else None)):
+            if path is not None:
+                _by_meta(fig, f"path:{name}").update(x=path.policies[:, 0], y=path.policies[:, 1])
+        start = exact.ascent.policies[0]
+        for trace in fig.data:
+            if trace.meta == "start":
+                trace.update(x=[start[0]], y=[start[1]])
+    return fig
 
 
 def fields_figure(exact: ExactView, learned: LearnedView | None = None, picker: bool = True) -> go.Figure:
@@ -227,6 +249,7 @@ def fields_figure(exact: ExactView, learned: LearnedView | None = None, picker: 
                 showlegend=col == 1,
                 marker=dict(size=12, color="black", symbol="x"),
                 name="start",
+                meta="start",
             ),
             row=1,
             col=col,
@@ -320,6 +343,7 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
                     showlegend=False,
                     hoverinfo="skip",
                     legendgroup=name,
+                    meta=f"full:{name}:{col}",
                 ),
                 row=1,
                 col=col,
@@ -328,6 +352,7 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
                 go.Scatter(
                     x=points[: t + 1, 0],
                     y=points[: t + 1, 1],
+                    meta=f"upto:{name}:{col}",
                     mode="lines+markers",
                     name=name,
                     line=dict(color=color, width=2),
@@ -343,6 +368,7 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
                 go.Scatter(
                     x=[points[t, 0]],
                     y=[points[t, 1]],
+                    meta=f"ring:{name}:{col}",
                     mode="markers",
                     name=f"{name}: step {t}",
                     marker=dict(size=15, color=color, line=dict(width=3, color=theme.HIGHLIGHT)),
@@ -359,6 +385,42 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
     fig.update_yaxes(title_text="V(s2)", row=1, col=2)
     fig = theme.style(fig, f"Gradient ascent, exact against learned: step {t}", height=440)
     fig.update_layout(margin=dict(t=90, b=50), legend=dict(y=1.12, yanchor="bottom", x=0.0))
+    return fig
+
+
+def move_ascent_frame(fig: go.Figure, exact: ExactView, learned: LearnedView | None, t: int) -> go.Figure:
+    """Move an ``ascent_frame`` figure to iterate t in place (the player's step: a few traces change).
+
+    Also takes a new ascent of the same MDP and PVN (a new start or step size): every path trace is redrawn.
+    """
+    paths = [("exact ascent", exact.ascent)] + ([("learned ascent", learned.ascent)] if learned else [])
+    t = int(np.clip(t, 0, len(exact.ascent.policies) - 1))
+    with fig.batch_update():
+        for name, path in paths:
+            for col, points in ((1, path.policies), (2, path.values)):
+                _by_meta(fig, f"full:{name}:{col}").update(x=points[:, 0], y=points[:, 1])
+                _by_meta(fig, f"upto:{name}:{col}").update(x=points[: t + 1, 0], y=points[: t + 1, 1])
+                _by_meta(fig, f"ring:{name}:{col}").update(
+                    x=[points[t, 0]],
+                    y=[points[t, 1]],
+                    name=f"{name}: step {t}",
+                    hovertemplate=f"{name}, step {t}: J = {path.exact_J[t]:.3f}<extra></extra>",
+                )
+        fig.layout.title.text = f"Gradient ascent, exact against learned: step {t}"
+    return fig
+
+
+def move_returns_highlight(fig: go.Figure, exact: ExactView, learned: LearnedView | None, t: int) -> go.Figure:
+    """Move the ringed step of an ``ascent_returns_figure(..., highlight=...)`` to t in place."""
+    t = int(np.clip(t, 0, len(exact.ascent.exact_J) - 1))
+    ys = [exact.ascent.exact_J[t]]
+    if learned is not None:
+        ys += [learned.ascent.exact_J[t], learned.ascent.predicted_J[t]]
+    with fig.batch_update():
+        _by_meta(fig, "highlight").update(x=[t] * len(ys), y=ys, name=f"step {t}")
+        for shape in fig.layout.shapes:
+            if shape.name == "highlight":
+                shape.update(x0=t, x1=t)
     return fig
 
 
@@ -391,7 +453,7 @@ def ascent_returns_figure(
     )
     if highlight is not None:
         t = int(np.clip(highlight, 0, len(steps) - 1))
-        fig.add_vline(x=t, line=dict(color=theme.HIGHLIGHT, width=1, dash="dot"))
+        fig.add_vline(x=t, line=dict(color=theme.HIGHLIGHT, width=1, dash="dot"), name="highlight")
         ys = [(exact.ascent.exact_J[t], theme.EXACT)]
         if learned is not None:
             ys += [(learned.ascent.exact_J[t], theme.LEARNED), (learned.ascent.predicted_J[t], theme.LEARNED)]
@@ -404,6 +466,7 @@ def ascent_returns_figure(
                 showlegend=False,
                 marker=dict(size=13, color=[c for _, c in ys], line=dict(width=3, color=theme.HIGHLIGHT)),
                 hovertemplate="step %{x}: %{y:.3f}<extra></extra>",
+                meta="highlight",
             )
         )
     fig.update_xaxes(title_text="ascent step")
