@@ -12,7 +12,7 @@ from pvnviz.configs import ConfigError, help_text
 from pvnviz.figures import polytope as figs
 from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_pvn, training_key
 from ui import computed, require_navigation
-from ui.player import player
+from ui.player import chart_key, player
 
 require_navigation()
 
@@ -265,14 +265,14 @@ def ascent_section() -> None:
         return
     ascent_exact = cached_exact(config, seed)
     learned = learned_view(config, trained)
-    fields = session_figure("_fig_fields", (key, seed), lambda: figs.fields_figure(ascent_exact, learned))
-    figs.move_fields_ascent(fields, ascent_exact, learned)
+    # Arrows only: the same figure object while the ascent changes, so the browser keeps it as it is.
+    fields = session_figure("_fig_fields", (key, seed), lambda: figs.fields_figure(ascent_exact, learned, paths=False))
     st.plotly_chart(fields, key="field_chart", on_select=pick_start, selection_mode="points")
     st.markdown(
         "**What to look at** (Fig. 3a-b). Arrows show dJ/dπ on the policy square, exact on the left and "
         "through the trained PVN on the right, drawn at one common scale. The learned field is close "
         "in the middle and drifts near the edges, where few training policies lie. "
-        "*Click the exact field to start the ascent there.*"
+        "*Click the exact field to start the ascent there*; the paths are drawn below."
     )
 
     def draw(t: int) -> None:
@@ -283,8 +283,8 @@ def ascent_section() -> None:
         figs.move_ascent_frame(square, ascent_exact, learned, t)
         figs.move_returns_highlight(returns, ascent_exact, learned, t)
         left, right = st.columns([3, 2])
-        left.plotly_chart(square)
-        right.plotly_chart(returns)
+        left.plotly_chart(square, key=chart_key("ascent_square"))
+        right.plotly_chart(returns, key=chart_key("ascent_returns"))
 
     player(
         "ascent",

@@ -20,6 +20,12 @@ SPEEDS = {"¼×": 0.25, "½×": 0.5, "1×": 1.0, "2×": 2.0, "4×": 4.0}
 ACTIVE = "_player_active"
 
 
+def chart_key(name: str) -> str:
+    """A key for a chart drawn by ``draw(t)``: stable between reruns (the browser then updates the chart in
+    place instead of rebuilding it) and unique within a run (a playing loop draws the chart many times)."""
+    return f"{name}-{st.session_state.get('_player_pass', 0)}"
+
+
 def _state(key: str) -> dict:
     return st.session_state.setdefault(f"_player_{key}", {"frame": None, "playing": False})
 
@@ -140,6 +146,7 @@ def _player_fragment(
             label_visibility="collapsed",
         )
     slot = st.empty()
+    ss["_player_pass"] = 0
     with slot.container():
         st.caption(f"{label} {name(s['frame'])} ({s['frame'] + 1} of {num_frames})")
         draw(s["frame"])
@@ -149,6 +156,7 @@ def _player_fragment(
     while s["frame"] < last:
         started = time.perf_counter()
         s["frame"] += 1
+        ss["_player_pass"] += 1
         with slot.container():
             st.caption(f"{label} {name(s['frame'])} ({s['frame'] + 1} of {num_frames}) — playing")
             draw(s["frame"])

@@ -191,8 +191,14 @@ def move_fields_ascent(fig: go.Figure, exact: ExactView, learned: LearnedView | 
     return fig
 
 
-def fields_figure(exact: ExactView, learned: LearnedView | None = None, picker: bool = True) -> go.Figure:
-    """Exact and learned gradient fields side by side, same arrow scale, with ascent paths (Fig. 3a-b)."""
+def fields_figure(
+    exact: ExactView, learned: LearnedView | None = None, picker: bool = True, paths: bool = True
+) -> go.Figure:
+    """Exact and learned gradient fields side by side, same arrow scale, with ascent paths (Fig. 3a-b).
+
+    ``paths=False`` leaves out the ascent paths and the start mark: the figure then depends only on the MDP
+    and the PVN, and stays the same while the ascent changes (the page draws the paths in ``ascent_frame``).
+    """
     fig = make_subplots(
         rows=1,
         cols=2,
@@ -220,7 +226,8 @@ def fields_figure(exact: ExactView, learned: LearnedView | None = None, picker: 
             row=1,
             col=col,
         )
-        fig.add_trace(_path_trace(path, name, color), row=1, col=col)
+        if paths:
+            fig.add_trace(_path_trace(path, name, color), row=1, col=col)
     if picker:
         t = np.linspace(0, 1, 41)
         px, py = np.meshgrid(t, t, indexing="ij")
@@ -241,19 +248,20 @@ def fields_figure(exact: ExactView, learned: LearnedView | None = None, picker: 
         fig.add_annotation(text="Train the PVN to see its gradient field", x=0.5, y=0.5, showarrow=False, row=1, col=2)
     start = exact.ascent.policies[0]
     for col in (1, 2):
-        fig.add_trace(
-            go.Scatter(
-                x=[start[0]],
-                y=[start[1]],
-                mode="markers",
-                showlegend=col == 1,
-                marker=dict(size=12, color="black", symbol="x"),
-                name="start",
-                meta="start",
-            ),
-            row=1,
-            col=col,
-        )
+        if paths:
+            fig.add_trace(
+                go.Scatter(
+                    x=[start[0]],
+                    y=[start[1]],
+                    mode="markers",
+                    showlegend=col == 1,
+                    marker=dict(size=12, color="black", symbol="x"),
+                    name="start",
+                    meta="start",
+                ),
+                row=1,
+                col=col,
+            )
         fig.update_xaxes(title_text="P(a1 | s1)", row=1, col=col, **POLICY_AXIS)
         fig.update_yaxes(
             title_text="P(a1 | s2)", row=1, col=col, range=[-0.03, 1.03], scaleanchor=f"x{'' if col == 1 else 2}"
@@ -331,6 +339,20 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
     if learned is not None:
         paths.append(("learned ascent", learned.ascent, theme.LEARNED))
     t = int(np.clip(t, 0, len(exact.ascent.policies) - 1))
+    qx, qy = _quiver(exact.grid, exact.field, arrow_scale(exact.grid, exact.field))
+    fig.add_trace(
+        go.Scatter(
+            x=qx,
+            y=qy,
+            mode="lines",
+            line=dict(color=theme.EXACT, width=1),
+            opacity=0.25,
+            name="exact gradient field",
+            hoverinfo="skip",
+        ),
+        row=1,
+        col=1,
+    )
     for name, path, color in paths:
         for col, points in ((1, path.policies), (2, path.values)):
             fig.add_trace(
