@@ -4,10 +4,11 @@ import numpy as np
 import streamlit as st
 
 from pvnviz.experiment import PRESETS
-from pvnviz.figures.experiment import cartpole_replay
+from pvnviz.figures.experiment import cartpole_replay, cartpole_steps
 from pvnviz.replay import cartpole_episodes
 from ui import require_navigation, what_to_look_at
 from ui.experiment import obtain_result, policy_pair, render_results, sidebar_config
+from ui.player import animate
 
 require_navigation()
 
@@ -35,7 +36,8 @@ def replay(result, trace, start: int) -> None:
     states = cartpole_episodes(result.config.arch(), policy_pair(trace, start), result.config.horizon, seed)
     labels = ["before ascent", "after ascent (best seen)"]
     steps = np.isfinite(states[:, :, 0]).sum(1) - 1
-    st.plotly_chart(cartpole_replay({f"{lab}: {steps[i]} steps": states[i] for i, lab in enumerate(labels)}))
+    panels = {f"{lab}: {steps[i]} steps": states[i] for i, lab in enumerate(labels)}
+    animate("cartpole_replay", cartpole_steps(panels), lambda t: cartpole_replay(panels, frame=t))
     what_to_look_at(
         "The same start state and random stream for both policies. Press ▶: the starting policy "
         "drops the pole or leaves the track early; the ascended one balances much longer."

@@ -23,6 +23,7 @@ from pvnviz.experiment import (
 from pvnviz.figures import experiment as figs
 from pvnviz.runs import RunError
 from ui import computed, what_to_look_at
+from ui.player import animate
 
 # (config field, label, kind, extra widget kwargs); kind: int, float, bool, select, layers
 FIELDS = [
@@ -291,8 +292,11 @@ def render_results(
         )
 
     st.plotly_chart(
-        figs.ascent_figure(
-            result.traces, config.return_limit, summary["kept_best_mean_return"], baselines, baseline_source
+        figs.highlight_start(
+            figs.ascent_figure(
+                result.traces, config.return_limit, summary["kept_best_mean_return"], baselines, baseline_source
+            ),
+            replay_start(result) if replay is not None else -1,
         )
     )
     what_to_look_at(paper_note)
@@ -344,7 +348,8 @@ def render_results(
             format_func=lambda d: env.state_labels[d],
             key=f"{config.env}_probe_y",
         )
-        st.plotly_chart(figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y)))
+        steps = range(len(result.trained["fingerprint"].probe_snapshots))
+        animate(f"{config.env}_probes", steps, lambda s: figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y), frame=s), label="snapshot", start=len(steps) - 1)  # noqa: E501
         bounds = "termination bounds" if config.env == "cartpole" else "the rotors' joint limits"
         moving = (
             "press ▶ to watch them move as they are trained jointly with the PVN (Algorithm 2)"
@@ -368,8 +373,16 @@ def render_results(
         trace = result.traces[mode]
         start = 0
         if trace.params.shape[1] > 1:
-            start = st.slider("Start", 1, trace.params.shape[1], 1, key=f"{config.env}_replay_start") - 1
+            start = st.slider("Start", 1, trace.params.shape[1], replay_start(result) + 1, key=f"{config.env}_replay_start") - 1  # noqa: E501
         replay(result, trace, start)
+
+
+def replay_start(result: ExperimentResult) -> int:
+    """The start the replay shows (0-based): the one picked, else the best start (highest true return seen)."""
+    first = next(iter(result.traces))
+    trace = result.traces.get(st.session_state.get(f"{result.config.env}_replay_mode", first), result.traces[first])
+    best = int(np.argmax(trace.true_returns.max(0)))
+    return int(st.session_state.get(f"{result.config.env}_replay_start", best + 1)) - 1
 
 
 def policy_pair(trace, start: int) -> np.ndarray:

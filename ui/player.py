@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+import plotly.graph_objects as go
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
@@ -166,3 +167,20 @@ def _player_fragment(
         st.rerun(scope="fragment")  # redraw the controls: ▶ Play again, the slider at the last frame
     except StreamlitAPIException:  # a full run (e.g. AppTest) is not a fragment rerun
         st.rerun()
+
+
+def animate(
+    key: str,
+    steps: Sequence[int],
+    build: Callable[[int], go.Figure],
+    *,
+    label: str = "time step",
+    start: int = 0,
+) -> None:
+    """``player`` over one figure: ``build(steps[i])`` is frame i (e.g. a replay at time step ``steps[i]``)."""
+    steps = list(steps)
+
+    def draw(i: int) -> None:
+        st.plotly_chart(build(steps[i]), key=chart_key(key))
+
+    player(key, len(steps), draw, start=start, label=label, frame_labels=[str(s) for s in steps], reset_on=len(steps))
