@@ -2,29 +2,28 @@
 
 ``player(key, num_frames, draw)`` shows ⏮ ◀ ▶/❚❚ ▶ ⏭ buttons, a speed choice and a frame slider, and calls
 ``draw(t)`` to draw frame ``t`` (one or several figures, so a selected frame can be highlighted in every figure
-that shows it). It runs as an ``st.fragment``: stepping reruns only the player, never the page. Playing loops
-on the server, redrawing ``draw(t)`` in place; any click (Pause, a step, the slider) interrupts the loop where
-it is. The keyboard works through Streamlit's button shortcuts: ← and → step one frame, Space plays or
-pauses. When a page has several players, the keys drive the one used last (the first one until then).
+that shows it). It runs as an ``st.fragment``: stepping reruns only the player, never the page. Playing gives
+the fragment a clock (``run_every``): each tick reruns only the player and shows the next frame; any click
+(Pause, a step, the slider) stops the clock where it is. The keyboard works through Streamlit's button
+shortcuts: ← and → step one frame, Space plays or pauses. When a page has several players, the keys drive
+the one used last (the first one until then). ``animate`` wraps it for one figure per frame.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 
 import plotly.graph_objects as go
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 SPEEDS = {"¼×": 0.25, "½×": 0.5, "1×": 1.0, "2×": 2.0, "4×": 4.0}
 ACTIVE = "_player_active"
 
 
 def chart_key(name: str) -> str:
-    """A key for a chart drawn by ``draw(t)``: stable between reruns (the browser then updates the chart in
-    place instead of rebuilding it) and unique within a run (a playing loop draws the chart many times)."""
-    return f"{name}-{st.session_state.get('_player_pass', 0)}"
+    """A key for a chart drawn by ``draw(t)``: stable between reruns, so the browser updates the chart in
+    place instead of rebuilding it."""
+    return name
 
 
 def _state(key: str) -> dict:
@@ -32,35 +31,48 @@ def _state(key: str) -> dict:
 
 
 def _activate(key: str) -> None:
-    if st.session_state.get(ACTIVE) != key:
-        st.session_state[ACTIVE] = key
-        st.session_state[f"_player_{key}_rerun_app"] = True  # move the keyboard shortcuts to this player
+    ss = st.session_state
+    if ss.get(ACTIVE) != key:
+        ss[ACTIVE] = key
+        ss[f"_player_{key}_rerun_app"] = True  # move the keyboard shortcuts to this player
+    _state(key)["clicked"] = True  # this run comes from a click, not from the playing clock
+
+
+def _stop(key: str) -> None:
+    s = _state(key)
+    if s["playing"]:
+        s["playing"] = False
+        st.session_state[f"_player_{key}_rerun_app"] = True  # re-register the fragment without its clock
 
 
 def _step(key: str, delta: int, last: int) -> None:
+    _stop(key)
     s = _state(key)
-    s["playing"] = False
     s["frame"] = min(max(s["frame"] + delta, 0), last)
     _activate(key)
 
 
 def _jump(key: str, frame: int) -> None:
-    s = _state(key)
-    s["playing"], s["frame"] = False, frame
+    _stop(key)
+    _state(key)["frame"] = frame
     _activate(key)
 
 
 def _toggle(key: str, last: int) -> None:
     s = _state(key)
-    s["playing"] = not s["playing"]
-    if s["playing"] and s["frame"] >= last:
-        s["frame"] = 0  # play again from the start
+    if s["playing"]:
+        _stop(key)
+    else:
+        s["playing"] = True
+        st.session_state[f"_player_{key}_rerun_app"] = True  # re-register the fragment with its clock
+        if s["frame"] >= last:
+            s["frame"] = 0  # play again from the start
     _activate(key)
 
 
 def _slid(key: str) -> None:
-    s = _state(key)
-    s["playing"], s["frame"] = False, int(st.session_state[f"{key}_frame"])
+    _stop(key)
+    _state(key)["frame"] = int(st.session_state[f"{key}_frame"])
     _activate(key)
 
 
@@ -83,25 +95,34 @@ def player(
     """
     if num_frames < 1:
         return
-    st.session_state.setdefault(ACTIVE, key)
+    ss = st.session_state
+    ss.setdefault(ACTIVE, key)
     s = _state(key)
     if s.get("reset_on", reset_on) != reset_on:
         s["frame"], s["playing"] = None, False
     s["reset_on"] = reset_on
     if s["frame"] is None or s["frame"] >= num_frames:
         s["frame"] = min(max(start, 0), num_frames - 1)
-    _player_fragment(key, num_frames, draw, label, list(frame_labels) if frame_labels else None, fps)
+    speed = SPEEDS.get(ss.get(f"{key}_speed", "1×"), 1.0)
+    # Playing = a fragment with a clock: each tick reruns only the player and advances one frame.
+    clock = 1.0 / (fps * speed) if s["playing"] else None
+    st.fragment(_player_body, run_every=clock)(
+        key, num_frames, draw, label, list(frame_labels) if frame_labels else None
+    )
 
 
-@st.fragment
-def _player_fragment(
-    key: str, num_frames: int, draw: Callable[[int], None], label: str, names: list[str] | None, fps: float
-) -> None:
+def _player_body(key: str, num_frames: int, draw: Callable[[int], None], label: str, names: list[str] | None) -> None:
     ss = st.session_state
     if ss.pop(f"_player_{key}_rerun_app", False):
         st.rerun(scope="app")
     s = _state(key)
     last = num_frames - 1
+    if s["playing"] and not s.pop("clicked", False):  # a tick of the clock
+        if s["frame"] >= last:
+            s["playing"] = False
+            st.rerun(scope="app")  # stop the clock
+        s["frame"] += 1
+    s.pop("clicked", None)
     keys = ss.get(ACTIVE) == key
     name = (lambda t: names[t]) if names else str
     buttons = st.columns([1, 1, 1.4, 1, 1, 2.4, 6], vertical_alignment="center")
@@ -132,8 +153,15 @@ def _player_fragment(
         shortcut="Right" if keys else None,
     )
     buttons[4].button("⏭", key=f"{key}_last", on_click=_jump, args=(key, last), help="Last frame")
-    speed = buttons[5].selectbox(
-        "Speed", list(SPEEDS), index=2, key=f"{key}_speed", label_visibility="collapsed", help="Playing speed"
+    buttons[5].selectbox(
+        "Speed",
+        list(SPEEDS),
+        index=2,
+        key=f"{key}_speed",
+        label_visibility="collapsed",
+        help="Playing speed",
+        on_change=_speed_changed,
+        args=(key,),
     )
     if num_frames > 1:
         ss[f"{key}_frame"] = s["frame"]
@@ -146,27 +174,16 @@ def _player_fragment(
             args=(key,),
             label_visibility="collapsed",
         )
-    slot = st.empty()
-    ss["_player_pass"] = 0
-    with slot.container():
-        st.caption(f"{label} {name(s['frame'])} ({s['frame'] + 1} of {num_frames})")
-        draw(s["frame"])
-    if not s["playing"]:
-        return
-    delay = 1.0 / (fps * SPEEDS[speed])
-    while s["frame"] < last:
-        started = time.perf_counter()
-        s["frame"] += 1
-        ss["_player_pass"] += 1
-        with slot.container():
-            st.caption(f"{label} {name(s['frame'])} ({s['frame'] + 1} of {num_frames}) — playing")
-            draw(s["frame"])
-        time.sleep(max(delay - (time.perf_counter() - started), 0.0))
-    s["playing"] = False
-    try:
-        st.rerun(scope="fragment")  # redraw the controls: ▶ Play again, the slider at the last frame
-    except StreamlitAPIException:  # a full run (e.g. AppTest) is not a fragment rerun
-        st.rerun()
+    playing = " — playing" if s["playing"] else ""
+    st.caption(f"{label} {name(s['frame'])} ({s['frame'] + 1} of {num_frames}){playing}")
+    draw(s["frame"])
+
+
+def _speed_changed(key: str) -> None:
+    s = _state(key)
+    if s["playing"]:
+        st.session_state[f"_player_{key}_rerun_app"] = True  # a new clock
+    s["clicked"] = True
 
 
 def animate(
