@@ -28,6 +28,7 @@ def _corner_labels(fig: go.Figure, exact: ExactView, row=None, col=None) -> None
             showarrow=False,
             yshift=14,
             font=dict(size=11, color=theme.CORNER),
+            bgcolor=theme.LABEL_BG,
             **kw,
         )
 
@@ -333,7 +334,7 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
     Each whole path is drawn faint, the part up to t solid, iterate t as a ringed dot (the frame the page's
     player shows; Fig. 3c).
     """
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=("Policy square", "Value polytope"))
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, subplot_titles=("Policy square", "Value polytope"))
     _polytope_outline(fig, exact, row=1, col=2, cloud=False)
     paths = [("exact ascent", exact.ascent, theme.EXACT)]
     if learned is not None:
@@ -394,6 +395,7 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
                     mode="markers",
                     name=f"{name}: step {t}",
                     marker=dict(size=15, color=color, line=dict(width=3, color=theme.HIGHLIGHT)),
+                    cliponaxis=False,
                     legendgroup=name,
                     showlegend=False,
                     hovertemplate=f"{name}, step {t}: J = {path.exact_J[t]:.3f}<extra></extra>",
@@ -406,7 +408,7 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
     fig.update_xaxes(title_text="V(s1)", row=1, col=2)
     fig.update_yaxes(title_text="V(s2)", row=1, col=2)
     fig = theme.style(fig, f"Gradient ascent, exact against learned: step {t}", height=440)
-    fig.update_layout(margin=dict(t=90, b=50), legend=dict(y=1.12, yanchor="bottom", x=0.0))
+    fig.update_layout(margin=dict(t=70, b=90), legend=dict(y=-0.2, yanchor="top", x=0.0))
     return fig
 
 
@@ -471,7 +473,7 @@ def ascent_returns_figure(
         y=exact.optimal_J,
         line=dict(color=theme.OPTIMUM, dash="dash", width=2),
         annotation_text="optimal J",
-        annotation_position="bottom right",
+        annotation_position="bottom left",
     )
     if highlight is not None:
         t = int(np.clip(highlight, 0, len(steps) - 1))
@@ -487,6 +489,7 @@ def ascent_returns_figure(
                 name=f"step {t}",
                 showlegend=False,
                 marker=dict(size=13, color=[c for _, c in ys], line=dict(width=3, color=theme.HIGHLIGHT)),
+                cliponaxis=False,
                 hovertemplate="step %{x}: %{y:.3f}<extra></extra>",
                 meta="highlight",
             )

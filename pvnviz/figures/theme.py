@@ -14,6 +14,7 @@ OPTIMUM = "#f0c000"
 CORNER = "#222222"
 BASELINE = "#555555"
 PROBE = "#e377c2"
+LABEL_BG = "rgba(255,255,255,0.7)"  # behind text labels drawn over markers (a dark theme may darken it)
 HIGHLIGHT = "#e0115f"  # the frame or policy a player or a picker selects, ringed in every figure showing it
 
 FONT = dict(size=13)
