@@ -5,6 +5,8 @@ drives Debian's Chromium with Playwright and prints the median time from a user'
 (``[data-testid='stApp'][data-test-script-state='notRunning']`` and the page's charts drawn) for:
 moving the polytope's ascent-start slider one step, moving its discount slider one step (the MDP changes,
 the PVN retrains), and opening each page first on a fresh server. Each number sits next to its goal.
+``--baseline DIR`` measures a second checkout (e.g. ``git worktree add /tmp/before main``) in the same process,
+alternating with this one on every repetition, and prints the ratio: the machine's load is shared by both.
 
 The idle moment is read from a MutationObserver in the page (the last change of the script state before the
 page stays idle for a second), so the number does not include the benchmark's own polling.
@@ -139,8 +141,7 @@ def first_open(browser, root: Path, path: str, charts: int) -> float:
         proc.wait(timeout=30)
 
 
-def slider_moves(browser, url: str, label: str, repeats: int) -> list[float]:
-    """Press the Right arrow on a slider ``repeats`` times; seconds to idle after each press."""
+def open_polytope(browser, url: str):
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.goto(f"{url}/polytope")
     page.wait_for_selector(IDLE, timeout=180_000)
@@ -148,51 +149,75 @@ def slider_moves(browser, url: str, label: str, repeats: int) -> list[float]:
         "document.querySelectorAll(\"[data-testid='stPlotlyChart'] .main-svg\").length >= 5", timeout=180_000
     )
     page.wait_for_timeout(1500)
+    return page
+
+
+def slider_move(page, label: str) -> float:
+    """Press the Right arrow on a slider once; seconds until the page is idle again."""
     thumb = page.locator("[data-testid='stSlider']").filter(has_text=label).first.locator("input[type='range']")
-    times = []
-    for _ in range(repeats):
-        page.evaluate(OBSERVER)
-        thumb.focus()
-        since = page.evaluate("performance.now()")
-        thumb.press("ArrowRight")
-        times.append(wait_settled(page, since))
-    page.close()
-    return times
+    page.evaluate(OBSERVER)
+    thumb.focus()
+    since = page.evaluate("performance.now()")
+    thumb.press("ArrowRight")
+    return wait_settled(page, since)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pvnviz.bench ui", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="repetitions of each measurement (median shown)")
-    parser.add_argument("--root", default=str(ROOT), help="checkout to serve (e.g. an older one, for a baseline)")
+    parser.add_argument("--root", default=str(ROOT), help="checkout to serve (default: this one)")
+    parser.add_argument(
+        "--baseline",
+        default="",
+        help="a second checkout (e.g. the code before a change) measured in the same process, alternating "
+        "with --root on every repetition so both see the same machine load; a ratio is printed",
+    )
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated pages to time the first open of")
     args = parser.parse_args(argv)
-    root = Path(args.root)
+    roots = {"now": Path(args.root)}
+    if args.baseline:
+        roots["baseline"] = Path(args.baseline)
     from playwright.sync_api import sync_playwright
 
-    print(f"UI benchmark (issue 7): {root}, median of {args.repeats}, Chromium 1280x720")
+    print(f"UI benchmark (issue 7): {', '.join(f'{k} = {v}' for k, v in roots.items())}; "
+          f"median of {args.repeats}, Chromium 1280x720")  # fmt: skip
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        proc, url = start_server(root)
+        servers = {name: start_server(root) for name, root in roots.items()}
         try:
             for name, (label, goal) in SLIDERS.items():
-                times = slider_moves(browser, url, label, args.repeats)
+                pages = {k: open_polytope(browser, url) for k, (_, url) in servers.items()}
+                times: dict[str, list[float]] = {k: [] for k in roots}
+                for _ in range(args.repeats):
+                    for k, page in pages.items():
+                        times[k].append(slider_move(page, label))
+                for page in pages.values():
+                    page.close()
                 _print(name, times, goal)
         finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+            for proc, _ in servers.values():
+                proc.terminate()
+                proc.wait(timeout=30)
         for name in args.pages.split(","):
             path, charts, goal = PAGES[name]
-            times = [first_open(browser, root, path, charts) for _ in range(args.repeats)]
+            times = {k: [] for k in roots}
+            for _ in range(args.repeats):
+                for k, root in roots.items():
+                    times[k].append(first_open(browser, root, path, charts))
             _print(f"first open on a fresh server: {name}", times, goal)
         browser.close()
     return 0
 
 
-def _print(name: str, times: list[float], goal: float) -> None:
-    median = statistics.median(times)
-    verdict = "meets" if median < goal else "misses"
-    runs = ", ".join(f"{t:.2f}" for t in times)
-    print(f"  {name:<48} {median:6.2f} s  (goal < {goal:g} s: {verdict}; runs {runs})", flush=True)
+def _print(name: str, times: dict[str, list[float]], goal: float) -> None:
+    median = {k: statistics.median(v) for k, v in times.items()}
+    verdict = "meets" if median["now"] < goal else "misses"
+    line = f"  {name:<46} {median['now']:6.2f} s  (goal < {goal:g} s: {verdict}; runs "
+    line += ", ".join(f"{t:.2f}" for t in times["now"]) + ")"
+    if "baseline" in median:
+        line += f"  baseline {median['baseline']:.2f} s (runs " + ", ".join(f"{t:.2f}" for t in times["baseline"])
+        line += f"), {median['baseline'] / median['now']:.1f}x faster"
+    print(line, flush=True)
 
 
 if __name__ == "__main__":
