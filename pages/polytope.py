@@ -42,6 +42,8 @@ def restore_paper() -> None:
         st.session_state[key] = value
     st.session_state["seed"] = PAPER_SEED
     st.session_state.pop("_player_ascent", None)
+    st.query_params.pop("ascent", None)  # the player's frame: back to the last iterate
+    st.session_state["ascent_speed"] = "1×"
 
 
 def draw_random_mdp() -> None:

@@ -216,17 +216,19 @@ def _input_value(page, label: str) -> str:
 
 
 def test_a_copied_url_reproduces_every_input_and_a_reload_keeps_it(server, browser):
-    query = "?" + "&".join(f"{param}={value}" for param, value, _ in LINKED.values())
+    query = "?" + "&".join(f"{param}={value}" for param, value, _ in LINKED.values()) + "&ascent=20"
     page = open_polytope(browser, server, query)
     for label, (_, _, shown) in LINKED.items():
         assert _input_value(page, label) == shown, label
-    assert current_step(page) == (50, 51)
+    assert current_step(page) == (20, 51)  # the player's frame is in the link too
+    click(page, "◀")
+    assert "ascent=19" in page.url
     page.reload()
     wait_idle(page)
     page.wait_for_function("document.body.innerText.match(/ascent step \\d+ \\(/)", timeout=120_000)
     for label, (_, _, shown) in LINKED.items():
         assert _input_value(page, label) == shown, label
-    assert current_step(page) == (50, 51)
+    assert current_step(page) == (19, 51)
     page.close()
 
 

@@ -6,7 +6,8 @@ that shows it). It runs as an ``st.fragment``: stepping reruns only the player, 
 the fragment a clock (``run_every``): each tick reruns only the player and shows the next frame; any click
 (Pause, a step, the slider) stops the clock where it is. The keyboard works through Streamlit's button
 shortcuts: ← and → step one frame, Space plays or pauses. When a page has several players, the keys drive
-the one used last (the first one until then). ``animate`` wraps it for one figure per frame.
+the one used last (the first one until then). The frame shown (under the player's key) and the speed are in
+the URL, so a shared link opens on the same frame. ``animate`` wraps it for one figure per frame.
 """
 
 from __future__ import annotations
@@ -101,8 +102,11 @@ def player(
     if s.get("reset_on", reset_on) != reset_on:
         s["frame"], s["playing"] = None, False
     s["reset_on"] = reset_on
+    if s["frame"] is None and st.query_params.get(key, "").isdigit():
+        s["frame"] = int(st.query_params[key])  # a shared link's frame
     if s["frame"] is None or s["frame"] >= num_frames:
         s["frame"] = min(max(start, 0), num_frames - 1)
+    s["start"] = min(max(start, 0), num_frames - 1)
     speed = SPEEDS.get(ss.get(f"{key}_speed", "1×"), 1.0)
     # Playing = a fragment with a clock: each tick reruns only the player and advances one frame.
     clock = 1.0 / (fps * speed) if s["playing"] else None
@@ -160,6 +164,7 @@ def _player_body(key: str, num_frames: int, draw: Callable[[int], None], label: 
         key=f"{key}_speed",
         label_visibility="collapsed",
         help="Playing speed",
+        bind="query-params",
         on_change=_speed_changed,
         args=(key,),
     )
@@ -174,6 +179,11 @@ def _player_body(key: str, num_frames: int, draw: Callable[[int], None], label: 
             args=(key,),
             label_visibility="collapsed",
         )
+    if not s["playing"]:  # the frame shown is part of the view: in the URL unless it is the opening one
+        if s["frame"] == s["start"]:
+            st.query_params.pop(key, None)
+        elif st.query_params.get(key) != str(s["frame"]):
+            st.query_params[key] = str(s["frame"])
     playing = " — playing" if s["playing"] else ""
     st.caption(f"{label} {name(s['frame'])} ({s['frame'] + 1} of {num_frames}){playing}")
     draw(s["frame"])
