@@ -144,7 +144,7 @@ def test_page_in_a_real_browser(server, browser, path):
         play.scroll_into_view_if_needed()
         play.click()
         page.wait_for_function("document.body.innerText.includes('— playing')", timeout=30_000)
-        label = page.locator("[data-testid='stCaptionContainer']").filter(has_text="ascent step").inner_text()
+        label = page.locator("[data-testid='stCaptionContainer']").filter(has_text="ascent step").first.inner_text()
         assert int(label.split()[2]) < 100, label  # mid-animation, not at the last step
     page.screenshot(path=str(ARTIFACTS / f"{shot}.png"), full_page=True)
     assert not errors, errors

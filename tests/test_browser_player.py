@@ -119,7 +119,8 @@ def open_polytope(browser, server, query: str = ""):
 
 def current_step(page) -> tuple[int, int]:
     """(iterate shown, number of iterates) from the player's caption."""
-    match = STEP.search(page.locator("[data-testid='stCaptionContainer']").filter(has_text="ascent step").inner_text())
+    caption = page.locator("[data-testid='stCaptionContainer']").filter(has_text="ascent step").last
+    match = STEP.search(caption.inner_text())
     return int(match.group(1)), int(match.group(3))
 
 
