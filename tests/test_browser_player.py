@@ -247,3 +247,28 @@ def test_paper_settings_resets_every_control_and_the_seed(server, browser):
 def _artifact(name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS / name
+
+
+def test_cartpole_players_step_and_the_keys_follow_the_last_used(server, browser):
+    """CartPole has two players (probing states, replay); the arrow keys drive the one used last."""
+    page = open_polytope(browser, server)  # the polytope's player owns the keys there, not on CartPole
+    page.locator("[data-testid='stSidebarNav'] a").filter(has_text="CartPole").click()
+    wait_idle(page, 300_000)
+    page.wait_for_function("document.body.innerText.includes('time step 0 (1 of')", timeout=300_000)
+
+    def caption(text: str) -> str:
+        return page.locator("[data-testid='stCaptionContainer']").filter(has_text=text).last.inner_text()
+
+    assert caption("time step").startswith("time step 0 (1 of")  # the replay opens on its first frame
+    probes_last = caption("snapshot")
+    press(page, "ArrowLeft")  # on a page not used yet, the keys drive its first player: the probing states
+    probes_before = caption("snapshot")
+    assert probes_before != probes_last, probes_before
+    page.locator(".st-key-cartpole_replay_forward button").first.click()
+    wait_idle(page)
+    assert caption("time step").startswith("time step 2 (2 of"), caption("time step")  # every 2nd time step
+    press(page, "ArrowRight")  # the replay was used last: the keys drive it
+    assert caption("time step").startswith("time step 4 (3 of"), caption("time step")
+    assert caption("snapshot") == probes_before
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()

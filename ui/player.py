@@ -18,7 +18,17 @@ import plotly.graph_objects as go
 import streamlit as st
 
 SPEEDS = {"¼×": 0.25, "½×": 0.5, "1×": 1.0, "2×": 2.0, "4×": 4.0}
-ACTIVE = "_player_active"
+
+
+def _active_slot() -> str:
+    """Session-state key naming the player that owns the keyboard on the current page."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        page = get_script_run_ctx().pages_manager.current_page_script_hash
+    except AttributeError:  # no script context (bare mode)
+        page = ""
+    return f"_player_active_{page}"
 
 
 def chart_key(name: str) -> str:
@@ -33,8 +43,8 @@ def _state(key: str) -> dict:
 
 def _activate(key: str) -> None:
     ss = st.session_state
-    if ss.get(ACTIVE) != key:
-        ss[ACTIVE] = key
+    if ss.get(_active_slot()) != key:
+        ss[_active_slot()] = key
         ss[f"_player_{key}_rerun_app"] = True  # move the keyboard shortcuts to this player
     _state(key)["clicked"] = True  # this run comes from a click, not from the playing clock
 
@@ -97,7 +107,7 @@ def player(
     if num_frames < 1:
         return
     ss = st.session_state
-    ss.setdefault(ACTIVE, key)
+    ss.setdefault(_active_slot(), key)
     s = _state(key)
     if s.get("reset_on", reset_on) != reset_on:
         s["frame"], s["playing"] = None, False
@@ -127,7 +137,7 @@ def _player_body(key: str, num_frames: int, draw: Callable[[int], None], label: 
             st.rerun(scope="app")  # stop the clock
         s["frame"] += 1
     s.pop("clicked", None)
-    keys = ss.get(ACTIVE) == key
+    keys = ss.get(_active_slot()) == key
     name = (lambda t: names[t]) if names else str
     buttons = st.columns([1, 1, 1.4, 1, 1, 2.4, 6], vertical_alignment="center")
     buttons[0].button("⏮", key=f"{key}_first", on_click=_jump, args=(key, 0), help="First frame")
