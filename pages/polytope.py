@@ -10,6 +10,7 @@ import streamlit as st
 from pvnviz import mdp as mdp_lib
 from pvnviz.configs import ConfigError, help_text
 from pvnviz.figures import polytope as figs
+from pvnviz.figures import polytope_ascent as ascent_figs
 from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_pvn, training_key
 from ui import computed, require_navigation
 from ui.player import chart_key, player
@@ -278,12 +279,12 @@ def ascent_section() -> None:
     )
 
     def draw(t: int) -> None:
-        square = session_figure("_fig_frame", (key, seed), lambda: figs.ascent_frame(ascent_exact, learned, t))
+        square = session_figure("_fig_frame", (key, seed), lambda: ascent_figs.ascent_frame(ascent_exact, learned, t))
         returns = session_figure(
             "_fig_returns", (config, seed), lambda: figs.ascent_returns_figure(ascent_exact, learned, highlight=t)
         )
-        figs.move_ascent_frame(square, ascent_exact, learned, t)
-        figs.move_returns_highlight(returns, ascent_exact, learned, t)
+        ascent_figs.move_ascent_frame(square, ascent_exact, learned, t)
+        ascent_figs.move_returns_highlight(returns, ascent_exact, learned, t)
         left, right = st.columns([3, 2])
         left.plotly_chart(square, key=chart_key("ascent_square"))
         right.plotly_chart(returns, key=chart_key("ascent_returns"))
