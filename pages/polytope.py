@@ -222,7 +222,6 @@ polytope_slot.plotly_chart(polytope_fig(key, seed, True, trained), key="polytope
 @st.fragment
 def ascent_section() -> None:
     """The ascent's controls and figures: moving them reruns only this part of the page."""
-    st.subheader("Gradient ascent (Fig. 3)")
     controls = st.columns(4)
     controls[0].slider(
         "Start P(a1 | s1)",
@@ -268,15 +267,6 @@ def ascent_section() -> None:
         return
     ascent_exact = cached_exact(config, seed)
     learned = learned_view(config, trained)
-    # Arrows only: the same figure object while the ascent changes, so the browser keeps it as it is.
-    fields = session_figure("_fig_fields", (key, seed), lambda: figs.fields_figure(ascent_exact, learned, paths=False))
-    st.plotly_chart(fields, key="field_chart", on_select=pick_start, selection_mode="points")
-    st.markdown(
-        "**What to look at** (Fig. 3a-b). Arrows show dJ/dπ on the policy square, exact on the left and "
-        "through the trained PVN on the right, drawn at one common scale. The learned field is close "
-        "in the middle and drifts near the edges, where few training policies lie. "
-        "*Click the exact field to start the ascent there*; the paths are drawn below."
-    )
 
     def draw(t: int) -> None:
         square = session_figure("_fig_frame", (key, seed), lambda: ascent_figs.ascent_frame(ascent_exact, learned, t))
@@ -306,8 +296,19 @@ def ascent_section() -> None:
     )
 
 
-ascent_section()
 paper_learned = learned_view(key, trained)
+st.subheader("Gradient ascent (Fig. 3)")
+# Arrows only (they depend on the MDP and the PVN, not on the ascent), outside the ascent's fragment: moving an
+# ascent control never re-sends them; a click on the exact field reruns the page with the new start.
+fields = session_figure("_fig_fields", (key, seed), lambda: figs.fields_figure(exact, paper_learned, paths=False))
+st.plotly_chart(fields, key="field_chart", on_select=pick_start, selection_mode="points")
+st.markdown(
+    "**What to look at** (Fig. 3a-b). Arrows show dJ/dπ on the policy square, exact on the left and "
+    "through the trained PVN on the right, drawn at one common scale. The learned field is close "
+    "in the middle and drifts near the edges, where few training policies lie. "
+    "*Click the exact field to start the ascent there*; the paths are drawn below."
+)
+ascent_section()
 loss_fig, predictions_fig = training_figs(key, seed, exact, trained, paper_learned)
 c1, c2 = st.columns(2)
 c1.plotly_chart(loss_fig)
