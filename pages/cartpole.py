@@ -5,10 +5,11 @@ import streamlit as st
 
 from pvnviz.experiment import PRESETS
 from pvnviz.figures import gif
-from pvnviz.figures.experiment import cartpole_replay
+from pvnviz.figures.experiment import cartpole_replay, cartpole_steps
 from pvnviz.replay import cartpole_episodes
-from ui import chart, explain, gif_download, require_navigation, what_to_look_at
+from ui import explain, gif_download, require_navigation, what_to_look_at
 from ui.experiment import obtain_result, policy_pair, render_results, sidebar_config
+from ui.player import animate
 
 require_navigation()
 
@@ -42,9 +43,9 @@ def replay(result, trace, start: int) -> None:
     states = cartpole_episodes(result.config.arch(), policy_pair(trace, start), result.config.horizon, seed)
     labels = ["before ascent", "after ascent (best seen)"]
     steps = np.isfinite(states[:, :, 0]).sum(1) - 1
-    episodes = {f"{lab}: {steps[i]} steps": states[i] for i, lab in enumerate(labels)}
-    chart(cartpole_replay(episodes), "cartpole-replay")
-    gif_download("Download this replay (GIF)", lambda: gif.cartpole_gif(episodes), "cartpole-replay.gif")
+    panels = {f"{lab}: {steps[i]} steps": states[i] for i, lab in enumerate(labels)}
+    animate("cartpole_replay", cartpole_steps(panels), lambda t: cartpole_replay(panels, frame=t))
+    gif_download("Download this replay (GIF)", lambda: gif.cartpole_gif(panels), "cartpole-replay.gif")
     what_to_look_at(
         "The same start state and random stream for both policies. Press ▶: the starting policy "
         "drops the pole or leaves the track early; the ascended one balances much longer."

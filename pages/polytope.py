@@ -1,19 +1,25 @@
 """Value polytope page: the 2-state MDP of Section 6.1 / Appendix A, exact and learned."""
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from pvnviz import mdp as mdp_lib
 from pvnviz.configs import ConfigError, help_text
+from pvnviz.figures import gif
 from pvnviz.figures import polytope as figs
+from pvnviz.figures import polytope_ascent as ascent_figs
 from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_pvn, training_key
-from ui import computed, explain, require_navigation
+from ui import chart, computed, explain, gif_download, require_navigation
+from ui.player import chart_key, player
 
 require_navigation()
 
 PAPER = PolytopeConfig()
+PAPER_SEED = 4  # app.py's DEFAULT_SEED: the seed the README's polytope numbers use
 H = lambda name: help_text(PolytopeConfig, name)  # noqa: E731
 
 # Widget key -> its paper value. Keys are the URL's query parameters.
@@ -33,8 +39,13 @@ PAPER_STATE = {
 
 
 def restore_paper() -> None:
+    """One click back to Appendix A and B, the default seed and the last ascent step."""
     for key, value in PAPER_STATE.items():
         st.session_state[key] = value
+    st.session_state["seed"] = PAPER_SEED
+    st.session_state.pop("_player_ascent", None)
+    st.query_params.pop("ascent", None)  # the player's frame: back to the last iterate
+    st.session_state["ascent_speed"] = "1×"
 
 
 def draw_random_mdp() -> None:
@@ -62,7 +73,7 @@ explain.polytope()
 with st.sidebar:
     st.header("Polytope settings")
     c1, c2 = st.columns(2)
-    c1.button("Paper settings", on_click=restore_paper, help="Restore Appendix A and B.")
+    c1.button("Paper settings", on_click=restore_paper, help="Reset every control to Appendix A and B, seed 4.")
     c2.button("Random MDP", on_click=draw_random_mdp, help="Draw rewards and transitions (seeded).")
     with st.expander("MDP (Appendix A)", expanded=True):
         st.slider(
@@ -111,39 +122,6 @@ with st.sidebar:
                     key=f"p{s}{a}",
                     bind="query-params",
                 )
-    with st.expander("Gradient ascent (Fig. 3)", expanded=True):
-        st.slider(
-            "Start P(a1 | s1)",
-            0.0,
-            1.0,
-            step=0.01,
-            value=PAPER_STATE["start1"],
-            key="start1",
-            bind="query-params",
-            help=H("ascent_start") + " You can also click the exact field.",
-        )
-        st.slider(
-            "Start P(a1 | s2)", 0.0, 1.0, step=0.01, value=PAPER_STATE["start2"], key="start2", bind="query-params"
-        )
-        st.number_input(
-            "Ascent step size (SGD)",
-            0.001,
-            5.0,
-            step=0.01,
-            value=PAPER_STATE["ascent_lr"],
-            key="ascent_lr",
-            help=H("ascent_learning_rate"),
-            bind="query-params",
-        )
-        st.slider(
-            "Ascent steps",
-            1,
-            500,
-            value=PAPER_STATE["ascent_steps"],
-            key="ascent_steps",
-            help=H("ascent_steps"),
-            bind="query-params",
-        )
     with st.expander("PVN training (Appendix B)", expanded=True):
         st.slider(
             "Sampled policies (half train, half test)",
@@ -180,15 +158,12 @@ with st.sidebar:
 ss = st.session_state
 seed = int(ss.get("seed", 0))
 try:
-    config = dataclasses.replace(
+    mdp_config = dataclasses.replace(
         PAPER,
         gamma=float(ss.gamma),
         rewards=tuple(float(ss[f"r{s}{a}"]) for s in range(2) for a in range(2)),
         transitions=tuple((float(ss[f"p{s}{a}"]), 1.0 - float(ss[f"p{s}{a}"])) for s in range(2) for a in range(2)),
         d0=(float(ss.d0), 1.0 - float(ss.d0)),
-        ascent_start=(float(ss.start1), float(ss.start2)),
-        ascent_learning_rate=float(ss.ascent_lr),
-        ascent_steps=int(ss.ascent_steps),
         num_policies=int(ss.num_policies),
         num_train=int(ss.num_policies) // 2,
         learning_rate=float(ss.pvn_lr),
@@ -197,6 +172,7 @@ try:
 except (ConfigError, ValueError) as err:
     st.error(f"These settings do not make a valid MDP: {err}")
     st.stop()
+key = training_key(mdp_config)  # everything but the ascent: what the polytope and the PVN depend on
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -204,7 +180,30 @@ def cached_exact(config: PolytopeConfig, seed: int):
     return exact_view(config, seed)
 
 
-exact = cached_exact(config, seed)
+# Figures are cached by the inputs they are drawn from (underscored arguments are not hashed: they are
+# functions of the hashed ones), so a rerun re-sends a figure without rebuilding it.
+@st.cache_resource(max_entries=32, show_spinner=False)
+def polytope_fig(config: PolytopeConfig, seed: int, trained_too: bool, _trained=None):
+    return figs.polytope_figure(cached_exact(config, seed), _trained if trained_too else None)
+
+
+def session_figure(slot: str, signature: object, build: Callable[[], go.Figure]) -> go.Figure:
+    """A figure this session keeps and updates in place while ``signature`` (what it is drawn from) holds.
+
+    Per session, so updating it in place never races another session; a new signature rebuilds it.
+    """
+    held = ss.get(slot)
+    if held is None or held[0] != signature:
+        held = ss[slot] = (signature, build())
+    return held[1]
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def training_figs(config: PolytopeConfig, seed: int, _exact, _trained, _learned):
+    return figs.loss_figure(_trained), figs.predictions_figure(_exact, _trained, _learned)
+
+
+exact = cached_exact(key, seed)
 st.metric(
     "Optimal policy [P(a1|s1), P(a1|s2)] and its J", f"{exact.optimal_policy.tolist()}  →  J = {exact.optimal_J:.4f}"
 )
@@ -217,45 +216,112 @@ top_right.markdown(
     "star the optimum. The outline is the image of the policy square's four sides. Green and "
     "purple dots are the PVN's train and test policies."
 )
-fields_slot = st.empty()
+chart(polytope_fig(key, seed, False), "value-polytope", polytope_slot, key="polytope_exact")  # the exact view first
+trained = computed(train_pvn, key, seed, label="Training the PVN (Appendix B settings)")
+chart(polytope_fig(key, seed, True, trained), "value-polytope", polytope_slot, key="polytope_learned")
+
+
+@st.fragment
+def ascent_section() -> None:
+    """The ascent's controls and figures: moving them reruns only this part of the page."""
+    controls = st.columns(4)
+    controls[0].slider(
+        "Start P(a1 | s1)",
+        0.0,
+        1.0,
+        step=0.01,
+        value=PAPER_STATE["start1"],
+        key="start1",
+        bind="query-params",
+        help=H("ascent_start") + " You can also click the exact field.",
+    )
+    controls[1].slider(
+        "Start P(a1 | s2)", 0.0, 1.0, step=0.01, value=PAPER_STATE["start2"], key="start2", bind="query-params"
+    )
+    controls[2].number_input(
+        "Ascent step size (SGD)",
+        0.001,
+        5.0,
+        step=0.01,
+        value=PAPER_STATE["ascent_lr"],
+        key="ascent_lr",
+        help=H("ascent_learning_rate"),
+        bind="query-params",
+    )
+    controls[3].slider(
+        "Ascent steps",
+        1,
+        500,
+        value=PAPER_STATE["ascent_steps"],
+        key="ascent_steps",
+        help=H("ascent_steps"),
+        bind="query-params",
+    )
+    try:
+        config = dataclasses.replace(
+            mdp_config,
+            ascent_start=(float(ss.start1), float(ss.start2)),
+            ascent_learning_rate=float(ss.ascent_lr),
+            ascent_steps=int(ss.ascent_steps),
+        )
+    except (ConfigError, ValueError) as err:
+        st.error(f"Please change an ascent setting: {err}")
+        return
+    ascent_exact = cached_exact(config, seed)
+    learned = learned_view(config, trained)
+
+    def draw(t: int) -> None:
+        square = session_figure("_fig_frame", (key, seed), lambda: ascent_figs.ascent_frame(ascent_exact, learned, t))
+        returns = session_figure(
+            "_fig_returns", (config, seed), lambda: figs.ascent_returns_figure(ascent_exact, learned, highlight=t)
+        )
+        ascent_figs.move_ascent_frame(square, ascent_exact, learned, t)
+        ascent_figs.move_returns_highlight(returns, ascent_exact, learned, t)
+        left, right = st.columns([3, 2])
+        chart(square, "ascent-square", left, key=chart_key("ascent_square"))
+        chart(returns, "ascent-returns", right, key=chart_key("ascent_returns"))
+
+    player(
+        "ascent",
+        config.ascent_steps + 1,
+        draw,
+        start=config.ascent_steps,
+        label="ascent step",
+        reset_on=(config, seed),
+    )
+    gif_download("Download both ascents (GIF)", lambda: gif.ascent_gif(ascent_exact, learned), "polytope-ascent.gif")
+    st.markdown(
+        "**What to look at** (Fig. 3c). Step through both ascents (◀ ▶ or the arrow keys, Space plays): blue "
+        "follows the exact gradient, orange the PVN's. The ringed iterate is the same step on the policy square, "
+        "at its exact values in the polytope, and on the J curve. Where the dotted PVN estimate Ĵ and the solid "
+        f"orange line part, the PVN is wrong. Learned ascent ends at J = {learned.ascent.exact_J[-1]:.3f}, exact "
+        f"ascent at {ascent_exact.ascent.exact_J[-1]:.3f}, optimum {ascent_exact.optimal_J:.3f}."
+    )
+
+
+paper_learned = learned_view(key, trained)
+st.subheader("Gradient ascent (Fig. 3)")
+# Arrows only (they depend on the MDP and the PVN, not on the ascent), outside the ascent's fragment: moving an
+# ascent control never re-sends them; a click on the exact field reruns the page with the new start.
+fields = session_figure("_fig_fields", (key, seed), lambda: figs.fields_figure(exact, paper_learned, paths=False))
+chart(fields, "gradient-fields", key="field_chart", on_select=pick_start, selection_mode="points")
 st.markdown(
     "**What to look at** (Fig. 3a-b). Arrows show dJ/dπ on the policy square, exact on the left and "
     "through the trained PVN on the right, drawn at one common scale. The learned field is close "
     "in the middle and drifts near the edges, where few training policies lie. "
-    "*Click the exact field to start the ascent there.*"
+    "*Click the exact field to start the ascent there*; the paths are drawn below."
 )
-polytope_slot.plotly_chart(figs.polytope_figure(exact), key="polytope_exact")
-fields_slot.plotly_chart(figs.fields_figure(exact), key="field_chart_exact")
-
-trained = computed(train_pvn, training_key(config), seed, label="Training the PVN (Appendix B settings)")
-learned = learned_view(config, trained)
-
-polytope_slot.plotly_chart(figs.polytope_figure(exact, trained), key="polytope_learned")
-fields_slot.plotly_chart(
-    figs.fields_figure(exact, learned), key="field_chart", on_select=pick_start, selection_mode="points"
-)
-
-st.plotly_chart(figs.ascent_animation(exact, learned))
-st.markdown(
-    "**What to look at** (Fig. 3c). Press ▶ to replay both ascents: blue follows the exact gradient, "
-    "orange the PVN's. Each iterate is drawn on the policy square (left) and at its exact values in the "
-    "polytope (right). Both head for the optimum's corner; the learned path is noisier."
-)
+ascent_section()
+loss_fig, predictions_fig = training_figs(key, seed, exact, trained, paper_learned)
 c1, c2 = st.columns(2)
-c1.plotly_chart(figs.ascent_returns_figure(exact, learned))
+chart(loss_fig, "pvn-loss", c1)
 c1.markdown(
-    "**What to look at.** The exact J of every iterate. Where the dotted PVN estimate and the solid "
-    f"orange line part, the PVN is wrong. Learned ascent ends at J = {learned.ascent.exact_J[-1]:.3f}, "
-    f"exact ascent at {exact.ascent.exact_J[-1]:.3f}, optimum {exact.optimal_J:.3f}."
-)
-c2.plotly_chart(figs.loss_figure(trained))
-c2.markdown(
     "**What to look at** (Fig. 2c). Mean squared error of the predicted values on the train and "
     f"the held-out test policies; training took {trained.seconds:.2f} s. The test curve falling with "
     "the train curve is the PVN generalising to policies it never saw."
 )
-st.plotly_chart(figs.predictions_figure(exact, trained, learned))
-st.markdown(
+chart(predictions_fig, "pvn-predictions", c2)
+c2.markdown(
     "**What to look at** (Appendix A figure). Each segment joins a policy's exact values (●) to the "
     "PVN's prediction (×). Short segments on the purple test policies mean good generalisation."
 )

@@ -4,10 +4,11 @@ import streamlit as st
 
 from pvnviz.experiment import PRESETS
 from pvnviz.figures import gif
-from pvnviz.figures.experiment import swimmer_replay
+from pvnviz.figures.experiment import swimmer_replay, swimmer_steps
 from pvnviz.replay import swimmer_episodes
-from ui import chart, explain, gif_download, require_navigation, what_to_look_at
+from ui import explain, gif_download, require_navigation, what_to_look_at
 from ui.experiment import obtain_result, policy_pair, render_results, sidebar_config
+from ui.player import animate
 
 require_navigation()
 
@@ -82,10 +83,9 @@ def replay(result, trace, start: int) -> None:
         f"before ascent: return {returns[0]:.0f}, travelled {distance[0]:+.2f} m",
         f"after ascent (best seen): return {returns[1]:.0f}, travelled {distance[1]:+.2f} m",
     ]
-    chart(swimmer_replay(dict(zip(labels, segments))), "swimmer-replay")
-    gif_download(
-        "Download this replay (GIF)", lambda: gif.swimmer_gif(dict(zip(labels, segments))), "swimmer-replay.gif"
-    )
+    panels = dict(zip(labels, segments))
+    animate("swimmer_replay", swimmer_steps(panels), lambda t: swimmer_replay(panels, frame=t))
+    gif_download("Download this replay (GIF)", lambda: gif.swimmer_gif(panels), "swimmer-replay.gif")
     what_to_look_at(
         "MuJoCo body positions of the three links, seen from above, from the same start state; the blue line is "
         f"the path of the front link. Press ▶: over the episode the start policy travels {distance[0]:+.2f} m and "

@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|ray|all``.
+"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|ray|ui|all`` (ui: see ``bench_ui``).
 
 Each benchmark runs our batched collector (Appendix C's Algorithm 1 on the batched
 environment, exactly the code the experiments use) and a baseline in the same process,
@@ -52,6 +52,16 @@ def bench_polytope(repeats: int = 5) -> dict:
     start = time.perf_counter()
     train_pvn(config, 0)
     numpy_seconds = time.perf_counter() - start
+    from pvnviz.tiny_mlp import RMSProp, TinyMLP
+
+    rng = np.random.default_rng(0)  # the unfused NumPy step train_rmsprop replaces: gather, grads, update
+    step_net = TinyMLP.init(rng, 2, config.hidden_size, 2)
+    step_opt, xn, yn = RMSProp(step_net.params(), config.learning_rate), rng.random((20, 2)), rng.random((20, 2))
+    batches = rng.integers(0, 20, size=(config.train_steps, config.batch_size))
+    start = time.perf_counter()
+    for idx in batches:
+        step_opt.step(step_net.mse_and_grads(xn[idx], yn[idx])[1])
+    stepwise_seconds = time.perf_counter() - start
     torch.set_num_threads(1)
     net = torch.nn.Sequential(torch.nn.Linear(2, 50), torch.nn.ReLU(), torch.nn.Linear(50, 2))
     optimizer = torch.optim.RMSprop(net.parameters(), lr=config.learning_rate)
@@ -69,6 +79,7 @@ def bench_polytope(repeats: int = 5) -> dict:
         "iterative_seconds": iterative_seconds,
         "pvn_numpy_seconds": numpy_seconds,
         "pvn_torch_seconds": torch_seconds,
+        "pvn_stepwise_seconds": stepwise_seconds,
     }
 
 
@@ -80,7 +91,8 @@ def format_polytope(r: dict) -> str:
             f"5,000 policies by iterative evaluation: {r['iterative_seconds']:.2f} s; "
             f"ratio {r['iterative_seconds'] / r['exact_seconds']:.0f}x",
             f"  PVN, 20,000 RMSProp steps: NumPy {r['pvn_numpy_seconds']:.2f} s, torch {r['pvn_torch_seconds']:.2f} s; "
-            f"ratio {r['pvn_torch_seconds'] / r['pvn_numpy_seconds']:.1f}x",
+            f"ratio {r['pvn_torch_seconds'] / r['pvn_numpy_seconds']:.1f}x; unfused NumPy steps "
+            f"{r['pvn_stepwise_seconds']:.2f} s, ratio {r['pvn_stepwise_seconds'] / r['pvn_numpy_seconds']:.1f}x",
         ]
     )
 
@@ -168,10 +180,14 @@ def format_cartpole(r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pvnviz.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("which", choices=["polytope", "cartpole", "swimmer", "ray", "all"])
+    parser.add_argument("which", choices=["polytope", "cartpole", "swimmer", "ray", "ui", "all"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-pipeline", action="store_true", help="CartPole: skip timing the Paper pipeline")
     args, rest = parser.parse_known_args(argv)
+    if args.which == "ui":
+        from pvnviz import bench_ui
+
+        return bench_ui.main(rest)
     if args.which in ("polytope", "all"):
         print(format_polytope(bench_polytope()))
     if args.which in ("cartpole", "all"):

@@ -6,7 +6,7 @@ Pipeline (Figs. 2 and 3 and the Appendix A figure):
    the policy square and gradient ascent on the exact J.
 2. PVN: sample policies uniformly on the square (paper 40), split train/test (20/20),
    regress the exact state values with an MLP [50] (MSE, RMSProp lr 0.01, 20,000 steps,
-   batch 32; Appendix B). J_hat = d0 . PVN(x).
+   batch 32; Appendix B), with the fused trainer ``tiny_mlp.train_rmsprop``. J_hat = d0 . PVN(x).
 3. Learned view: the gradient field of J_hat on the same grid, and gradient ascent
    through the PVN (SGD lr 0.1, 100 steps, policies clipped to [0, 1]) evaluated with
    the exact J at every step.
@@ -26,7 +26,7 @@ import numpy as np
 from pvnviz import mdp as mdp_lib
 from pvnviz.configs import check, param
 from pvnviz.progress import ProgressFn, no_progress
-from pvnviz.tiny_mlp import RMSProp, TinyMLP
+from pvnviz.tiny_mlp import TinyMLP, train_rmsprop
 
 
 @dataclass(frozen=True)
@@ -200,26 +200,22 @@ def train_pvn(config: PolytopeConfig, seed: int = 0, on_progress: ProgressFn = n
     train_x, test_x = policies[: config.num_train], policies[config.num_train :]
     train_y, test_y = targets[: config.num_train], targets[config.num_train :]
     net = TinyMLP.init(rng, 2, config.hidden_size, 2)
-    optimizer = RMSProp(net.params(), config.learning_rate)
     batches = rng.integers(0, config.num_train, size=(config.train_steps, config.batch_size))
     eval_steps, train_loss, test_loss = [], [], []
+    report_every = max(config.train_steps // 50, 1)
+    last_report = [0]
 
     def evaluate(step: int) -> None:
         eval_steps.append(step)
         train_loss.append(float(np.mean((net.forward(train_x) - train_y) ** 2)))
         test_loss.append(float(np.mean((net.forward(test_x) - test_y) ** 2)))
+        if step and (step - last_report[0] >= report_every or step == config.train_steps):
+            last_report[0] = step
+            on_progress(step, config.train_steps, f"train PVN: test MSE {test_loss[-1]:.2e}")
 
     start = time.perf_counter()
     evaluate(0)
-    report_every = max(config.train_steps // 50, 1)
-    for step in range(1, config.train_steps + 1):
-        idx = batches[step - 1]
-        _, grads = net.mse_and_grads(train_x[idx], train_y[idx])
-        optimizer.step(grads)
-        if step % config.eval_every == 0 or step == config.train_steps:
-            evaluate(step)
-        if step % report_every == 0 or step == config.train_steps:
-            on_progress(step, config.train_steps, f"train PVN: test MSE {test_loss[-1]:.2e}")
+    train_rmsprop(net, train_x, train_y, batches, config.learning_rate, evaluate, every=config.eval_every)
     return TrainedPVN(
         net=net,
         train_policies=train_x,

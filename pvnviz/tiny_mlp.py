@@ -2,8 +2,10 @@
 
 This is the PVN of the polytope experiment (Section 6.1, Appendix B: hidden [50],
 ReLU, RMSProp lr 0.01, batch 32). At this size framework overhead dominates, so a
-NumPy implementation trains 20,000 steps in about a second; tests check every
-gradient here against torch autograd on the same weights.
+NumPy implementation wins; ``train_rmsprop`` fuses a whole training step into a dozen
+in-place array operations on preallocated buffers and trains 20,000 steps in a few
+tenths of a second. Tests check every gradient here against torch autograd on the
+same weights, and ``train_rmsprop`` against torch's RMSprop step by step.
 
 Layout: inputs ``x`` (N, in), hidden ``h`` (N, hidden), outputs (N, out).
 Initialisation and RMSProp follow torch's defaults (``nn.Linear``: U(-1/sqrt(fan_in),
@@ -12,6 +14,7 @@ Initialisation and RMSProp follow torch's defaults (``nn.Linear``: U(-1/sqrt(fan
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,3 +74,82 @@ class RMSProp:
             v *= self.alpha
             v += (1.0 - self.alpha) * g * g
             p -= self.lr * g / (np.sqrt(v) + self.eps)
+
+
+def _packed(net: TinyMLP) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Move the weights into one flat buffer: A1 = [W1; b1] (in+1, hidden), A2 = [W2; b2] (hidden+1, out).
+
+    The net's W1, b1, W2, b2 become views of the buffer, so one in-place optimiser update moves all of them.
+    """
+    n_in, n_hidden = net.W1.shape
+    n_out = net.W2.shape[1]
+    flat = np.empty((n_in + 1) * n_hidden + (n_hidden + 1) * n_out)
+    A1 = flat[: (n_in + 1) * n_hidden].reshape(n_in + 1, n_hidden)
+    A2 = flat[(n_in + 1) * n_hidden :].reshape(n_hidden + 1, n_out)
+    A1[:n_in], A1[n_in], A2[:n_hidden], A2[n_hidden] = net.W1, net.b1, net.W2, net.b2
+    net.W1, net.b1, net.W2, net.b2 = A1[:n_in], A1[n_in], A2[:n_hidden], A2[n_hidden]
+    return flat, A1, A2
+
+
+def train_rmsprop(
+    net: TinyMLP,
+    x: np.ndarray,
+    y: np.ndarray,
+    batches: np.ndarray,
+    lr: float,
+    on_step: Callable[[int], None] | None = None,
+    every: int = 100,
+    alpha: float = 0.99,
+    eps: float = 1e-8,
+) -> None:
+    """Minibatch MSE regression of y on x with RMSProp, in place; ``batches[t]`` indexes x for step t + 1.
+
+    The same updates as ``mse_and_grads`` on ``x[batches[t]]`` followed by ``RMSProp.step``, computed
+    faster for a small training set: a minibatch drawn with replacement from N rows has the gradient of
+    the whole set weighted by how often each row was drawn, so every step works on the same N rows with
+    precomputed weights (no gathering), biases ride in the weight matrices (a column of ones), and all
+    buffers are preallocated and updated in place. ``on_step(t)`` runs after every ``every``-th step and
+    the last one.
+    """
+    steps, batch_size = batches.shape
+    n, n_out = len(x), y.shape[1]
+    n_hidden = net.W1.shape[1]
+    counts = np.bincount((batches + n * np.arange(steps)[:, None]).ravel(), minlength=steps * n)
+    weights = (counts.reshape(steps, n, 1) * (2.0 / (batch_size * n_out))).astype(float)
+    flat, A1, A2 = _packed(net)
+    grad = np.zeros_like(flat)
+    G1 = grad[: A1.size].reshape(A1.shape)
+    G2 = grad[A1.size :].reshape(A2.shape)
+    square_avg, tmp = np.zeros_like(flat), np.empty_like(flat)
+    xa = np.hstack([x, np.ones((n, 1))])
+    xa_T = np.ascontiguousarray(xa.T)
+    pre = np.empty((n, n_hidden))
+    ha = np.ones((n, n_hidden + 1))
+    h = ha[:, :n_hidden]
+    ha_T = ha.T
+    out = np.empty((n, n_out))
+    d_h = np.empty((n, n_hidden))
+    active = np.empty((n, n_hidden), dtype=bool)
+    W2_T = A2[:n_hidden].T
+    for t in range(steps):
+        np.matmul(xa, A1, out=pre)
+        np.maximum(pre, 0.0, out=h)
+        np.matmul(ha, A2, out=out)
+        out -= y
+        out *= weights[t]  # d(loss)/d(out)
+        np.matmul(ha_T, out, out=G2)
+        np.matmul(out, W2_T, out=d_h)
+        np.greater(pre, 0.0, out=active)
+        d_h *= active
+        np.matmul(xa_T, d_h, out=G1)
+        square_avg *= alpha
+        np.multiply(grad, grad, out=tmp)
+        tmp *= 1.0 - alpha
+        square_avg += tmp
+        np.sqrt(square_avg, out=tmp)
+        tmp += eps
+        np.divide(grad, tmp, out=tmp)
+        tmp *= lr
+        flat -= tmp
+        if on_step is not None and ((t + 1) % every == 0 or t + 1 == steps):
+            on_step(t + 1)

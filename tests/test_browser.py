@@ -140,13 +140,12 @@ def test_page_in_a_real_browser(server, browser, path):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     if path == "polytope":
         page.screenshot(path=str(ROOT / "docs" / "screenshot.png"))
-        play = page.locator(".updatemenu-button").filter(has_text="Play").first
+        play = page.locator(".st-key-ascent_play button").first  # ui.player's Play (plays from the start)
         play.scroll_into_view_if_needed()
         play.click()
-        page.wait_for_timeout(1500)
-        label = page.locator(".slider-label").first.text_content()
-        assert label.startswith("ascent step")
-        assert int(label.split()[-1]) < 100, label  # mid-animation, not at the last step
+        page.wait_for_function("document.body.innerText.includes('— playing')", timeout=30_000)
+        label = page.locator("[data-testid='stCaptionContainer']").filter(has_text="ascent step").first.inner_text()
+        assert int(label.split()[2]) < 100, label  # mid-animation, not at the last step
     page.screenshot(path=str(ARTIFACTS / f"{shot}.png"), full_page=True)
     assert not errors, errors
     page.close()

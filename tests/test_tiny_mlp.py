@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from pvnviz.tiny_mlp import RMSProp, TinyMLP
+from pvnviz.tiny_mlp import RMSProp, TinyMLP, train_rmsprop
 
 
 def torch_copy(net: TinyMLP):
@@ -54,3 +54,24 @@ def test_rmsprop_matches_torch():
         opt_t.step()
     for p, pt in zip(net.params(), params):
         np.testing.assert_allclose(p, pt.detach().numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_fused_trainer_matches_torch_minibatch_rmsprop():
+    """train_rmsprop (count-weighted full set, fused in place) against torch on the gathered minibatches."""
+    rng = np.random.default_rng(3)
+    net = TinyMLP.init(rng, 2, 50, 2)
+    params = torch_copy(net)
+    opt_t = torch.optim.RMSprop(params, lr=0.01)
+    x, y = rng.uniform(size=(20, 2)), rng.normal(size=(20, 2))
+    batches = rng.integers(0, 20, size=(300, 32))
+    seen = []
+    train_rmsprop(net, x, y, batches, 0.01, on_step=seen.append, every=100)
+    assert seen == [100, 200, 300]
+    xt, yt = torch.tensor(x), torch.tensor(y)
+    for idx in batches:
+        opt_t.zero_grad()
+        ((torch_forward(params, xt[idx]) - yt[idx]) ** 2).mean().backward()
+        opt_t.step()
+    for p, pt in zip(net.params(), params):
+        np.testing.assert_allclose(p, pt.detach().numpy(), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(net.forward(x), torch_forward(params, xt).detach().numpy(), rtol=1e-7, atol=1e-9)

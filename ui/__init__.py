@@ -51,16 +51,19 @@ def computed(fn: Callable[..., Any], *args: Any, label: str, **live: Any) -> Any
     return result
 
 
-def chart(fig, name: str = "figure", **kwargs: Any) -> None:
+def chart(fig, name: str = "figure", container: Any = None, **kwargs: Any) -> Any:
     """st.plotly_chart with the sidebar's projector mode applied and the modebar's camera downloading
     the figure client-side in the sidebar's format (PNG or SVG), named ``name``."""
+    import plotly.graph_objects as go
+
     from pvnviz.figures import theme
 
     if st.session_state.get("projector"):
-        theme.projector(fig)
+        fig = theme.projector(go.Figure(fig))  # a copy: figures may be cached and drawn again
     image = st.session_state.get("figure_format", "PNG").lower()
     options = dict(format=image, filename=name, scale=2 if image == "png" else 1)
-    st.plotly_chart(fig, config={"toImageButtonOptions": options, "displaylogo": False}, **kwargs)
+    target = st if container is None else container
+    return target.plotly_chart(fig, config={"toImageButtonOptions": options, "displaylogo": False}, **kwargs)
 
 
 def gif_download(label: str, make: Callable[[], bytes], file_name: str, **kwargs: Any) -> None:

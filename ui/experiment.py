@@ -25,6 +25,7 @@ from pvnviz.figures import gif
 from pvnviz.runs import RunError, read_run
 from ui import MAX_RESULTS, _store, chart, computed, gif_download, what_to_look_at
 from ui.jobs import Job
+from ui.player import animate
 from ui.settings import FIELDS, PRESET_CONFIGS, _current_preset, _key, sidebar_config  # noqa: F401 (pages)
 
 
@@ -284,8 +285,11 @@ def render_results(
         )
 
     chart(
-        figs.ascent_figure(
-            result.traces, config.return_limit, summary["kept_best_mean_return"], baselines, baseline_source
+        figs.highlight_start(
+            figs.ascent_figure(
+                result.traces, config.return_limit, summary["kept_best_mean_return"], baselines, baseline_source
+            ),
+            replay_start(result) if replay is not None else -1,
         ),
         f"{config.env}-ascent",
     )
@@ -344,13 +348,14 @@ def render_results(
             key=f"{config.env}_probe_y",
             bind="query-params",
         )
-        chart(figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y)), f"{config.env}-probes")
         labels = (env.state_labels[dim_x], env.state_labels[dim_y])
         gif_download(
             "Download the probing states (GIF)",
             lambda: gif.probes_gif(result.trained["fingerprint"], (dim_x, dim_y), labels),
             f"{config.env}-probes.gif",
         )
+        steps = range(len(result.trained["fingerprint"].probe_snapshots))
+        animate(f"{config.env}_probes", steps, lambda s: figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y), frame=s), label="snapshot", start=len(steps) - 1)  # noqa: E501
         bounds = "termination bounds" if config.env == "cartpole" else "the rotors' joint limits"
         moving = (
             "press ▶ to watch them move as they are trained jointly with the PVN (Algorithm 2)"
@@ -375,10 +380,18 @@ def render_results(
         trace = result.traces[mode]
         start = 0
         if trace.params.shape[1] > 1:  # opens on the start whose ascent found the best policy
-            best = int(np.argmax(trace.best_returns)) + 1
             key = f"{config.env}_replay_start"
-            start = st.slider("Start", 1, trace.params.shape[1], best, key=key, bind="query-params") - 1
+            start = st.slider("Start", 1, trace.params.shape[1], replay_start(result) + 1, key=key, bind="query-params")
+            start -= 1
         replay(result, trace, start)
+
+
+def replay_start(result: ExperimentResult) -> int:
+    """The start the replay shows (0-based): the one picked, else the best start (highest true return seen)."""
+    first = next(iter(result.traces))
+    trace = result.traces.get(st.session_state.get(f"{result.config.env}_replay_mode", first), result.traces[first])
+    best = int(np.argmax(trace.true_returns.max(0)))
+    return int(st.session_state.get(f"{result.config.env}_replay_start", best + 1)) - 1
 
 
 def policy_pair(trace, start: int) -> np.ndarray:

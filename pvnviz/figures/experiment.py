@@ -229,8 +229,14 @@ def distribution_figure(
     return theme.style(fig, title, height=380)
 
 
-def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int]) -> go.Figure:
-    """The probing states moving through training, in two chosen state dimensions."""
+def probes_animation(
+    trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], frame: int | None = None
+) -> go.Figure:
+    """The probing states moving through training, in two chosen state dimensions.
+
+    ``frame=None``: a plotly animation over every snapshot (with play controls, e.g. for export); ``frame=s``:
+    the static figure of snapshot s, for the app's player (``ui.player``).
+    """
     snaps = trained.probe_snapshots  # (S, n, obs_dim)
     i, j = dims
     fig = go.Figure()
@@ -272,10 +278,14 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int]) -
             marker=dict(color=theme.PROBE, size=10, line=dict(color="white", width=1)),
         )
 
-    fig.add_trace(current(len(snaps) - 1))
     names = [str(int(s)) for s in trained.snapshot_steps]
-    fig.frames = [go.Frame(data=[current(s)], traces=[2], name=names[s]) for s in range(len(snaps))]
-    theme.play_controls(fig, names, "training step ")
+    if frame is None:
+        fig.add_trace(current(len(snaps) - 1))
+        fig.frames = [go.Frame(data=[current(s)], traces=[2], name=names[s]) for s in range(len(snaps))]
+        theme.play_controls(fig, names, "training step ")
+    else:
+        frame = int(np.clip(frame, 0, len(snaps) - 1))
+        fig.add_trace(current(frame))
     lo, hi = snaps[..., [i, j]].min((0, 1)), snaps[..., [i, j]].max((0, 1))  # (2,)
     for axis, bound in enumerate((bound_x, bound_y)):
         if bound is not None:
@@ -283,13 +293,34 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int]) -
     pad = 0.08 * (hi - lo + 1e-6)
     fig.update_xaxes(title_text=env.state_labels[i], range=[lo[0] - pad[0], hi[0] + pad[0]])
     fig.update_yaxes(title_text=env.state_labels[j], range=[lo[1] - pad[1], hi[1] + pad[1]])
-    fig = theme.style(fig, "Probing states through training", height=520)
-    fig.update_layout(margin=dict(b=150), legend=dict(y=1.0, yanchor="bottom", x=1.0, xanchor="right"))
+    title = "Probing states through training"
+    if frame is not None:
+        title += f": step {names[frame]}"
+    fig = theme.style(fig, title, height=520 if frame is None else 460)
+    fig.update_layout(
+        margin=dict(b=150 if frame is None else 50), legend=dict(y=1.0, yanchor="bottom", x=1.0, xanchor="right")
+    )
     return fig
 
 
-def cartpole_replay(states: dict[str, np.ndarray], pole_length: float = 1.0, frame_every: int = 2) -> go.Figure:
-    """Animated cart and pole, one panel per policy; states[label] is (T+1, 4), NaN after termination."""
+def replay_steps(num_steps: int, frame_every: int) -> list[int]:
+    """The time steps a replay shows: every ``frame_every``-th, always with the last (the player's frames)."""
+    return theme.frame_steps(num_steps, frame_every)
+
+
+def cartpole_steps(states: dict[str, np.ndarray], frame_every: int = 2) -> list[int]:
+    """Time steps of ``cartpole_replay``'s frames."""
+    return replay_steps(max(int(np.isfinite(v[:, 0]).sum()) for v in states.values()), frame_every)
+
+
+def cartpole_replay(
+    states: dict[str, np.ndarray], pole_length: float = 1.0, frame_every: int = 2, frame: int | None = None
+) -> go.Figure:
+    """Cart and pole, one panel per policy; states[label] is (T+1, 4), NaN after termination.
+
+    ``frame=None``: a plotly animation (play controls, e.g. for export); ``frame=t``: time step t, static, for
+    the app's player.
+    """
     labels = list(states)
     fig = make_subplots(rows=1, cols=len(labels), subplot_titles=labels, horizontal_spacing=0.05)
     lengths = {k: int(np.isfinite(v[:, 0]).sum()) for k, v in states.items()}
@@ -334,7 +365,7 @@ def cartpole_replay(states: dict[str, np.ndarray], pole_length: float = 1.0, fra
                 x=[-2.4, 2.4],
                 y=[0, 0],
                 mode="lines",
-                line=dict(color="black", width=1),
+                line=dict(color=theme.NEUTRAL, width=1),
                 showlegend=False,
                 hoverinfo="skip",
             ),
@@ -342,24 +373,37 @@ def cartpole_replay(states: dict[str, np.ndarray], pole_length: float = 1.0, fra
             col=col,
         )
     base = len(fig.data)
-    for k, tr in enumerate(shapes_at(0)):
+    for k, tr in enumerate(shapes_at(0 if frame is None else frame)):
         fig.add_trace(tr, row=1, col=k // 2 + 1)
     dynamic = list(range(base, len(fig.data)))
-    frame_steps = theme.frame_steps(num_frames, frame_every)
-    names = [str(t) for t in frame_steps]
-    fig.frames = [go.Frame(data=shapes_at(t), traces=dynamic, name=n) for t, n in zip(frame_steps, names)]
-    theme.play_controls(fig, names, "time step ", duration=40)
-    fig.layout.sliders[0].active = 0
+    if frame is None:
+        frame_steps = theme.frame_steps(num_frames, frame_every)
+        names = [str(t) for t in frame_steps]
+        fig.frames = [go.Frame(data=shapes_at(t), traces=dynamic, name=n) for t, n in zip(frame_steps, names)]
+        theme.play_controls(fig, names, "time step ", duration=40, below_axis_title=True)
+        fig.layout.sliders[0].active = 0
     for col in range(1, len(labels) + 1):
         fig.update_xaxes(title_text="cart position", range=[-2.6, 2.6], row=1, col=col)
         fig.update_yaxes(title_text="height", range=[-0.2, 1.3], row=1, col=col)
-    fig = theme.style(fig, "Replay: the same start state, before and after ascent", height=380)
-    fig.update_layout(margin=dict(b=150), showlegend=False)
+    title = "Replay: the same start state, before and after ascent"
+    if frame is not None:
+        title += f" (time step {frame})"
+    fig = theme.style(fig, title, height=380 if frame is None else 330)
+    fig.update_layout(margin=dict(b=190 if frame is None else 50), showlegend=False)
     return fig
 
 
-def swimmer_replay(segments: dict[str, np.ndarray], frame_every: int = 10) -> go.Figure:
-    """Animated swimmer bodies from above, one panel per policy; segments[label] is (T+1, 3, 2, 3)."""
+def swimmer_steps(segments: dict[str, np.ndarray], frame_every: int = 10) -> list[int]:
+    """Time steps of ``swimmer_replay``'s frames."""
+    return replay_steps(min(len(s) for s in segments.values()), frame_every)
+
+
+def swimmer_replay(segments: dict[str, np.ndarray], frame_every: int = 10, frame: int | None = None) -> go.Figure:
+    """Swimmer bodies from above, one panel per policy; segments[label] is (T+1, 3, 2, 3).
+
+    ``frame=None``: a plotly animation (play controls, e.g. for export); ``frame=t``: time step t, static, for
+    the app's player.
+    """
     labels = list(segments)
     fig = make_subplots(rows=len(labels), cols=1, subplot_titles=labels, vertical_spacing=0.22)
     num_frames = min(len(s) for s in segments.values())
@@ -399,14 +443,15 @@ def swimmer_replay(segments: dict[str, np.ndarray], frame_every: int = 10) -> go
             col=1,
         )
     base = len(fig.data)
-    for row, trace in enumerate(bodies_at(0), start=1):
+    for row, trace in enumerate(bodies_at(0 if frame is None else min(frame, num_frames - 1)), start=1):
         fig.add_trace(trace, row=row, col=1)
     dynamic = list(range(base, len(fig.data)))
-    frame_steps = theme.frame_steps(num_frames, frame_every)
-    names = [str(t) for t in frame_steps]
-    fig.frames = [go.Frame(data=bodies_at(t), traces=dynamic, name=n) for t, n in zip(frame_steps, names)]
-    theme.play_controls(fig, names, "time step ", duration=50)
-    fig.layout.sliders[0].active = 0
+    if frame is None:
+        frame_steps = theme.frame_steps(num_frames, frame_every)
+        names = [str(t) for t in frame_steps]
+        fig.frames = [go.Frame(data=bodies_at(t), traces=dynamic, name=n) for t, n in zip(frame_steps, names)]
+        theme.play_controls(fig, names, "time step ", duration=50, below_axis_title=True)
+        fig.layout.sliders[0].active = 0
     all_pts = np.concatenate([s[..., :2].reshape(-1, 2) for s in segments.values()])
     lo, hi = all_pts.min(0) - 0.3, all_pts.max(0) + 0.3
     for row in range(1, len(labels) + 1):
@@ -414,6 +459,23 @@ def swimmer_replay(segments: dict[str, np.ndarray], frame_every: int = 10) -> go
         fig.update_yaxes(
             title_text="y (m)", range=[lo[1], hi[1]], row=row, col=1, scaleanchor=f"x{'' if row == 1 else row}"
         )
-    fig = theme.style(fig, "Replay: the swimmer from above, before and after ascent", height=260 * len(labels) + 180)
-    fig.update_layout(margin=dict(b=160))
+    title = "Replay: the swimmer from above, before and after ascent"
+    if frame is not None:
+        title += f" (time step {frame})"
+    fig = theme.style(fig, title, height=260 * len(labels) + (180 if frame is None else 60))
+    fig.update_layout(margin=dict(b=200 if frame is None else 50))
+    return fig
+
+
+def highlight_start(fig: go.Figure, start: int) -> go.Figure:
+    """Bring out start ``start`` (0-based) in every panel of an ``ascent_figure``: the one the replay shows."""
+    seen: dict[str, int] = {}
+    for trace in fig.data:
+        group = trace.legendgroup or ""
+        if group.startswith("start-"):
+            index = seen.get(group, 0)
+            seen[group] = index + 1
+            if index == start:
+                trace.update(line=dict(color=theme.HIGHLIGHT, width=3), name=f"start {start + 1} (replayed)")
+                trace.update(showlegend=group == next(iter(seen)))
     return fig

@@ -17,8 +17,33 @@ def _corner_label(x: np.ndarray) -> str:
     return "π=(" + ",".join("a1" if v > 0.5 else "a2" for v in x) + ")"
 
 
-def _polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, cloud: bool = True) -> None:
+def _corner_labels(fig: go.Figure, exact: ExactView, row=None, col=None) -> None:
+    """Corner names as annotations: drawn above every trace (also WebGL ones), never clipped by the axes."""
     kw = {} if row is None else dict(row=row, col=col)
+    for x, v in zip(exact.corner_policies, exact.corner_values):
+        fig.add_annotation(
+            x=v[0],
+            y=v[1],
+            text=_corner_label(x),
+            showarrow=False,
+            yshift=14,
+            font=dict(size=11, color=theme.CORNER),
+            bgcolor=theme.LABEL_BG,
+            **kw,
+        )
+
+
+def _padded_range(values: np.ndarray, pad: float = 0.1) -> list[float]:
+    lo, hi = float(np.min(values)), float(np.max(values))
+    margin = pad * max(hi - lo, 1e-6)
+    return [lo - margin, hi + margin]
+
+
+def _polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, cloud: bool = True) -> None:
+    """Cloud (optional), the image of the square's sides, corners and optimum; WebGL markers when the cloud is
+    drawn, so the markers added after it stay on top of its 5,000 points."""
+    kw = {} if row is None else dict(row=row, col=col)
+    marker_type = go.Scattergl if cloud else go.Scatter
     if cloud:
         fig.add_trace(
             go.Scattergl(
@@ -26,7 +51,7 @@ def _polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, clou
                 y=exact.cloud_values[:, 1],
                 mode="markers",
                 marker=dict(
-                    size=4, color=exact.cloud_J, colorscale="Viridis", opacity=0.6, colorbar=dict(title="J", len=0.8)
+                    size=4, color=exact.cloud_J, colorscale="Viridis", opacity=0.5, colorbar=dict(title="J", len=0.8)
                 ),
                 name="policies (coloured by J)",
                 hovertemplate="V(s1)=%{x:.3f}<br>V(s2)=%{y:.3f}<br>J=%{marker.color:.3f}<extra></extra>",
@@ -48,13 +73,12 @@ def _polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, clou
             **kw,
         )
     fig.add_trace(
-        go.Scatter(
+        marker_type(
             x=exact.corner_values[:, 0],
             y=exact.corner_values[:, 1],
-            mode="markers+text",
+            mode="markers",
             marker=dict(size=10, color=theme.CORNER, symbol="square", line=theme.OUTLINE),
             text=[_corner_label(x) for x in exact.corner_policies],
-            textposition="top center",
             name="deterministic policies (corners)",
             showlegend=cloud,
             hovertemplate="%{text}<br>J=%{customdata:.3f}<extra></extra>",
@@ -62,18 +86,23 @@ def _polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, clou
         ),
         **kw,
     )
+    _corner_labels(fig, exact, row, col)
     opt_v = exact.corner_values[np.argmax(exact.corner_J)]
     fig.add_trace(
-        go.Scatter(
+        marker_type(
             x=[opt_v[0]],
             y=[opt_v[1]],
             mode="markers",
-            marker=dict(size=18, color=theme.OPTIMUM, symbol="star", line=dict(width=1, color="black")),
+            marker=dict(size=18, color=theme.OPTIMUM, symbol="star", line=dict(width=1, color=theme.CORNER)),
             name=f"optimum (J={exact.optimal_J:.3f})",
             showlegend=cloud,
         ),
         **kw,
     )
+    xr = _padded_range(np.concatenate([exact.cloud_values[:, 0], exact.corner_values[:, 0]]))
+    yr = _padded_range(np.concatenate([exact.cloud_values[:, 1], exact.corner_values[:, 1]]), pad=0.14)
+    fig.update_xaxes(range=xr, **kw)
+    fig.update_yaxes(range=yr, **kw)
 
 
 def polytope_figure(exact: ExactView, trained: TrainedPVN | None = None) -> go.Figure:
@@ -85,13 +114,13 @@ def polytope_figure(exact: ExactView, trained: TrainedPVN | None = None) -> go.F
             ("train policies", trained.train_values, theme.TRAIN),
             ("test policies", trained.test_values, theme.TEST),
         ):
-            fig.add_trace(
-                go.Scatter(
+            fig.add_trace(  # WebGL like the cloud, added after it: drawn on top of it
+                go.Scattergl(
                     x=values[:, 0],
                     y=values[:, 1],
                     mode="markers",
                     name=name,
-                    marker=dict(size=9, color=color, line=dict(width=1, color="white")),
+                    marker=dict(size=10, color=color, line=dict(width=1.5, color="white")),
                 )
             )
     fig.update_xaxes(title_text="V(s1)")
@@ -117,8 +146,8 @@ def _quiver(grid: np.ndarray, field: np.ndarray, scale: float) -> tuple[list, li
     shaft_x = np.stack([x0, x1, np.full_like(x0, np.nan)], 1)
     shaft_y = np.stack([y0, y1, np.full_like(y0, np.nan)], 1)
     return (
-        np.concatenate([shaft_x, *xs]).ravel().tolist(),
-        np.concatenate([shaft_y, *ys]).ravel().tolist(),
+        np.concatenate([shaft_x, *xs]).ravel(),  # arrays, not lists: sent as compact typed arrays
+        np.concatenate([shaft_y, *ys]).ravel(),
     )
 
 
@@ -138,11 +167,18 @@ def _path_trace(path: AscentPath, name: str, color: str, upto: int | None = None
         name=name,
         line=dict(color=color, width=2),
         marker=dict(size=5, color=color),
+        meta=f"path:{name}",
     )
 
 
-def fields_figure(exact: ExactView, learned: LearnedView | None = None, picker: bool = True) -> go.Figure:
-    """Exact and learned gradient fields side by side, same arrow scale, with ascent paths (Fig. 3a-b)."""
+def fields_figure(
+    exact: ExactView, learned: LearnedView | None = None, picker: bool = True, paths: bool = True
+) -> go.Figure:
+    """Exact and learned gradient fields side by side, same arrow scale, with ascent paths (Fig. 3a-b).
+
+    ``paths=False`` leaves out the ascent paths and the start mark: the figure then depends only on the MDP
+    and the PVN, and stays the same while the ascent changes (the page draws the paths in ``ascent_frame``).
+    """
     fig = make_subplots(
         rows=1,
         cols=2,
@@ -170,7 +206,8 @@ def fields_figure(exact: ExactView, learned: LearnedView | None = None, picker: 
             row=1,
             col=col,
         )
-        fig.add_trace(_path_trace(path, name, color), row=1, col=col)
+        if paths:
+            fig.add_trace(_path_trace(path, name, color), row=1, col=col)
     if picker:
         t = np.linspace(0, 1, 41)
         px, py = np.meshgrid(t, t, indexing="ij")
@@ -191,18 +228,20 @@ def fields_figure(exact: ExactView, learned: LearnedView | None = None, picker: 
         fig.add_annotation(text="Train the PVN to see its gradient field", x=0.5, y=0.5, showarrow=False, row=1, col=2)
     start = exact.ascent.policies[0]
     for col in (1, 2):
-        fig.add_trace(
-            go.Scatter(
-                x=[start[0]],
-                y=[start[1]],
-                mode="markers",
-                showlegend=col == 1,
-                marker=dict(size=12, color=theme.START, symbol="x", line=theme.OUTLINE),
-                name="start",
-            ),
-            row=1,
-            col=col,
-        )
+        if paths:
+            fig.add_trace(
+                go.Scatter(
+                    x=[start[0]],
+                    y=[start[1]],
+                    mode="markers",
+                    showlegend=col == 1,
+                    marker=dict(size=12, color=theme.START, symbol="x", line=theme.OUTLINE),
+                    name="start",
+                    meta="start",
+                ),
+                row=1,
+                col=col,
+            )
         fig.update_xaxes(title_text="P(a1 | s1)", row=1, col=col, **POLICY_AXIS)
         fig.update_yaxes(
             title_text="P(a1 | s2)", row=1, col=col, range=[-0.03, 1.03], scaleanchor=f"x{'' if col == 1 else 2}"
@@ -264,12 +303,14 @@ def ascent_animation(exact: ExactView, learned: LearnedView | None = None) -> go
     fig.update_xaxes(title_text="V(s1)", row=1, col=2)
     fig.update_yaxes(title_text="V(s2)", row=1, col=2)
     fig = theme.style(fig, "Gradient ascent, exact against learned", height=520)
-    fig.update_layout(margin=dict(b=210), legend=dict(y=-0.47))
+    fig.update_layout(margin=dict(t=110, b=150), legend=dict(y=1.1, yanchor="bottom"))  # legend clear of the slider
     return fig
 
 
-def ascent_returns_figure(exact: ExactView, learned: LearnedView | None = None) -> go.Figure:
-    """Exact J along each ascent; the learned path also with the PVN's own estimate."""
+def ascent_returns_figure(
+    exact: ExactView, learned: LearnedView | None = None, highlight: int | None = None
+) -> go.Figure:
+    """Exact J along each ascent; the learned path also with the PVN's own estimate; step ``highlight`` ringed."""
     fig = go.Figure()
     steps = np.arange(len(exact.ascent.exact_J))
     fig.add_trace(go.Scatter(x=steps, y=exact.ascent.exact_J, name="exact ascent: J", line=dict(color=theme.EXACT)))
@@ -291,8 +332,27 @@ def ascent_returns_figure(exact: ExactView, learned: LearnedView | None = None) 
         y=exact.optimal_J,
         line=dict(color=theme.OPTIMUM, dash="dash", width=2),
         annotation_text="optimal J",
-        annotation_position="bottom right",
+        annotation_position="bottom left",
     )
+    if highlight is not None:
+        t = int(np.clip(highlight, 0, len(steps) - 1))
+        fig.add_vline(x=t, line=dict(color=theme.HIGHLIGHT, width=1, dash="dot"), name="highlight")
+        ys = [(exact.ascent.exact_J[t], theme.EXACT)]
+        if learned is not None:
+            ys += [(learned.ascent.exact_J[t], theme.LEARNED), (learned.ascent.predicted_J[t], theme.LEARNED)]
+        fig.add_trace(
+            go.Scatter(
+                x=[t] * len(ys),
+                y=[y for y, _ in ys],
+                mode="markers",
+                name=f"step {t}",
+                showlegend=False,
+                marker=dict(size=13, color=[c for _, c in ys], line=dict(width=3, color=theme.HIGHLIGHT)),
+                cliponaxis=False,
+                hovertemplate="step %{x}: %{y:.3f}<extra></extra>",
+                meta="highlight",
+            )
+        )
     fig.update_xaxes(title_text="ascent step")
     fig.update_yaxes(title_text="J = d0 · V")
     return theme.style(fig, "Objective along the ascent", height=380)

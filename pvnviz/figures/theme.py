@@ -18,6 +18,8 @@ NEUTRAL = "#8c8c8c"  # reference lines (diagonals)
 OUTLINE = dict(width=1.5, color="white")
 BASELINE = "#8c8c8c"
 PROBE = "#e377c2"
+LABEL_BG = "rgba(255,255,255,0.7)"  # behind text labels drawn over markers (a dark theme may darken it)
+HIGHLIGHT = "#e0115f"  # the frame or policy a player or a picker selects, ringed in every figure showing it
 
 FONT = dict(size=13)
 PROJECTOR_SCALE = 1.6  # fonts, markers and lines in projector mode
@@ -68,15 +70,22 @@ def style(fig, title: str, height: int = 420):
     return fig
 
 
-def play_controls(fig: go.Figure, frame_names: list[str], prefix: str, duration: int = 80) -> None:
-    """Play/Pause buttons and a step slider under an animated figure (frames named by frame_names)."""
+def play_controls(
+    fig: go.Figure, frame_names: list[str], prefix: str, duration: int = 80, below_axis_title: bool = False
+) -> None:
+    """Play/Pause buttons and a step slider under an animated figure (frames named by frame_names).
+
+    These are plotly's own client-side controls, for a figure shown or exported on its own; the app's pages
+    step animations with ``ui.player`` instead. ``below_axis_title`` moves them clear of an x-axis title.
+    """
+    drop = 0.1 if below_axis_title else 0.0
     fig.update_layout(
         updatemenus=[
             dict(
                 type="buttons",
                 showactive=False,
                 x=0.0,
-                y=-0.2,
+                y=-0.2 - drop,
                 xanchor="left",
                 yanchor="top",
                 direction="left",
@@ -98,7 +107,7 @@ def play_controls(fig: go.Figure, frame_names: list[str], prefix: str, duration:
             dict(
                 active=len(frame_names) - 1,
                 x=0.2,
-                y=-0.12,
+                y=-0.12 - drop,
                 len=0.8,
                 currentvalue=dict(prefix=prefix),
                 steps=[

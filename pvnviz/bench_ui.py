@@ -1,0 +1,224 @@
+"""UI benchmark: ``python -m pvnviz.bench ui`` (issue 7, item 8).
+
+Starts ``streamlit run app.py`` on a free port with the repository's own settings (as ``make run`` does),
+drives Debian's Chromium with Playwright and prints the median time from a user's action to an idle page
+(``[data-testid='stApp'][data-test-script-state='notRunning']`` and the page's charts drawn) for:
+moving the polytope's ascent-start slider one step, moving its discount slider one step (the MDP changes,
+the PVN retrains), and opening each page first on a fresh server. Each number sits next to its goal.
+``--baseline DIR`` measures a second checkout (e.g. ``git worktree add /tmp/before main``) in the same process,
+alternating with this one on every repetition, and prints the ratio: the machine's load is shared by both.
+
+The idle moment is read from a MutationObserver in the page (the last change of the script state before the
+page stays idle for a second), so the number does not include the benchmark's own polling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+# page -> (URL path, plotly charts drawn at least, goal in seconds)
+PAGES = {
+    "home": ("", 0, 6.0),
+    "polytope": ("polytope", 5, 6.0),
+    "cartpole": ("cartpole", 5, 6.0),
+    "swimmer": ("swimmer", 5, 6.0),
+}
+SLIDERS = {  # measurement -> (slider label text, goal in seconds)
+    "polytope: ascent-start slider move": ("Start P(a1 | s1)", 0.5),
+    "polytope: discount slider move": ("Discount", 1.5),
+}
+
+OBSERVER = """() => {
+  window.__pvnStates = [];
+  const app = document.querySelector("[data-testid='stApp']");
+  new MutationObserver(() => window.__pvnStates.push(
+      [performance.now(), app.getAttribute('data-test-script-state')]))
+    .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(root: Path) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` in ``root`` with the repository's config; waits for its health check."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                return proc, url
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("streamlit did not start")
+
+
+def wait_settled(page, since_ms: float, charts: int = 0, quiet_ms: int = 1000, timeout_s: float = 180) -> float:
+    """Seconds from ``since_ms`` (page clock) to the last switch to idle, once idle for ``quiet_ms``."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        page.wait_for_selector(IDLE, timeout=timeout_s * 1000)
+        if charts:
+            page.wait_for_function(
+                f"document.querySelectorAll(\"[data-testid='stPlotlyChart'] .main-svg\").length >= {charts}",
+                timeout=timeout_s * 1000,
+            )
+        states = page.evaluate("window.__pvnStates || []")
+        now = page.evaluate("performance.now()")
+        idle = page.evaluate(f'document.querySelector("{IDLE}") !== null')
+        last_change = max((t for t, _ in states), default=since_ms)
+        if idle and now - last_change >= quiet_ms:
+            idle_times = [t for t, s in states if s == "notRunning" and t >= since_ms]
+            return ((idle_times[-1] if idle_times else last_change) - since_ms) / 1000
+        page.wait_for_timeout(200)
+    raise TimeoutError("the page did not become idle")
+
+
+def first_open(browser, root: Path, path: str, charts: int) -> float:
+    """A fresh server, a fresh tab: seconds from navigation start to the idle page with its charts."""
+    proc, url = start_server(root)
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.add_init_script(
+            "document.addEventListener('DOMContentLoaded', () => {"
+            " const wait = () => { const app = document.querySelector(\"[data-testid='stApp']\");"
+            " if (!app) { requestAnimationFrame(wait); return; } window.__pvnStates = [];"
+            " new MutationObserver(() => window.__pvnStates.push([performance.now(),"
+            " app.getAttribute('data-test-script-state')])).observe(app, {attributes: true,"
+            " attributeFilter: ['data-test-script-state']}); }; wait(); });"
+        )
+        page.goto(f"{url}/{path}", wait_until="commit")
+        seconds = wait_settled(page, 0.0, charts)
+        page.close()
+        return seconds
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def open_polytope(browser, url: str):
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{url}/polytope")
+    page.wait_for_selector(IDLE, timeout=180_000)
+    page.wait_for_function(
+        "document.querySelectorAll(\"[data-testid='stPlotlyChart'] .main-svg\").length >= 5", timeout=180_000
+    )
+    page.wait_for_timeout(1500)
+    return page
+
+
+def slider_move(page, label: str) -> float:
+    """Press the Right arrow on a slider once; seconds until the page is idle again."""
+    thumb = page.locator("[data-testid='stSlider']").filter(has_text=label).first.locator("input[type='range']")
+    page.evaluate(OBSERVER)
+    thumb.focus()
+    since = page.evaluate("performance.now()")
+    thumb.press("ArrowRight")
+    return wait_settled(page, since)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pvnviz.bench ui", description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="repetitions of each measurement (median shown)")
+    parser.add_argument("--root", default=str(ROOT), help="checkout to serve (default: this one)")
+    parser.add_argument(
+        "--baseline",
+        default="",
+        help="a second checkout (e.g. the code before a change) measured in the same process, alternating "
+        "with --root on every repetition so both see the same machine load; a ratio is printed",
+    )
+    parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated pages to time the first open of")
+    args = parser.parse_args(argv)
+    roots = {"now": Path(args.root)}
+    if args.baseline:
+        roots["baseline"] = Path(args.baseline)
+    from playwright.sync_api import sync_playwright
+
+    print(f"UI benchmark (issue 7): {', '.join(f'{k} = {v}' for k, v in roots.items())}; "
+          f"median of {args.repeats}, Chromium 1280x720")  # fmt: skip
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        servers = {name: start_server(root) for name, root in roots.items()}
+        try:
+            for name, (label, goal) in SLIDERS.items():
+                pages = {k: open_polytope(browser, url) for k, (_, url) in servers.items()}
+                times: dict[str, list[float]] = {k: [] for k in roots}
+                for _ in range(args.repeats):
+                    for k, page in pages.items():
+                        times[k].append(slider_move(page, label))
+                for page in pages.values():
+                    page.close()
+                _print(name, times, goal)
+        finally:
+            for proc, _ in servers.values():
+                proc.terminate()
+                proc.wait(timeout=30)
+        for name in args.pages.split(","):
+            path, charts, goal = PAGES[name]
+            times = {k: [] for k in roots}
+            for _ in range(args.repeats):
+                for k, root in roots.items():
+                    times[k].append(first_open(browser, root, path, charts))
+            _print(f"first open on a fresh server: {name}", times, goal)
+        browser.close()
+    return 0
+
+
+def _print(name: str, times: dict[str, list[float]], goal: float) -> None:
+    median = {k: statistics.median(v) for k, v in times.items()}
+    verdict = "meets" if median["now"] < goal else "misses"
+    line = f"  {name:<46} {median['now']:6.2f} s  (goal < {goal:g} s: {verdict}; runs "
+    line += ", ".join(f"{t:.2f}" for t in times["now"]) + ")"
+    if "baseline" in median:
+        line += f"  baseline {median['baseline']:.2f} s (runs " + ", ".join(f"{t:.2f}" for t in times["baseline"])
+        line += f"), {median['baseline'] / median['now']:.1f}x faster"
+    print(line, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""The player's views of the polytope's gradient ascent (Fig. 3c), one iterate at a time.
+
+``ascent_frame`` draws iterate t of both ascents on the policy square and at its exact values in the value
+polytope; the ``move_*`` functions move an existing figure to another iterate (or a new ascent of the same
+MDP and PVN) in place, so the page's player (``ui.player``) changes a few traces per step instead of
+rebuilding figures. ``ascent_returns_figure(..., highlight=t)`` in ``figures.polytope`` rings the same
+iterate on the J curve.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from pvnviz.figures import theme
+from pvnviz.figures.polytope import _polytope_outline, _quiver, arrow_scale
+from pvnviz.polytope import ExactView, LearnedView
+
+
+def _by_meta(fig: go.Figure, meta: str):
+    return next(t for t in fig.data if t.meta == meta)
+
+
+def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Figure:
+    """Iterate t of both ascents, highlighted on the policy square and at its exact values in the polytope.
+
+    Each whole path is drawn faint, the part up to t solid, iterate t as a ringed dot (the frame the page's
+    player shows; Fig. 3c).
+    """
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, subplot_titles=("Policy square", "Value polytope"))
+    _polytope_outline(fig, exact, row=1, col=2, cloud=False)
+    paths = [("exact ascent", exact.ascent, theme.EXACT)]
+    if learned is not None:
+        paths.append(("learned ascent", learned.ascent, theme.LEARNED))
+    t = int(np.clip(t, 0, len(exact.ascent.policies) - 1))
+    qx, qy = _quiver(exact.grid, exact.field, arrow_scale(exact.grid, exact.field))
+    fig.add_trace(
+        go.Scatter(
+            x=qx,
+            y=qy,
+            mode="lines",
+            line=dict(color=theme.EXACT, width=1),
+            opacity=0.25,
+            name="exact gradient field",
+            hoverinfo="skip",
+        ),
+        row=1,
+        col=1,
+    )
+    for name, path, color in paths:
+        for col, points in ((1, path.policies), (2, path.values)):
+            fig.add_trace(
+                go.Scatter(
+                    x=points[:, 0],
+                    y=points[:, 1],
+                    mode="lines",
+                    line=dict(color=color, width=1),
+                    opacity=0.3,
+                    showlegend=False,
+                    hoverinfo="skip",
+                    legendgroup=name,
+                    meta=f"full:{name}:{col}",
+                ),
+                row=1,
+                col=col,
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=points[: t + 1, 0],
+                    y=points[: t + 1, 1],
+                    meta=f"upto:{name}:{col}",
+                    mode="lines+markers",
+                    name=name,
+                    line=dict(color=color, width=2),
+                    marker=dict(size=4, color=color),
+                    legendgroup=name,
+                    showlegend=col == 1,
+                    hovertemplate=f"{name}, step %{{pointNumber}}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=[points[t, 0]],
+                    y=[points[t, 1]],
+                    meta=f"ring:{name}:{col}",
+                    mode="markers",
+                    name=f"{name}: step {t}",
+                    marker=dict(size=15, color=color, line=dict(width=3, color=theme.HIGHLIGHT)),
+                    cliponaxis=False,
+                    legendgroup=name,
+                    showlegend=False,
+                    hovertemplate=f"{name}, step {t}: J = {path.exact_J[t]:.3f}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
+    fig.update_xaxes(title_text="P(a1 | s1)", range=[-0.03, 1.03], row=1, col=1)
+    fig.update_yaxes(title_text="P(a1 | s2)", range=[-0.03, 1.03], row=1, col=1)
+    fig.update_xaxes(title_text="V(s1)", row=1, col=2)
+    fig.update_yaxes(title_text="V(s2)", row=1, col=2)
+    fig = theme.style(fig, f"Gradient ascent, exact against learned: step {t}", height=440)
+    fig.update_layout(margin=dict(t=70, b=90), legend=dict(y=-0.2, yanchor="top", x=0.0))
+    return fig
+
+
+def move_ascent_frame(fig: go.Figure, exact: ExactView, learned: LearnedView | None, t: int) -> go.Figure:
+    """Move an ``ascent_frame`` figure to iterate t in place (the player's step: a few traces change).
+
+    Also takes a new ascent of the same MDP and PVN (a new start or step size): every path trace is redrawn.
+    """
+    paths = [("exact ascent", exact.ascent)] + ([("learned ascent", learned.ascent)] if learned else [])
+    t = int(np.clip(t, 0, len(exact.ascent.policies) - 1))
+    with fig.batch_update():
+        for name, path in paths:
+            for col, points in ((1, path.policies), (2, path.values)):
+                _by_meta(fig, f"full:{name}:{col}").update(x=points[:, 0], y=points[:, 1])
+                _by_meta(fig, f"upto:{name}:{col}").update(x=points[: t + 1, 0], y=points[: t + 1, 1])
+                _by_meta(fig, f"ring:{name}:{col}").update(
+                    x=[points[t, 0]],
+                    y=[points[t, 1]],
+                    name=f"{name}: step {t}",
+                    hovertemplate=f"{name}, step {t}: J = {path.exact_J[t]:.3f}<extra></extra>",
+                )
+        fig.layout.title.text = f"Gradient ascent, exact against learned: step {t}"
+    return fig
+
+
+def move_returns_highlight(fig: go.Figure, exact: ExactView, learned: LearnedView | None, t: int) -> go.Figure:
+    """Move the ringed step of an ``ascent_returns_figure(..., highlight=...)`` to t in place."""
+    t = int(np.clip(t, 0, len(exact.ascent.exact_J) - 1))
+    ys = [exact.ascent.exact_J[t]]
+    if learned is not None:
+        ys += [learned.ascent.exact_J[t], learned.ascent.predicted_J[t]]
+    with fig.batch_update():
+        _by_meta(fig, "highlight").update(x=[t] * len(ys), y=ys, name=f"step {t}")
+        for shape in fig.layout.shapes:
+            if shape.name == "highlight":
+                shape.update(x0=t, x1=t)
+    return fig

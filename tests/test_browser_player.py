@@ -1,0 +1,274 @@
+"""The teaching player and the polytope's links in a real browser (issue 7, items 3 and 4).
+
+Playwright drives Debian's Chromium against `streamlit run app.py` (the server fixture of test_browser.py):
+arrow keys and the step buttons move the ascent one iterate, Space plays and pauses, the selected iterate is
+ringed in the policy square, the value polytope and the J curve together, a URL with non-default values opens
+with every input holding them (also after a reload), and "Paper settings" resets every control and the seed.
+Outside CI a missing Chromium skips these tests; under CI=true it fails them.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+STEP = re.compile(r"ascent step (\d+) \((\d+) of (\d+)\)")
+
+# Widget label -> (URL parameter, non-default value, how the page shows it)
+LINKED = {
+    "Discount γ": ("gamma", "0.9", "0.90"),
+    "d0(s1)": ("d0", "0.3", "0.30"),
+    "r(s1, a1)": ("r00", "0.3", "0.30"),
+    "P(s1 | s2, a1)": ("p10", "0.5", "0.50"),
+    "Sampled policies (half train, half test)": ("num_policies", "60", "60"),
+    "PVN learning rate (RMSProp)": ("pvn_lr", "0.02", "0.0200"),
+    "Training steps": ("train_steps", "2000", "2000"),
+    "Start P(a1 | s1)": ("start1", "0.2", "0.20"),
+    "Start P(a1 | s2)": ("start2", "0.3", "0.30"),
+    "Ascent step size (SGD)": ("ascent_lr", "0.2", "0.20"),
+    "Ascent steps": ("ascent_steps", "50", "50"),
+    "Seed": ("seed", "7", "7"),
+}
+PAPER = {"Discount γ": "0.80", "Start P(a1 | s1)": "0.50", "Ascent steps": "100", "Seed": "4", "r(s1, a1)": "-0.45"}
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("Chromium is missing under CI; `make test` installs it with apt-get.")
+        pytest.skip("Chromium not installed (sudo apt-get install chromium)")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+         "--server.headless", "true", "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+         "--browser.gatherUsageStats", "false"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not start")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def wait_idle(page, timeout_ms: int = 120_000) -> None:
+    page.wait_for_selector(IDLE, timeout=timeout_ms)
+    page.wait_for_timeout(600)
+    page.wait_for_selector(IDLE, timeout=timeout_ms)
+
+
+def open_polytope(browser, server, query: str = ""):
+    page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+    page.goto(f"{server}/polytope{query}")
+    wait_idle(page)
+    page.wait_for_function("document.body.innerText.match(/ascent step \\d+ \\(/)", timeout=120_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+    return page
+
+
+def current_step(page) -> tuple[int, int]:
+    """(iterate shown, number of iterates) from the player's caption."""
+    caption = page.locator("[data-testid='stCaptionContainer']").filter(has_text="ascent step").last
+    match = STEP.search(caption.inner_text())
+    return int(match.group(1)), int(match.group(3))
+
+
+def press(page, key: str) -> None:
+    page.locator("h1").first.click()  # focus on the page, not in an input
+    page.keyboard.press(key)
+    wait_idle(page)
+
+
+BUTTONS = {"⏮": "ascent_first", "◀": "ascent_back", "▶": "ascent_forward", "⏭": "ascent_last"}
+
+
+def click(page, label: str) -> None:
+    if label in BUTTONS:  # Streamlit marks each widget's container with its key
+        page.locator(f".st-key-{BUTTONS[label]} button").first.click()
+    else:
+        page.locator("button").filter(has_text=label).first.click()
+    wait_idle(page)
+
+
+def figure_data(page) -> list[list[dict]]:
+    """Every plotly chart's traces (x, y, meta) as drawn in the browser (plotly's decoded full data)."""
+    return json.loads(
+        page.evaluate(
+            """() => JSON.stringify([...document.querySelectorAll('.js-plotly-plot')].map(gd => gd._fullData.map(t => ({
+                 meta: t.meta || null, x: Array.from(t.x || []), y: Array.from(t.y || [])}))))"""
+        )
+    )
+
+
+def test_arrow_keys_and_step_buttons_move_one_iterate(server, browser):
+    page = open_polytope(browser, server)
+    assert current_step(page) == (100, 101)  # opens on the last iterate
+    press(page, "ArrowLeft")
+    assert current_step(page)[0] == 99
+    press(page, "ArrowLeft")
+    assert current_step(page)[0] == 98
+    press(page, "ArrowRight")
+    assert current_step(page)[0] == 99
+    click(page, "◀")
+    assert current_step(page)[0] == 98
+    click(page, "▶")
+    click(page, "▶")
+    assert current_step(page)[0] == 100
+    click(page, "▶")  # stops at the last iterate
+    assert current_step(page)[0] == 100
+    click(page, "⏮")
+    assert current_step(page)[0] == 0
+    page.close()
+
+
+def test_space_plays_and_pauses(server, browser):
+    page = open_polytope(browser, server)
+    click(page, "⏮")
+    page.locator("h1").first.click()
+    page.keyboard.press("Space")  # play
+    page.wait_for_function("document.body.innerText.includes('— playing')", timeout=30_000)
+    page.wait_for_timeout(1500)
+    page.keyboard.press("Space")  # pause
+    wait_idle(page)
+    step, total = current_step(page)
+    assert 0 < step < total - 1, step
+    assert "Play" in page.locator(".st-key-ascent_play").inner_text()
+    page.wait_for_timeout(1000)
+    assert current_step(page)[0] == step  # paused: it stays
+    page.close()
+
+
+def test_selected_iterate_is_ringed_in_all_three_views(server, browser):
+    page = open_polytope(browser, server)
+    for _ in range(3):
+        click(page, "◀")
+    step, _ = current_step(page)
+    assert step == 97
+    traces = [t for chart in figure_data(page) for t in chart]
+    by_meta = {t["meta"]: t for t in traces if t["meta"]}
+    for name in ("exact ascent", "learned ascent"):
+        square_path, square_ring = by_meta[f"upto:{name}:1"], by_meta[f"ring:{name}:1"]
+        assert len(square_path["x"]) == step + 1  # the path drawn up to the selected iterate
+        assert square_ring["x"] == [square_path["x"][step]] and square_ring["y"] == [square_path["y"][step]]
+        polytope_path, polytope_ring = by_meta[f"upto:{name}:2"], by_meta[f"ring:{name}:2"]
+        assert polytope_ring["x"] == [polytope_path["x"][step]]  # the same iterate at its values V(s1), V(s2)
+    assert by_meta["highlight"]["x"] == [step, step, step]  # ringed on the J curve
+    page.screenshot(path=str(_artifact("player-polytope.png")), full_page=True)
+    page.close()
+
+
+def _input_value(page, label: str) -> str:
+    if label == "Seed" or page.locator("[data-testid='stNumberInput']").filter(has_text=label).count():
+        box = page.locator("[data-testid='stNumberInput']").filter(has_text=label).first
+        return box.locator("input").input_value()
+    slider = page.locator("[data-testid='stSlider']").filter(has_text=label).first
+    return slider.locator("input[type='range']").get_attribute("aria-valuetext")
+
+
+def test_a_copied_url_reproduces_every_input_and_a_reload_keeps_it(server, browser):
+    query = "?" + "&".join(f"{param}={value}" for param, value, _ in LINKED.values()) + "&ascent=20"
+    page = open_polytope(browser, server, query)
+    for label, (_, _, shown) in LINKED.items():
+        assert _input_value(page, label) == shown, label
+    assert current_step(page) == (20, 51)  # the player's frame is in the link too
+    click(page, "◀")
+    assert "ascent=19" in page.url
+    page.reload()
+    wait_idle(page)
+    page.wait_for_function("document.body.innerText.match(/ascent step \\d+ \\(/)", timeout=120_000)
+    for label, (_, _, shown) in LINKED.items():
+        assert _input_value(page, label) == shown, label
+    assert current_step(page) == (19, 51)
+    page.close()
+
+
+def test_paper_settings_resets_every_control_and_the_seed(server, browser):
+    query = "?" + "&".join(f"{param}={value}" for param, value, _ in LINKED.values())
+    page = open_polytope(browser, server, query)
+    click(page, "Paper settings")
+    page.wait_for_function("document.body.innerText.match(/ascent step 100 \\(101 of 101\\)/)", timeout=60_000)
+    for label, shown in PAPER.items():
+        assert _input_value(page, label) == shown, label
+    assert "?" not in page.url or not any(f"{p}=" in page.url for p, _, _ in LINKED.values()), page.url
+    page.close()
+
+
+def _artifact(name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS / name
+
+
+def test_cartpole_players_step_and_the_keys_follow_the_last_used(server, browser):
+    """CartPole has two players (probing states, replay); the arrow keys drive the one used last."""
+    page = open_polytope(browser, server)  # the polytope's player owns the keys there, not on CartPole
+    page.locator("[data-testid='stSidebarNav'] a").filter(has_text="CartPole").click()
+    wait_idle(page, 300_000)
+    page.wait_for_function("document.body.innerText.includes('time step 0 (1 of')", timeout=300_000)
+
+    def caption(text: str) -> str:
+        return page.locator("[data-testid='stCaptionContainer']").filter(has_text=text).last.inner_text()
+
+    assert caption("time step").startswith("time step 0 (1 of")  # the replay opens on its first frame
+    probes_last = caption("snapshot")
+    press(page, "ArrowLeft")  # on a page not used yet, the keys drive its first player: the probing states
+    probes_before = caption("snapshot")
+    assert probes_before != probes_last, probes_before
+    page.locator(".st-key-cartpole_replay_forward button").first.click()
+    wait_idle(page)
+    assert caption("time step").startswith("time step 2 (2 of"), caption("time step")  # every 2nd time step
+    press(page, "ArrowRight")  # the replay was used last: the keys drive it
+    assert caption("time step").startswith("time step 4 (3 of"), caption("time step")
+    assert caption("snapshot") == probes_before
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
