@@ -97,6 +97,20 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
                 row=1,
                 col=col,
             )
+    start = exact.ascent.policies[0]
+    fig.add_trace(
+        go.Scatter(
+            x=[start[0]],
+            y=[start[1]],
+            mode="markers",
+            marker=dict(size=12, color=theme.START, symbol="x", line=theme.OUTLINE),
+            name="start",
+            meta="start",
+            cliponaxis=False,
+        ),
+        row=1,
+        col=1,
+    )
     fig.update_xaxes(title_text="P(a1 | s1)", range=[-0.03, 1.03], row=1, col=1)
     fig.update_yaxes(title_text="P(a1 | s2)", range=[-0.03, 1.03], row=1, col=1)
     fig.update_xaxes(title_text="V(s1)", row=1, col=2)
@@ -124,6 +138,8 @@ def move_ascent_frame(fig: go.Figure, exact: ExactView, learned: LearnedView | N
                     name=f"{name}: step {t}",
                     hovertemplate=f"{name}, step {t}: J = {path.exact_J[t]:.3f}<extra></extra>",
                 )
+        start = exact.ascent.policies[0]
+        _by_meta(fig, "start").update(x=[start[0]], y=[start[1]])
         fig.layout.title.text = f"Gradient ascent, exact against learned: step {t}"
     return fig
 
