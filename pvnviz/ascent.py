@@ -9,6 +9,7 @@ the best true return seen along its path, and the parameters that reached it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -31,6 +32,12 @@ class AscentTrace:
     predicted: np.ndarray  # (T + 1, A) J_hat of every iterate
     params: np.ndarray  # (E, A, P) the scored iterates
     seconds: float
+    fresh_returns: np.ndarray | None = None  # (A,) the chosen iterates re-measured on fresh episodes, or None
+
+    @property
+    def selection_bias(self) -> np.ndarray | None:
+        """Per start, the selection estimate minus the fresh re-measurement (A,), or None without one."""
+        return None if self.fresh_returns is None else self.best_returns - self.fresh_returns
 
     @property
     def best_index(self) -> np.ndarray:
@@ -55,6 +62,25 @@ class AscentTrace:
     @property
     def final_returns(self) -> np.ndarray:
         return self.true_returns[-1]
+
+
+def remeasure(
+    trace: AscentTrace,
+    env: EnvSpec,
+    arch: PolicyArch,
+    num_episodes: int,
+    horizon: int,
+    rng: np.random.Generator,
+    on_progress: ProgressFn = no_progress,
+) -> AscentTrace:
+    """Honest Algorithm 3: re-measure each start's chosen iterate on fresh episodes.
+
+    The best iterate is chosen on its Monte Carlo estimate, so that estimate is biased
+    upwards (the maximum of noisy estimates). ``rng`` must be a stream that played no part
+    in the choice; the fresh mean returns are stored as ``fresh_returns``.
+    """
+    fresh = evaluate_returns(env, arch, trace.best_params, num_episodes, horizon, rng, on_progress)
+    return dataclasses.replace(trace, fresh_returns=fresh)
 
 
 def evaluate_returns(
