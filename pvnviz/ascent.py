@@ -33,6 +33,7 @@ class AscentTrace:
     params: np.ndarray  # (E, A, P) the scored iterates
     seconds: float
     fresh_returns: np.ndarray | None = None  # (A,) the chosen iterates re-measured on fresh episodes, or None
+    disagreement: np.ndarray | None = None  # (T + 1, A) an ensemble's spread (std of J_hat) along each path
 
     @property
     def selection_bias(self) -> np.ndarray | None:
@@ -111,7 +112,11 @@ def ascend(
     rng: np.random.Generator,
     on_progress: ProgressFn = no_progress,
 ) -> AscentTrace:
-    """Algorithm 3 for all starts at once: Adam on -sum(J_hat), scored every ``eval_every`` steps."""
+    """Algorithm 3 for all starts at once: Adam on -sum(J_hat), scored every ``eval_every`` steps.
+
+    ``model`` is a PVN or a ``pvnviz.ensemble.PVNEnsemble``; an ensemble's objective is its
+    pessimistic J_hat, and its spread along every path is recorded as ``disagreement``.
+    """
     if eval_every < 1:
         raise ValueError("eval_every must be at least 1.")
     start_time = time.perf_counter()
@@ -121,10 +126,15 @@ def ascend(
     theta = torch.tensor(starts, dtype=torch.float32, requires_grad=True)
     optimizer = torch.optim.Adam([theta], lr=learning_rate)
     predicted = np.empty((steps + 1, len(starts)))
+    spread_fn = getattr(model, "spread", None)
+    spreads = np.empty((steps + 1, len(starts))) if spread_fn is not None else None
     kept_steps, kept = [], []
     for step in range(steps + 1):
         j_hat = model.expected_return(theta)
         predicted[step] = j_hat.detach().numpy()
+        if spreads is not None:
+            with torch.no_grad():
+                spreads[step] = spread_fn(theta).numpy()
         if step % eval_every == 0 or step == steps:
             kept_steps.append(step)
             kept.append(theta.detach().numpy().copy())
@@ -149,4 +159,5 @@ def ascend(
         predicted=predicted,
         params=kept_params,
         seconds=time.perf_counter() - start_time,
+        disagreement=spreads,
     )

@@ -25,6 +25,7 @@ import torch
 from pvnviz.ascent import AscentTrace, ascend, remeasure
 from pvnviz.configs import check, param, to_dict
 from pvnviz.dataset import PolicyDataset, collect_dataset
+from pvnviz.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
 from pvnviz.envs import ENVIRONMENTS, get_env
 from pvnviz.fingerprint import PROBE_INITS, initial_probes
 from pvnviz.histogram import ReturnBins
@@ -64,6 +65,8 @@ class ExperimentConfig:
     eval_episodes: int = param(100, "Rollouts per scored iterate.")
     log_every: int = param(50, "Record losses and probe positions every this many training steps.")
     keep_best: bool = param(False, "Early stopping: keep the PVN of the recorded step with the lowest validation KL.")
+    ensemble_size: int = param(1, "PVNs trained at once on bootstrap resamples (1: a single PVN, the paper's).")
+    pessimism: float = param(0.0, "kappa: an ensemble's ascent climbs mean - kappa * std of J_hat across members.")
     fresh_episodes: int = param(
         100, "Rollouts re-measuring each start's chosen iterate on fresh episodes (0: skip); the headline number."
     )
@@ -85,6 +88,8 @@ class ExperimentConfig:
         check(self.num_bins >= 2, f"num_bins must be at least 2; got {self.num_bins}.")
         check(self.num_probes >= 1, f"num_probes must be at least 1; got {self.num_probes}.")
         check(self.ascent_steps >= 0, "ascent_steps must be 0 or more.")
+        check(self.ensemble_size >= 1, f"ensemble_size must be at least 1; got {self.ensemble_size}.")
+        check(self.pessimism >= 0, f"pessimism must be 0 or more; got {self.pessimism}.")
         check(self.fresh_episodes >= 0, f"fresh_episodes must be 0 or more; got {self.fresh_episodes}.")
         check(all(h >= 1 for h in self.policy_hidden + self.pvn_hidden), "layer sizes must be positive.")
         check(self.temperature > 0, "temperature must be positive.")
@@ -152,9 +157,9 @@ def split(config: ExperimentConfig, dataset: PolicyDataset, seed: int) -> Split:
     return Split(kept, bins, np.sort(idx[num_val:]), np.sort(idx[:num_val]))
 
 
-def build_pvn(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed: int) -> PVN:
+def build_pvn(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed: int, member: int = 0) -> PVN:
     env = get_env(config.env)
-    rng = _rng(seed, "probes")
+    rng = _rng(seed, "probes") if member == 0 else np.random.default_rng([seed, STAGES["probes"], member])
     probes = initial_probes(config.num_probes, env.obs_dim, config.probe_init, rng, env.visited_states)
     generator = torch.Generator().manual_seed(int(rng.integers(2**31)) + INPUT_MODES.index(input_mode))
     return PVN(
@@ -178,7 +183,7 @@ def train(
     on_progress: ProgressFn = no_progress,
     on_metrics: MetricsFn | None = None,
 ) -> TrainedPVN:
-    """Stage 3: one PVN on the kept training policies."""
+    """Stage 3: one PVN on the kept training policies (see ``train_members`` for an ensemble)."""
     model = build_pvn(config, parts.bins, input_mode, seed)
     targets = parts.bins.pmf(dataset.returns)
     return train_pvn(
@@ -199,13 +204,46 @@ def train(
     )
 
 
+def build_ensemble(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed: int) -> PVNEnsemble:
+    members = [build_pvn(config, bins, input_mode, seed, i) for i in range(config.ensemble_size)]
+    return PVNEnsemble(members, config.pessimism)
+
+
+def train_members(
+    config: ExperimentConfig,
+    dataset: PolicyDataset,
+    parts: Split,
+    input_mode: str,
+    seed: int,
+    on_progress: ProgressFn = no_progress,
+) -> TrainedEnsemble:
+    """Stage 3 with ``ensemble_size`` > 1: the bootstrapped members, trained at once as one network."""
+    targets = parts.bins.pmf(dataset.returns)
+    return train_ensemble(
+        build_ensemble(config, parts.bins, input_mode, seed),
+        dataset.params[parts.train_idx],
+        targets[parts.train_idx],
+        dataset.params[parts.val_idx],
+        targets[parts.val_idx],
+        config.train_steps,
+        config.batch_size,
+        config.learning_rate,
+        _rng(seed, "train"),
+        config.log_every,
+        on_progress,
+    )
+
+
 def starting_policies(config: ExperimentConfig, seed: int) -> np.ndarray:
     """The A starts (Glorot), the same for every input."""
     return glorot_params(config.arch(), config.num_starts, _rng(seed, "starts"))
 
 
 def ascend_through(
-    config: ExperimentConfig, trained: TrainedPVN, seed: int, on_progress: ProgressFn = no_progress
+    config: ExperimentConfig,
+    trained: TrainedPVN | PVNEnsemble,
+    seed: int,
+    on_progress: ProgressFn = no_progress,
 ) -> AscentTrace:
     """Stage 4: Algorithm 3 through one trained PVN, then its choices re-measured on fresh episodes.
 
@@ -214,7 +252,7 @@ def ascend_through(
     """
     env = get_env(config.env)
     trace = ascend(
-        trained.model,
+        trained if isinstance(trained, PVNEnsemble) else trained.model,
         env,
         starting_policies(config, seed),
         config.ascent_steps,
@@ -251,6 +289,7 @@ class ExperimentResult:
     trained: dict[str, TrainedPVN]
     traces: dict[str, AscentTrace]
     timings: dict[str, float]
+    ensembles: dict[str, TrainedEnsemble] = dataclasses.field(default_factory=dict)
 
     def summary(self) -> dict:
         per_input = {}
@@ -263,6 +302,12 @@ class ExperimentResult:
                     "fresh_mean_return": float(trace.fresh_returns.mean()),
                     "fresh_episodes": self.config.fresh_episodes,
                 }
+            if mode in self.ensembles:
+                fresh["ensemble_val_spread"] = self.ensembles[mode].val_spread
+            if trace.disagreement is not None:
+                fresh["ascent_disagreement_best"] = trace.disagreement[trace.eval_steps[trace.best_index], [
+                    *range(trace.disagreement.shape[1])
+                ]].round(3).tolist()
             per_input[mode] = {
                 **fresh,
                 "ascent_eval_steps": trace.eval_steps.tolist(),
@@ -298,6 +343,8 @@ class ExperimentResult:
         self.dataset.save(out / "dataset.npz")
         for mode, trained in self.trained.items():
             torch.save(trained.model.state_dict(), out / f"pvn_{mode}.pt")
+            if mode in self.ensembles:
+                torch.save(self.ensembles[mode].ensemble.state_dict(), out / f"ensemble_{mode}.pt")
             trace = self.traces[mode]
             np.savez_compressed(
                 out / f"curves_{mode}.npz",
@@ -313,6 +360,7 @@ class ExperimentResult:
                 params=trace.params,
                 ascent_seconds=trace.seconds,
                 **({} if trace.fresh_returns is None else {"fresh_returns": trace.fresh_returns}),
+                **({} if trace.disagreement is None else {"disagreement": trace.disagreement}),
             )
         (out / "split.json").write_text(
             json.dumps(
@@ -342,16 +390,21 @@ def run_experiment(
         dataset = collect(config, seed, on_progress)
     timings["collect"] = dataset.seconds
     parts = split(config, dataset, seed)
-    trained, traces = {}, {}
+    trained, traces, ensembles = {}, {}, {}
     for mode in config.inputs:
         t0 = time.perf_counter()
-        trained[mode] = train(config, dataset, parts, mode, seed, on_progress, on_metrics)
+        if config.ensemble_size > 1:
+            ensembles[mode] = train_members(config, dataset, parts, mode, seed, on_progress)
+            trained[mode] = ensembles[mode].summary
+        else:
+            trained[mode] = train(config, dataset, parts, mode, seed, on_progress, on_metrics)
         timings[f"train_{mode}"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        traces[mode] = ascend_through(config, trained[mode], seed, on_progress)
+        model = ensembles[mode].ensemble if mode in ensembles else trained[mode]
+        traces[mode] = ascend_through(config, model, seed, on_progress)
         timings[f"ascent_{mode}"] = time.perf_counter() - t0
     timings["total"] = sum(timings.values())
-    return ExperimentResult(config, seed, dataset, parts, trained, traces, timings)
+    return ExperimentResult(config, seed, dataset, parts, trained, traces, timings, ensembles)
 
 
 def load_result(path: str | Path, experiment: str | None = None) -> ExperimentResult:
@@ -397,6 +450,7 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
                     c["params"],
                     float(c["ascent_seconds"]),
                     c["fresh_returns"] if "fresh_returns" in c.files else None,  # runs before the fresh stage
+                    c["disagreement"] if "disagreement" in c.files else None,
                 )
     except RunError:
         raise
