@@ -11,7 +11,13 @@ from ui.experiment import obtain_result, policy_pair, render_results, sidebar_co
 
 require_navigation()
 
-PRESET_NAMES = {"quick": "Quick", "paper": "Paper (MLP [30])", "paper-linear": "Paper (linear)"}
+PRESET_NAMES = {
+    "quick": "Quick",
+    "paper": "Paper (MLP [30])",
+    "paper-linear": "Paper (linear)",
+    "beyond": "Beyond zero-shot (MLP [30])",
+    "beyond-linear": "Beyond zero-shot (linear)",
+}
 
 st.title("CartPole: PVNs, fingerprints and zero-shot ascent")
 st.caption(

@@ -11,9 +11,10 @@ from ui.experiment import obtain_result, policy_pair, render_results, sidebar_co
 require_navigation()
 
 SHIPPED_RUN = "data/swimmer-wide"  # also shipped: data/swimmer-paper (Appendix B's 2000 policies x 5 rollouts)
-PRESET_NAMES = {
-    "paper": "Paper (Appendix B)",
-    "paper-wide": "Paper budget on 10,000 policies x 1 rollout",
+PRESET_NAMES = {  # the first fills the controls: the shipped run's budget, not the hours-long paper preset
+    "budget-10000x1": "10 M steps: 10,000 policies x 1 rollout",
+    "budget-2000x5": "10 M steps: 2000 policies x 5 rollouts",
+    "paper": "Paper (Appendix B: 2000 x 500 rollouts, 10^9 steps, hours)",
     "quick": "Quick (live, under a minute)",
 }
 # OpenAI Spinning Up benchmark, Swimmer-v3 at 3M environment steps, PyTorch versions, mean over 10 seeds.
@@ -28,7 +29,7 @@ st.caption(
     "B's 2000 x 5); the button trains live."
 )
 
-config = sidebar_config("swimmer", {PRESET_NAMES[k]: v for k, v in PRESETS["swimmer"].items()})
+config = sidebar_config("swimmer", {v: PRESETS["swimmer"][k] for k, v in PRESET_NAMES.items()})
 seed = int(st.session_state.get("seed", 0))
 result = obtain_result("swimmer", config, seed, default_run=SHIPPED_RUN)
 

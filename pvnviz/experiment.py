@@ -426,7 +426,7 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
             np.array(meta["train_idx"], dtype=int),
             np.array(meta["val_idx"], dtype=int),
         )
-        trained, traces = {}, {}
+        trained, traces, ensembles = {}, {}, {}
         for mode in config.inputs:
             model = build_pvn(config, bins, mode, info.seed)
             model.load_state_dict(torch.load(folder / f"pvn_{mode}.pt"))
@@ -452,12 +452,17 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
                     c["fresh_returns"] if "fresh_returns" in c.files else None,  # runs before the fresh stage
                     c["disagreement"] if "disagreement" in c.files else None,
                 )
+            if config.ensemble_size > 1:
+                ensemble = build_ensemble(config, bins, mode, info.seed)
+                ensemble.load_state_dict(torch.load(folder / f"ensemble_{mode}.pt"))
+                spread = info.summary.get("inputs", {}).get(mode, {}).get("ensemble_val_spread", float("nan"))
+                ensembles[mode] = TrainedEnsemble(ensemble, trained[mode], float(spread))
     except RunError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as err:
         raise RunError(f"{folder} is not a complete {info.experiment} run ({type(err).__name__}: {err}).") from None
     timings = info.summary.get("timings_seconds", {})
-    return ExperimentResult(config, info.seed, dataset, parts, trained, traces, timings)
+    return ExperimentResult(config, info.seed, dataset, parts, trained, traces, timings, ensembles)
 
 
 def save_result(result: ExperimentResult, out_dir: str) -> None:

@@ -66,7 +66,7 @@ def test_batched_members_equal_each_member_alone(mode):
         batched = ensemble.member_returns(x).numpy()
         alone = np.stack([m.expected_return(x).numpy() for m in members])
     np.testing.assert_allclose(batched, alone, rtol=1e-5, atol=1e-5)
-    for i, m in enumerate(members):
+    for i in range(len(members)):
         with torch.no_grad():
             np.testing.assert_allclose(ensemble.member(i).expected_return(x).numpy(), alone[i], rtol=1e-6)
 
