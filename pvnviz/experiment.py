@@ -305,9 +305,8 @@ class ExperimentResult:
             if mode in self.ensembles:
                 fresh["ensemble_val_spread"] = self.ensembles[mode].val_spread
             if trace.disagreement is not None:
-                fresh["ascent_disagreement_best"] = trace.disagreement[trace.eval_steps[trace.best_index], [
-                    *range(trace.disagreement.shape[1])
-                ]].round(3).tolist()
+                chosen = trace.disagreement[trace.eval_steps[trace.best_index], np.arange(trace.disagreement.shape[1])]
+                fresh["ascent_disagreement_chosen"] = chosen.round(3).tolist()
             per_input[mode] = {
                 **fresh,
                 "ascent_eval_steps": trace.eval_steps.tolist(),

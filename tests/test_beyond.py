@@ -43,9 +43,7 @@ def test_fresh_remeasurement_is_unbiased_where_the_selection_is_not(noisy_run):
     bias = trace.best_returns - trace.fresh_returns
     assert bias.mean() > 5.0  # winner's curse of the selection estimate (measured about 20)
     # The fresh numbers are the chosen policies measured on the "fresh" stream, not on the ascent's.
-    again = evaluate_returns(
-        get_env("cartpole"), NOISY.arch(), trace.best_params, 200, NOISY.horizon, _rng(3, "fresh")
-    )
+    again = evaluate_returns(get_env("cartpole"), NOISY.arch(), trace.best_params, 200, NOISY.horizon, _rng(3, "fresh"))
     np.testing.assert_allclose(trace.fresh_returns, again)
     assert STAGES["fresh"] not in (STAGES["ascent"], STAGES["collect"])
     summary = noisy_run.summary()["inputs"]["fingerprint"]
