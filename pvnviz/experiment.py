@@ -32,6 +32,7 @@ from pvnviz.histogram import ReturnBins
 from pvnviz.policies import PolicyArch, glorot_params
 from pvnviz.progress import ProgressFn, no_progress
 from pvnviz.pvn import INPUT_MODES, PVN, MetricsFn, TrainedPVN, train_pvn
+from pvnviz.rounds import active_rounds
 from pvnviz.runs import RunError, read_run
 
 STAGES = {"collect": 0, "split": 1, "probes": 2, "train": 3, "starts": 4, "ascent": 5, "fresh": 6}
@@ -67,6 +68,10 @@ class ExperimentConfig:
     keep_best: bool = param(False, "Early stopping: keep the PVN of the recorded step with the lowest validation KL.")
     ensemble_size: int = param(1, "PVNs trained at once on bootstrap resamples (1: a single PVN, the paper's).")
     pessimism: float = param(0.0, "kappa: an ensemble's ascent climbs mean - kappa * std of J_hat across members.")
+    rounds: int = param(
+        1, "Active rounds: ascend, fine-tune the PVN on the checked iterates, ascend on (1: zero-shot)."
+    )
+    round_train_steps: int = param(300, "PVN fine-tuning steps between two active rounds.")
     fresh_episodes: int = param(
         100, "Rollouts re-measuring each start's chosen iterate on fresh episodes (0: skip); the headline number."
     )
@@ -90,6 +95,8 @@ class ExperimentConfig:
         check(self.ascent_steps >= 0, "ascent_steps must be 0 or more.")
         check(self.ensemble_size >= 1, f"ensemble_size must be at least 1; got {self.ensemble_size}.")
         check(self.pessimism >= 0, f"pessimism must be 0 or more; got {self.pessimism}.")
+        check(self.rounds >= 1, f"rounds must be at least 1; got {self.rounds}.")
+        check(self.round_train_steps >= 1, f"round_train_steps must be at least 1; got {self.round_train_steps}.")
         check(self.fresh_episodes >= 0, f"fresh_episodes must be 0 or more; got {self.fresh_episodes}.")
         check(all(h >= 1 for h in self.policy_hidden + self.pvn_hidden), "layer sizes must be positive.")
         check(self.temperature > 0, "temperature must be positive.")
@@ -244,6 +251,8 @@ def ascend_through(
     trained: TrainedPVN | PVNEnsemble,
     seed: int,
     on_progress: ProgressFn = no_progress,
+    dataset: PolicyDataset | None = None,
+    parts: Split | None = None,
 ) -> AscentTrace:
     """Stage 4: Algorithm 3 through one trained PVN, then its choices re-measured on fresh episodes.
 
@@ -251,18 +260,38 @@ def ascend_through(
     choosing the iterates, so their mean is an unbiased estimate of the chosen policies' returns.
     """
     env = get_env(config.env)
-    trace = ascend(
-        trained if isinstance(trained, PVNEnsemble) else trained.model,
-        env,
-        starting_policies(config, seed),
-        config.ascent_steps,
-        config.ascent_learning_rate,
-        config.eval_every,
-        config.eval_episodes,
-        config.horizon,
-        _rng(seed, "ascent"),
-        on_progress,
-    )
+    model = trained if isinstance(trained, PVNEnsemble) else trained.model
+
+    def one_round(model, starts: np.ndarray, r: int) -> AscentTrace:
+        rng = _rng(seed, "ascent") if r == 0 else np.random.default_rng([seed, STAGES["ascent"], r])
+        return ascend(
+            model,
+            env,
+            starts,
+            config.ascent_steps,
+            config.ascent_learning_rate,
+            config.eval_every,
+            config.eval_episodes,
+            config.horizon,
+            rng,
+            on_progress,
+        )
+
+    def finetune(model, params: np.ndarray, means: np.ndarray):
+        # The checked iterates join the training set (3 copies each, so batches see them), targets at their means.
+        x = np.concatenate([dataset.params[parts.train_idx], *[params] * 3])
+        y = np.concatenate([parts.bins.pmf(dataset.returns[parts.train_idx]), *[parts.bins.pmf(means[:, None])] * 3])
+        vx, vy = dataset.params[parts.val_idx], parts.bins.pmf(dataset.returns[parts.val_idx])
+        rng = np.random.default_rng([seed, STAGES["train"], len(means)])
+        steps, batch, lr = config.round_train_steps, config.batch_size, config.learning_rate
+        if isinstance(model, PVNEnsemble):
+            return train_ensemble(model, x, y, vx, vy, steps, batch, lr, rng, steps).ensemble
+        return train_pvn(model, x, y, vx, vy, steps, batch, lr, rng, steps, steps).model
+
+    if dataset is None or parts is None:
+        trace = one_round(model, starting_policies(config, seed), 0)
+    else:
+        trace = active_rounds(model, starting_policies(config, seed), config.rounds, one_round, finetune)
     if config.fresh_episodes < 1:
         return trace
     return remeasure(trace, env, config.arch(), config.fresh_episodes, config.horizon, _rng(seed, "fresh"), on_progress)
@@ -400,7 +429,7 @@ def run_experiment(
         timings[f"train_{mode}"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         model = ensembles[mode].ensemble if mode in ensembles else trained[mode]
-        traces[mode] = ascend_through(config, model, seed, on_progress)
+        traces[mode] = ascend_through(config, model, seed, on_progress, dataset, parts)
         timings[f"ascent_{mode}"] = time.perf_counter() - t0
     timings["total"] = sum(timings.values())
     return ExperimentResult(config, seed, dataset, parts, trained, traces, timings, ensembles)
