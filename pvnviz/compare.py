@@ -1,10 +1,10 @@
 """The same environment-step budget for random search and for the PVN (issue 9, item 4).
 
 ``python -m pvnviz.compare --seed S`` runs, on CartPole MLP [30] at horizon 100: the PVN
-``paper`` and ``beyond`` presets (dataset + Algorithm 3's checks), ARS V1-t and V2-t
-(Mania et al., 2018; 64 directions, top 32, step 0.02, noise 0.03, untuned) with the budget the ``beyond`` run spent, and best-of-random-policies
-(the best policy of the dataset, no limit). Every final policy is re-measured on 100 fresh
-episodes from a stream no method used. Prints one JSON line per method.
+``paper`` and ``beyond`` presets (dataset + Algorithm 3's checks), ARS V1-t and V2-t (Mania et al.,
+2018; 64 directions, top 32, step 0.02, noise 0.03, untuned) with the budget the ``beyond``
+run spent, and best-of-random-policies (the best policy of the dataset, no limit). Every
+final policy is re-measured on 100 fresh episodes from a stream no method used. Prints one JSON line per method.
 """
 
 from __future__ import annotations
