@@ -14,6 +14,7 @@ SHIPPED_RUN = "data/swimmer-wide"  # also shipped: data/swimmer-paper (Appendix 
 PRESET_NAMES = {  # the first fills the controls: the shipped run's budget, not the hours-long paper preset
     "budget-10000x1": "10 M steps: 10,000 policies x 1 rollout",
     "budget-2000x5": "10 M steps: 2000 policies x 5 rollouts",
+    "beyond": "Beyond zero-shot: 10,000 x 1 and 3 active rounds",
     "paper": "Paper (Appendix B: 2000 x 500 rollouts, 10^9 steps, hours)",
     "quick": "Quick (live, under a minute)",
 }
