@@ -1,6 +1,7 @@
 """Honest Algorithm 3 and the beyond presets: fresh re-measurement, env-step accounting, old runs, beyond > paper."""
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -102,3 +103,16 @@ def test_beyond_beats_paper_on_cartpole_fresh_episodes(seed):
     p, b = paper.summary(), beyond.summary()
     assert b["inputs"]["fingerprint"]["fresh_mean_return"] > p["inputs"]["fingerprint"]["fresh_mean_return"]
     assert b["inputs"]["fingerprint"]["check_env_steps"] <= 0.25 * b["dataset_env_steps"]
+
+
+def test_shipped_swimmer_beyond_run_opens_with_its_fresh_numbers():
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "data" / "swimmer-beyond"
+    result = load_result(folder, "swimmer")
+    summary = json.loads((folder / "summary.json").read_text())["inputs"]["fingerprint"]
+    assert result.config == PRESETS["swimmer"]["beyond"]()
+    trace = result.traces["fingerprint"]
+    np.testing.assert_allclose(trace.fresh_returns, summary["fresh_return_per_start"], atol=1e-3)
+    assert summary["check_env_steps"] <= 0.25 * 10_000_000
+    assert trace.params.shape[:2] == trace.true_returns.shape  # re-runnable: (E, A, P) and (E, A)

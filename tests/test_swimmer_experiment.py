@@ -45,7 +45,7 @@ def test_paper_preset_is_appendix_b():
         (30,),
         1000,
     )
-    assert c.return_limit is None and c.num_probes == 20 and c.train_probes and c.num_episodes == 5
+    assert c.return_limit is None and c.num_probes == 20 and c.train_probes and c.num_episodes == 500
 
 
 def test_tiny_swimmer_run_and_deterministic_policies():
