@@ -87,8 +87,7 @@ def test_shipped_paper_scale_runs_open_and_match_their_presets(preset):
     result = load_result(SHIPPED[preset], "swimmer")
     summary = json.loads((SHIPPED[preset] / "summary.json").read_text())
     config = PRESETS["swimmer"][preset]()
-    # Runs shipped before the fresh re-measurement stage name no fresh_episodes (they load with the default).
-    assert result.config == dataclasses.replace(config, fresh_episodes=result.config.fresh_episodes)
+    assert result.config == config
     assert result.dataset.returns.shape == (config.num_policies, config.num_episodes)
     assert summary["dataset_env_steps"] == 10_000_000  # the paper's environment budget
     np.testing.assert_allclose(
