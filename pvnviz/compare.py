@@ -82,9 +82,17 @@ def compare(seed: int, fresh_episodes: int = 100) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, nargs="+", default=[0])
-    for seed in parser.parse_args().seed:
+    parser.add_argument("--html", help="also write the chart (returns against env steps) to this HTML file")
+    args = parser.parse_args()
+    rows = []
+    for seed in args.seed:
         for row in compare(seed):
+            rows.append(row)
             print(json.dumps(row), flush=True)
+    if args.html:
+        from pvnviz.figures.beyond import budget_figure
+
+        budget_figure(rows).write_html(args.html)
 
 
 if __name__ == "__main__":

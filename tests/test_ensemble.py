@@ -130,3 +130,26 @@ def test_bootstrapped_members_fit_and_disagree_more_far_from_the_data():
     assert np.corrcoef(mean_j, true_j[250:])[0, 1] > 0.8
     assert trained.val_spread == pytest.approx(near, rel=1e-5)
     assert far > 1.4 * near  # measured 1.7x
+
+
+def test_beyond_figures_draw_the_trace_and_the_budget():
+    from pvnviz.ascent import AscentTrace
+    from pvnviz.figures.beyond import budget_figure, disagreement_figure, fresh_figure
+
+    trace = AscentTrace(
+        "fingerprint",
+        np.array([0, 2, 4]),
+        np.array([[10.0, 20.0], [30.0, 25.0], [28.0, 40.0]]),
+        np.zeros((5, 2)),
+        np.zeros((3, 2, 3)),
+        0.0,
+        np.array([29.0, 38.0]),
+        np.abs(np.arange(10.0).reshape(5, 2)),
+    )
+    fig = disagreement_figure(trace, 1.5)
+    chosen = fig.data[-1]
+    assert list(chosen.x) == [2, 4] and list(chosen.y) == [4.0, 9.0]  # spread at each start's chosen iterate
+    bars = fresh_figure(trace).data
+    assert list(bars[0].y) == [30.0, 40.0] and list(bars[1].y) == [29.0, 38.0]
+    rows = [dict(method="ARS V1-t", seed=0, env_steps=10, fresh_mean=5.0)]
+    assert list(budget_figure(rows).data[0].x) == [10]

@@ -65,3 +65,35 @@ def fresh_figure(trace: AscentTrace) -> go.Figure:
     fig.update_layout(barmode="group")
     fig.update_yaxes(title="mean return")
     return style(fig, "Chosen iterate of each start: selection estimate and fresh re-measurement")
+
+
+METHOD_COLORS = {
+    "PVN paper": BASELINE,
+    "PVN beyond": LEARNED,
+    "best of random policies": TEST,
+    "ARS V1-t": EXACT,
+    "ARS V2-t": "#17becf",
+}
+
+
+def budget_figure(rows: list[dict]) -> go.Figure:
+    """Fresh-episode return of each method's final policy against the environment steps it spent.
+
+    ``rows`` are ``pvnviz.compare.compare`` rows: method, seed, env_steps, fresh_mean.
+    """
+    fig = go.Figure()
+    for method in dict.fromkeys(r["method"] for r in rows):
+        mine = [r for r in rows if r["method"] == method]
+        fig.add_trace(
+            go.Scatter(
+                x=[r["env_steps"] for r in mine],
+                y=[r["fresh_mean"] for r in mine],
+                mode="markers",
+                marker=dict(size=11, color=METHOD_COLORS.get(method, BASELINE)),
+                text=[f"seed {r['seed']}" for r in mine],
+                name=method,
+            )
+        )
+    fig.update_xaxes(title="environment steps spent (dataset + checks, or ARS rollouts)")
+    fig.update_yaxes(title="return on fresh episodes", range=[0, 105])
+    return style(fig, "CartPole: the same environment-step budget for every method")
