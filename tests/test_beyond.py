@@ -116,3 +116,21 @@ def test_shipped_swimmer_beyond_run_opens_with_its_fresh_numbers():
     np.testing.assert_allclose(trace.fresh_returns, summary["fresh_return_per_start"], atol=1e-3)
     assert summary["check_env_steps"] <= 0.25 * 10_000_000
     assert trace.params.shape[:2] == trace.true_returns.shape  # re-runnable: (E, A, P) and (E, A)
+
+
+@pytest.mark.parametrize("members", [1, 2])
+def test_active_rounds_keep_and_count_every_check(members):
+    config = dataclasses.replace(
+        NOISY, rounds=3, round_train_steps=20, num_starts=2, eval_every=10, eval_episodes=3, ensemble_size=members
+    )
+    result = run_experiment(config, seed=1)
+    trace = result.traces["fingerprint"]
+    per_round = config.ascent_steps // config.eval_every + 1
+    assert trace.true_returns.shape == (3 * per_round, 2) and trace.params.shape[:2] == (3 * per_round, 2)
+    assert len(trace.predicted) == 3 * config.ascent_steps + 1
+    # Round r starts where round r-1 chose: its first check re-measures that policy, and is counted.
+    first = dataclasses.replace(config, rounds=1)
+    one = run_experiment(first, seed=1).traces["fingerprint"]
+    np.testing.assert_allclose(trace.params[per_round], one.best_params)
+    summary = result.summary()["inputs"]["fingerprint"]
+    assert summary["check_env_steps"] == env_steps("cartpole", trace.true_returns, 3, config.horizon)
