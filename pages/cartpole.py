@@ -13,7 +13,13 @@ from ui.player import animate
 
 require_navigation()
 
-PRESET_NAMES = {"quick": "Quick", "paper": "Paper (MLP [30])", "paper-linear": "Paper (linear)"}
+PRESET_NAMES = {
+    "quick": "Quick",
+    "paper": "Paper (MLP [30])",
+    "paper-linear": "Paper (linear)",
+    "beyond": "Beyond zero-shot (MLP [30])",
+    "beyond-linear": "Beyond zero-shot (linear)",
+}
 # Shipped runs (seed 0), made by `python -m pvnviz run cartpole --preset P --seed 0 --out data/cartpole-P`:
 # the page opens on them at once; other settings train live from the Run button.
 SHIPPED_RUNS = {PRESET_NAMES["paper"]: "data/cartpole-paper", PRESET_NAMES["quick"]: "data/cartpole-quick"}

@@ -9,6 +9,7 @@ the best true return seen along its path, and the parameters that reached it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -31,6 +32,13 @@ class AscentTrace:
     predicted: np.ndarray  # (T + 1, A) J_hat of every iterate
     params: np.ndarray  # (E, A, P) the scored iterates
     seconds: float
+    fresh_returns: np.ndarray | None = None  # (A,) the chosen iterates re-measured on fresh episodes, or None
+    disagreement: np.ndarray | None = None  # (T + 1, A) an ensemble's spread (std of J_hat) along each path
+
+    @property
+    def selection_bias(self) -> np.ndarray | None:
+        """Per start, the selection estimate minus the fresh re-measurement (A,), or None without one."""
+        return None if self.fresh_returns is None else self.best_returns - self.fresh_returns
 
     @property
     def best_index(self) -> np.ndarray:
@@ -55,6 +63,25 @@ class AscentTrace:
     @property
     def final_returns(self) -> np.ndarray:
         return self.true_returns[-1]
+
+
+def remeasure(
+    trace: AscentTrace,
+    env: EnvSpec,
+    arch: PolicyArch,
+    num_episodes: int,
+    horizon: int,
+    rng: np.random.Generator,
+    on_progress: ProgressFn = no_progress,
+) -> AscentTrace:
+    """Honest Algorithm 3: re-measure each start's chosen iterate on fresh episodes.
+
+    The best iterate is chosen on its Monte Carlo estimate, so that estimate is biased
+    upwards (the maximum of noisy estimates). ``rng`` must be a stream that played no part
+    in the choice; the fresh mean returns are stored as ``fresh_returns``.
+    """
+    fresh = evaluate_returns(env, arch, trace.best_params, num_episodes, horizon, rng, on_progress)
+    return dataclasses.replace(trace, fresh_returns=fresh)
 
 
 def evaluate_returns(
@@ -85,7 +112,11 @@ def ascend(
     rng: np.random.Generator,
     on_progress: ProgressFn = no_progress,
 ) -> AscentTrace:
-    """Algorithm 3 for all starts at once: Adam on -sum(J_hat), scored every ``eval_every`` steps."""
+    """Algorithm 3 for all starts at once: Adam on -sum(J_hat), scored every ``eval_every`` steps.
+
+    ``model`` is a PVN or a ``pvnviz.ensemble.PVNEnsemble``; an ensemble's objective is its
+    pessimistic J_hat, and its spread along every path is recorded as ``disagreement``.
+    """
     if eval_every < 1:
         raise ValueError("eval_every must be at least 1.")
     start_time = time.perf_counter()
@@ -95,10 +126,15 @@ def ascend(
     theta = torch.tensor(starts, dtype=torch.float32, requires_grad=True)
     optimizer = torch.optim.Adam([theta], lr=learning_rate)
     predicted = np.empty((steps + 1, len(starts)))
+    spread_fn = getattr(model, "spread", None)
+    spreads = np.empty((steps + 1, len(starts))) if spread_fn is not None else None
     kept_steps, kept = [], []
     for step in range(steps + 1):
         j_hat = model.expected_return(theta)
         predicted[step] = j_hat.detach().numpy()
+        if spreads is not None:
+            with torch.no_grad():
+                spreads[step] = spread_fn(theta).numpy()
         if step % eval_every == 0 or step == steps:
             kept_steps.append(step)
             kept.append(theta.detach().numpy().copy())
@@ -123,4 +159,5 @@ def ascend(
         predicted=predicted,
         params=kept_params,
         seconds=time.perf_counter() - start_time,
+        disagreement=spreads,
     )

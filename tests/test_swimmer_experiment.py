@@ -13,7 +13,7 @@ from pvnviz.experiment import PRESETS, load_result, run_experiment
 from pvnviz.runs import RunError
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = {"paper": ROOT / "data" / "swimmer-paper", "paper-wide": ROOT / "data" / "swimmer-wide"}
+SHIPPED = {"budget-2000x5": ROOT / "data" / "swimmer-paper", "budget-10000x1": ROOT / "data" / "swimmer-wide"}
 TINY = dataclasses.replace(
     PRESETS["swimmer"]["quick"](),
     num_policies=40,
@@ -45,7 +45,7 @@ def test_paper_preset_is_appendix_b():
         (30,),
         1000,
     )
-    assert c.return_limit is None and c.num_probes == 20 and c.train_probes and c.num_episodes == 5
+    assert c.return_limit is None and c.num_probes == 20 and c.train_probes and c.num_episodes == 500
 
 
 def test_tiny_swimmer_run_and_deterministic_policies():

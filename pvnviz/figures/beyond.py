@@ -1,0 +1,99 @@
+"""Figures for going beyond zero-shot ascent (Section 5's future work).
+
+``disagreement_figure``: a bootstrapped ensemble's spread (std of J_hat across members) along
+each start's ascent, against the spread on held-out policies. ``fresh_figure``: each start's
+chosen iterate, its selection estimate (the periodic checks of Algorithm 3 that chose it)
+beside its re-measurement on fresh episodes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from pvnviz.ascent import AscentTrace
+from pvnviz.figures.theme import BASELINE, EXACT, LEARNED, TEST, style
+
+
+def disagreement_figure(trace: AscentTrace, val_spread: float | None = None) -> go.Figure:
+    """Std of J_hat across ensemble members along each start's ascent (one line per start)."""
+    fig = go.Figure()
+    if trace.disagreement is None:
+        return style(fig, "No ensemble in this run: no disagreement to show")
+    steps = np.arange(len(trace.disagreement))
+    for a in range(trace.disagreement.shape[1]):
+        fig.add_trace(
+            go.Scatter(
+                x=steps,
+                y=trace.disagreement[:, a],
+                mode="lines",
+                line=dict(color=LEARNED, width=1.5),
+                opacity=0.35 + 0.65 * (a == 0),
+                name="each start",
+                legendgroup="start",
+                showlegend=(a == 0),
+            )
+        )
+    chosen = trace.eval_steps[trace.best_index]
+    fig.add_trace(
+        go.Scatter(
+            x=chosen,
+            y=trace.disagreement[chosen, np.arange(len(chosen))],
+            mode="markers",
+            marker=dict(color=EXACT, size=10, symbol="diamond"),
+            name="chosen iterate",
+        )
+    )
+    if val_spread is not None and np.isfinite(val_spread):
+        fig.add_hline(
+            y=val_spread,
+            line=dict(color=TEST, dash="dash"),
+            annotation_text="mean spread on held-out policies",
+        )
+    fig.update_xaxes(title="ascent step")
+    fig.update_yaxes(title="members' disagreement: std of Ĵ", rangemode="tozero")
+    return style(fig, "Ensemble disagreement along the ascent")
+
+
+def fresh_figure(trace: AscentTrace) -> go.Figure:
+    """Per start: the selection estimate of the chosen iterate and its fresh re-measurement."""
+    fig = go.Figure()
+    starts = [f"start {a + 1}" for a in range(trace.true_returns.shape[1])]
+    fig.add_trace(go.Bar(x=starts, y=trace.best_returns, name="selection estimate (chose it)", marker_color=BASELINE))
+    if trace.fresh_returns is not None:
+        fig.add_trace(go.Bar(x=starts, y=trace.fresh_returns, name="fresh episodes (headline)", marker_color=EXACT))
+    fig.update_layout(barmode="group")
+    fig.update_yaxes(title="mean return")
+    return style(fig, "Chosen iterate of each start: selection estimate and fresh re-measurement")
+
+
+METHOD_COLORS = {
+    "PVN paper": BASELINE,
+    "PVN beyond": LEARNED,
+    "best of random policies": TEST,
+    "ARS V1-t": EXACT,
+    "ARS V2-t": "#17becf",
+}
+
+
+def budget_figure(rows: list[dict]) -> go.Figure:
+    """Fresh-episode return of each method's final policy against the environment steps it spent.
+
+    ``rows`` are ``pvnviz.compare.compare`` rows: method, seed, env_steps, fresh_mean.
+    """
+    fig = go.Figure()
+    for method in dict.fromkeys(r["method"] for r in rows):
+        mine = [r for r in rows if r["method"] == method]
+        fig.add_trace(
+            go.Scatter(
+                x=[r["env_steps"] for r in mine],
+                y=[r["fresh_mean"] for r in mine],
+                mode="markers",
+                marker=dict(size=11, color=METHOD_COLORS.get(method, BASELINE)),
+                text=[f"seed {r['seed']}" for r in mine],
+                name=method,
+            )
+        )
+    fig.update_xaxes(title="environment steps spent (dataset + checks, or ARS rollouts)")
+    fig.update_yaxes(title="return on fresh episodes", range=[0, 105])
+    return style(fig, "CartPole: the same environment-step budget for every method")

@@ -1,0 +1,136 @@
+"""Honest Algorithm 3 and the beyond presets: fresh re-measurement, env-step accounting, old runs, beyond > paper."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from pvnviz.ascent import evaluate_returns
+from pvnviz.envs import get_env
+from pvnviz.experiment import (
+    PRESETS,
+    STAGES,
+    ExperimentConfig,
+    _rng,
+    env_steps,
+    load_result,
+    run_experiment,
+)
+
+NOISY = ExperimentConfig(
+    num_policies=150,
+    num_episodes=10,
+    train_steps=200,
+    ascent_steps=40,
+    eval_every=2,  # 21 noisy checks per start: their maximum is biased upwards
+    eval_episodes=1,
+    fresh_episodes=200,
+    num_starts=20,
+    log_every=50,
+    inputs=("fingerprint",),
+)
+
+
+@pytest.fixture(scope="module")
+def noisy_run():
+    return run_experiment(NOISY, seed=3)
+
+
+def test_fresh_remeasurement_is_unbiased_where_the_selection_is_not(noisy_run):
+    """The best of 21 one-episode checks overstates the chosen policy; fresh episodes do not share that luck."""
+    trace = noisy_run.traces["fingerprint"]
+    assert trace.fresh_returns.shape == (NOISY.num_starts,)
+    bias = trace.best_returns - trace.fresh_returns
+    assert bias.mean() > 5.0  # winner's curse of the selection estimate (measured about 20)
+    # The fresh numbers are the chosen policies measured on the "fresh" stream, not on the ascent's.
+    again = evaluate_returns(get_env("cartpole"), NOISY.arch(), trace.best_params, 200, NOISY.horizon, _rng(3, "fresh"))
+    np.testing.assert_allclose(trace.fresh_returns, again)
+    assert STAGES["fresh"] not in (STAGES["ascent"], STAGES["collect"])
+    summary = noisy_run.summary()["inputs"]["fingerprint"]
+    assert summary["fresh_mean_return"] == pytest.approx(trace.fresh_returns.mean())
+    assert summary["check_env_steps"] == env_steps("cartpole", trace.true_returns, 1, NOISY.horizon)
+
+
+def test_env_steps_counts_cartpole_lengths_and_swimmer_horizons():
+    assert env_steps("cartpole", np.array([[10.0, 20.0], [30.0, 5.5]]), 4, 100) == 4 * 65.5
+    assert env_steps("swimmer", np.zeros((3, 5)), 2, 1000) == 30_000
+
+
+def test_runs_without_fresh_fields_still_load(noisy_run, tmp_path):
+    from pvnviz.runs import write_run
+
+    noisy_run.save(tmp_path)
+    write_run(tmp_path, "cartpole", 3, NOISY, noisy_run.summary())
+    curves = tmp_path / "curves_fingerprint.npz"
+    with np.load(curves) as c:
+        old = {k: c[k] for k in c.files if k != "fresh_returns"}
+    np.savez_compressed(curves, **old)
+    loaded = load_result(tmp_path, "cartpole")
+    trace = loaded.traces["fingerprint"]
+    assert trace.fresh_returns is None and trace.params.shape[:2] == trace.true_returns.shape
+    assert "fresh_mean_return" not in loaded.summary()["inputs"]["fingerprint"]
+
+
+def test_ensemble_run_saves_and_loads(tmp_path):
+    from pvnviz.runs import write_run
+
+    config = dataclasses.replace(NOISY, ensemble_size=3, pessimism=1.0, num_starts=2, fresh_episodes=5)
+    result = run_experiment(config, seed=0)
+    trace = result.traces["fingerprint"]
+    assert trace.disagreement.shape == (config.ascent_steps + 1, 2) and (trace.disagreement >= 0).all()
+    result.save(tmp_path)
+    write_run(tmp_path, "cartpole", 0, config, result.summary())
+    loaded = load_result(tmp_path, "cartpole")
+    np.testing.assert_allclose(loaded.traces["fingerprint"].disagreement, trace.disagreement)
+    assert loaded.ensembles["fingerprint"].val_spread == pytest.approx(result.ensembles["fingerprint"].val_spread)
+
+
+def test_swimmer_paper_preset_is_appendix_b_exactly():
+    c = PRESETS["swimmer"]["paper"]()
+    assert (c.num_policies, c.num_episodes, c.ascent_steps, c.ascent_learning_rate) == (2000, 500, 1000, 0.002)
+    assert PRESETS["swimmer"]["budget-2000x5"]().num_episodes == 5
+    wide = PRESETS["swimmer"]["budget-10000x1"]()
+    assert wide.num_policies * wide.num_episodes * wide.horizon == 10_000_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [20, 21])
+def test_beyond_beats_paper_on_cartpole_fresh_episodes(seed):
+    one = ("fingerprint",)
+    paper = run_experiment(dataclasses.replace(PRESETS["cartpole"]["paper"](), inputs=one), seed)
+    beyond = run_experiment(dataclasses.replace(PRESETS["cartpole"]["beyond"](), inputs=one), seed)
+    p, b = paper.summary(), beyond.summary()
+    assert b["inputs"]["fingerprint"]["fresh_mean_return"] > p["inputs"]["fingerprint"]["fresh_mean_return"]
+    assert b["inputs"]["fingerprint"]["check_env_steps"] <= 0.25 * b["dataset_env_steps"]
+
+
+def test_shipped_swimmer_beyond_run_opens_with_its_fresh_numbers():
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "data" / "swimmer-beyond"
+    result = load_result(folder, "swimmer")
+    summary = json.loads((folder / "summary.json").read_text())["inputs"]["fingerprint"]
+    assert result.config == PRESETS["swimmer"]["beyond"]()
+    trace = result.traces["fingerprint"]
+    np.testing.assert_allclose(trace.fresh_returns, summary["fresh_return_per_start"], atol=1e-3)
+    assert summary["check_env_steps"] <= 0.25 * 10_000_000
+    assert trace.params.shape[:2] == trace.true_returns.shape  # re-runnable: (E, A, P) and (E, A)
+
+
+@pytest.mark.parametrize("members", [1, 2])
+def test_active_rounds_keep_and_count_every_check(members):
+    config = dataclasses.replace(
+        NOISY, rounds=3, round_train_steps=20, num_starts=2, eval_every=10, eval_episodes=3, ensemble_size=members
+    )
+    result = run_experiment(config, seed=1)
+    trace = result.traces["fingerprint"]
+    per_round = config.ascent_steps // config.eval_every + 1
+    assert trace.true_returns.shape == (3 * per_round, 2) and trace.params.shape[:2] == (3 * per_round, 2)
+    assert len(trace.predicted) == 3 * config.ascent_steps + 1
+    # Round r starts where round r-1 chose: its first check re-measures that policy, and is counted.
+    first = dataclasses.replace(config, rounds=1)
+    one = run_experiment(first, seed=1).traces["fingerprint"]
+    np.testing.assert_allclose(trace.params[per_round], one.best_params)
+    summary = result.summary()["inputs"]["fingerprint"]
+    assert summary["check_env_steps"] == env_steps("cartpole", trace.true_returns, 3, config.horizon)

@@ -1,0 +1,155 @@
+"""The batched PVN ensemble: spread against closed forms, vmap against each member alone, the
+pessimistic objective's gradient against finite differences, bootstrapped training."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from pvnviz.ensemble import PVNEnsemble, train_ensemble
+from pvnviz.fingerprint import initial_probes
+from pvnviz.histogram import ReturnBins
+from pvnviz.policies import PolicyArch, glorot_params
+from pvnviz.pvn import PVN, train_pvn
+
+ARCH = PolicyArch(4, 2, (8,), True)
+BINS = ReturnBins(0.0, 100.0, 11)
+
+
+def member(seed: int, mode: str = "fingerprint") -> PVN:
+    rng = np.random.default_rng(seed)
+    probes = initial_probes(5, 4, "noise", rng)
+    return PVN(ARCH, BINS, mode, (16,), 3.0, probes, True, torch.Generator().manual_seed(seed))
+
+
+def policies(k: int, seed: int = 0, dtype=torch.float32) -> torch.Tensor:
+    return torch.tensor(glorot_params(ARCH, k, np.random.default_rng(seed)), dtype=dtype)
+
+
+def test_identical_members_have_zero_spread():
+    one = member(0)
+    ensemble = PVNEnsemble([copy.deepcopy(one) for _ in range(4)])
+    x = policies(6)
+    with torch.no_grad():
+        np.testing.assert_allclose(ensemble.spread(x).numpy(), 0.0, atol=1e-5)
+        np.testing.assert_allclose(ensemble.expected_return(x).numpy(), one.expected_return(x).numpy(), rtol=1e-5)
+
+
+def test_spread_is_the_exact_std_of_known_constant_members():
+    """Members whose last layer ignores its input and outputs known logits b_m: J_m = softmax(b_m / T) . mid."""
+    rng = np.random.default_rng(3)
+    logits = rng.normal(0, 4, size=(5, BINS.num_bins))
+    members = []
+    for b in logits:
+        m = member(1)
+        with torch.no_grad():
+            m.mlp[-1].weight.zero_()
+            m.mlp[-1].bias.copy_(torch.tensor(b))
+        members.append(m)
+    p = np.exp(logits / 3.0)
+    j = (p / p.sum(1, keepdims=True)) @ BINS.midpoints
+    ensemble = PVNEnsemble(members, kappa=1.5)
+    with torch.no_grad():
+        x = policies(3)
+        np.testing.assert_allclose(ensemble.member_returns(x).numpy(), np.repeat(j[:, None], 3, 1), rtol=1e-5)
+        np.testing.assert_allclose(ensemble.spread(x).numpy(), np.full(3, j.std()), rtol=1e-4)
+        np.testing.assert_allclose(ensemble.expected_return(x).numpy(), np.full(3, j.mean() - 1.5 * j.std()), rtol=1e-4)
+
+
+@pytest.mark.parametrize("mode", ["fingerprint", "flattened"])
+def test_batched_members_equal_each_member_alone(mode):
+    members = [member(s, mode) for s in range(3)]
+    ensemble = PVNEnsemble(members)
+    x = policies(7, seed=1)
+    with torch.no_grad():
+        batched = ensemble.member_returns(x).numpy()
+        alone = np.stack([m.expected_return(x).numpy() for m in members])
+    np.testing.assert_allclose(batched, alone, rtol=1e-5, atol=1e-5)
+    for i in range(len(members)):
+        with torch.no_grad():
+            np.testing.assert_allclose(ensemble.member(i).expected_return(x).numpy(), alone[i], rtol=1e-6)
+
+
+def test_pessimistic_gradient_matches_finite_differences():
+    ensemble = PVNEnsemble([member(s).double() for s in range(4)], kappa=0.7)
+    theta = policies(2, seed=2, dtype=torch.float64).requires_grad_(True)
+    ensemble.expected_return(theta).sum().backward()
+    grad = theta.grad.numpy()
+    base = theta.detach().clone()
+    eps = 1e-6
+    for k, i in [(0, 0), (0, 17), (1, 5), (1, base.shape[1] - 1)]:
+        plus, minus = base.clone(), base.clone()
+        plus[k, i] += eps
+        minus[k, i] -= eps
+        with torch.no_grad():
+            fd = (ensemble.expected_return(plus).sum() - ensemble.expected_return(minus).sum()).item() / (2 * eps)
+        assert grad[k, i] == pytest.approx(fd, rel=1e-5, abs=1e-8)
+
+
+def test_one_member_trains_exactly_as_algorithm_2():
+    """An ensemble of one (no bootstrap) draws the same batches as train_pvn and ends with the same weights."""
+    rng = np.random.default_rng(5)
+    params = glorot_params(ARCH, 120, rng)
+    targets = BINS.pmf(rng.uniform(0, 100, size=(120, 4)))
+    alone = train_pvn(
+        member(0), params[:100], targets[:100], params[100:], targets[100:], 200, 16, 0.003, np.random.default_rng(9)
+    )
+    batched = train_ensemble(
+        PVNEnsemble([member(0)]),
+        params[:100],
+        targets[:100],
+        params[100:],
+        targets[100:],
+        200,
+        16,
+        0.003,
+        np.random.default_rng(9),
+    )
+    np.testing.assert_allclose(batched.summary.val_loss, alone.val_loss, rtol=1e-4)
+    x = torch.tensor(params[100:])
+    with torch.no_grad():
+        np.testing.assert_allclose(
+            batched.ensemble.member_returns(x)[0].numpy(), alone.model.expected_return(x).numpy(), rtol=1e-4
+        )
+
+
+def test_bootstrapped_members_fit_and_disagree_more_far_from_the_data():
+    """Members trained on policies of one kind predict held-out ones and disagree more on very different ones."""
+    rng = np.random.default_rng(4)
+    params = glorot_params(ARCH, 300, rng)
+    true_j = np.clip(50 + 40 * np.tanh(params[:, 0] * 3), 0, 100)  # a smooth function of one weight
+    targets = BINS.pmf(true_j[:, None] + rng.normal(0, 5, size=(300, 20)))
+    ensemble = PVNEnsemble([member(s, "flattened") for s in range(5)])
+    trained = train_ensemble(ensemble, params[:250], targets[:250], params[250:], targets[250:], 1500, 32, 0.003, rng)
+    x = torch.tensor(params[250:])
+    with torch.no_grad():
+        mean_j = ensemble.member_returns(x).mean(0).numpy()
+        near = ensemble.spread(x).mean().item()
+        far = ensemble.spread(x * 20).mean().item()
+    assert np.corrcoef(mean_j, true_j[250:])[0, 1] > 0.8
+    assert trained.val_spread == pytest.approx(near, rel=1e-5)
+    assert far > 1.4 * near  # measured 1.7x
+
+
+def test_beyond_figures_draw_the_trace_and_the_budget():
+    from pvnviz.ascent import AscentTrace
+    from pvnviz.figures.beyond import budget_figure, disagreement_figure, fresh_figure
+
+    trace = AscentTrace(
+        "fingerprint",
+        np.array([0, 2, 4]),
+        np.array([[10.0, 20.0], [30.0, 25.0], [28.0, 40.0]]),
+        np.zeros((5, 2)),
+        np.zeros((3, 2, 3)),
+        0.0,
+        np.array([29.0, 38.0]),
+        np.abs(np.arange(10.0).reshape(5, 2)),
+    )
+    fig = disagreement_figure(trace, 1.5)
+    chosen = fig.data[-1]
+    assert list(chosen.x) == [2, 4] and list(chosen.y) == [4.0, 9.0]  # spread at each start's chosen iterate
+    bars = fresh_figure(trace).data
+    assert list(bars[0].y) == [30.0, 40.0] and list(bars[1].y) == [29.0, 38.0]
+    rows = [dict(method="ARS V1-t", seed=0, env_steps=10, fresh_mean=5.0)]
+    assert list(budget_figure(rows).data[0].x) == [10]
