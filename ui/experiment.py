@@ -406,7 +406,8 @@ def _render_beyond(result: ExperimentResult) -> None:
         if trace.fresh_returns is None and trace.disagreement is None:
             continue
         left, right = st.columns(2)
-        chart(beyond.fresh_figure(trace), f"{result.config.env}-fresh-{mode}", left, key=f"{result.config.env}_fresh_{mode}")
+        env = result.config.env
+        chart(beyond.fresh_figure(trace), f"{env}-fresh-{mode}", left, key=f"{env}_fresh_{mode}")
         with left:
             what_to_look_at(
                 f"{figs.MODE_LABEL[mode]}. Algorithm 3 keeps each start's iterate with the best Monte Carlo check; "
