@@ -30,7 +30,7 @@ def _texts(at: AppTest) -> str:
 
 
 @pytest.mark.parametrize(
-    "page, folder", [("pages/cartpole.py", "cartpole-paper"), ("pages/swimmer.py", "swimmer-wide")]
+    "page, folder", [("pages/cartpole.py", "cartpole-paper"), ("pages/swimmer.py", "swimmer-beyond")]
 )
 def test_pages_open_on_shipped_runs_without_training(monkeypatch, page, folder):
     monkeypatch.setattr(ui.experiment, "run_experiment", _no_training)
@@ -241,9 +241,9 @@ def test_projector_toggle_enlarges_fonts_and_lines():
 def test_swimmer_spread_within_a_policy_only_with_several_rollouts():
     at = open_page("pages/swimmer.py")
     labels = [m.label for m in at.metric]
-    assert not any("within a policy" in label for label in labels)  # the shipped wide run has 1 rollout
+    assert not any("within a policy" in label for label in labels)  # the shipped beyond run has 1 rollout
     assert "1 rollouts" not in _texts(at)
-    at.selectbox(key="swimmer_preset").set_value("Paper (Appendix B)").run()
+    at.selectbox(key="swimmer_preset").set_value("10 M steps: 2000 policies x 5 rollouts").run()
     assert any("within a policy" in m.label for m in at.metric)
     assert "data/swimmer-paper" in _texts(at)
 
@@ -272,5 +272,5 @@ def test_loss_curve_uses_a_log_step_axis(quick_run):
 
 def test_swimmer_replay_opens_on_the_best_start():
     at = open_page("pages/swimmer.py")
-    best = load_result("data/swimmer-wide", "swimmer").traces["fingerprint"].best_returns  # 236.8 is start 5
+    best = load_result("data/swimmer-beyond", "swimmer").traces["fingerprint"].best_returns
     assert at.slider(key="swimmer_replay_start").value == int(np.argmax(best)) + 1
