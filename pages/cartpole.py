@@ -22,7 +22,11 @@ PRESET_NAMES = {
 }
 # Shipped runs (seed 0), made by `python -m pvnviz run cartpole --preset P --seed 0 --out data/cartpole-P`:
 # the page opens on them at once; other settings train live from the Run button.
-SHIPPED_RUNS = {PRESET_NAMES["paper"]: "data/cartpole-paper", PRESET_NAMES["quick"]: "data/cartpole-quick"}
+SHIPPED_RUNS = {
+    PRESET_NAMES["paper"]: "data/cartpole-paper",
+    PRESET_NAMES["quick"]: "data/cartpole-quick",
+    PRESET_NAMES["beyond"]: "data/cartpole-beyond",
+}
 
 st.title("CartPole: PVNs, fingerprints and zero-shot ascent")
 st.caption(

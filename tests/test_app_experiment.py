@@ -50,6 +50,18 @@ def test_cartpole_quick_preset_opens_its_shipped_run(monkeypatch):
     assert "data/cartpole-quick" in _texts(at)
 
 
+def test_cartpole_beyond_preset_opens_its_shipped_run_with_fresh_numbers(monkeypatch):
+    monkeypatch.setattr(ui.experiment, "run_experiment", _no_training)
+    monkeypatch.setattr(ui.experiment, "collect", _no_training)
+    at = open_page("pages/cartpole.py")
+    at.selectbox(key="cartpole_preset").set_value("Beyond zero-shot (MLP [30])").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "data/cartpole-beyond" in _texts(at)
+    fresh = load_result("data/cartpole-beyond", "cartpole").summary()["inputs"]["fingerprint"]["fresh_mean_return"]
+    shown = [m.value for m in at.metric if "fingerprint" in m.label and "fresh" in m.label]
+    assert shown == [f"{fresh:.1f}"]
+
+
 def _open_link(params: dict[str, str], page: str = "pages/cartpole.py") -> AppTest:
     """A fresh session opened on a copied URL: the query parameters are there before the first run."""
     at = AppTest.from_file(APP, default_timeout=300)
