@@ -132,6 +132,7 @@ def test_page_in_a_real_browser(server, browser, path):
     wait_idle(page)
     if expected_charts:
         page.wait_for_function(
+            f"document.querySelectorAll(\"[data-testid='stPlotlyChart']\").length >= {expected_charts} && "
             f"document.querySelectorAll(\"[data-testid='stPlotlyChart'] .main-svg\").length >= {expected_charts}",
             timeout=120_000,
         )
@@ -162,7 +163,7 @@ def test_clicking_the_exact_field_sets_the_ascent_start(server, browser):
     page.wait_for_function("document.querySelectorAll('.scatterlayer .trace path.point').length > 1681")
     box = points.nth(points.count() - 200).bounding_box()  # a point of the 41 x 41 picker grid
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.wait_for_url("**/polytope?*start*", timeout=60_000)
+    page.wait_for_url("**/polytope?*start*", timeout=180_000)  # generous: a loaded CI machine reruns slowly
     wait_idle(page)
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
