@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import typing
 from typing import Any, TypeVar
 
@@ -99,6 +100,20 @@ def apply_overrides(config: C, overrides: list[str]) -> C:
         changes[key.strip()] = value.strip()
     values = {**dataclasses.asdict(config), **changes}
     return from_dict(type(config), values)
+
+
+def check_finite(config: Any) -> None:
+    """ConfigError naming the first setting that holds inf or nan (a float, or a float in nested tuples)."""
+
+    def floats(value: Any) -> list[float]:
+        if isinstance(value, tuple):
+            return [x for item in value for x in floats(item)]
+        return [value] if isinstance(value, float) else []
+
+    for f in dataclasses.fields(config):
+        for item in floats(getattr(config, f.name)):
+            if not math.isfinite(item):
+                raise ConfigError(f"{f.name} must be a finite number; got {item!r}.")
 
 
 def check(condition: bool, message: str) -> None:

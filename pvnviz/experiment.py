@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from pvnviz.ascent import AscentTrace, ascend, remeasure
-from pvnviz.configs import check, param, to_dict
+from pvnviz.configs import check, check_finite, param, to_dict
 from pvnviz.dataset import PolicyDataset, collect_dataset
 from pvnviz.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
 from pvnviz.envs import ENVIRONMENTS, get_env
@@ -77,6 +77,7 @@ class ExperimentConfig:
     )
 
     def __post_init__(self) -> None:
+        check_finite(self)
         check(self.env in ENVIRONMENTS, f"env must be one of {', '.join(ENVIRONMENTS)}; got {self.env!r}.")
         for name in (
             "num_policies",

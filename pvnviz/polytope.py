@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pvnviz import mdp as mdp_lib
-from pvnviz.configs import check, param
+from pvnviz.configs import check, check_finite, param
 from pvnviz.progress import ProgressFn, no_progress
 from pvnviz.tiny_mlp import TinyMLP, train_rmsprop
 
@@ -56,6 +56,7 @@ class PolytopeConfig:
     num_polytope_points: int = param(5000, "Policies drawn to paint the value polytope.")
 
     def __post_init__(self) -> None:
+        check_finite(self)
         check(self.num_policies >= 2, "num_policies must be at least 2 (train and test).")
         check(
             1 <= self.num_train < self.num_policies,

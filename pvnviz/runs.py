@@ -47,10 +47,17 @@ def prepare_out(out_dir: str | Path) -> Path:
 
 def write_run(out_dir: str | Path, experiment: str, seed: int, config: Any, summary: dict) -> Path:
     """Create the folder and write config.json and summary.json."""
-    out = prepare_out(out_dir)
     meta = {"experiment": experiment, "seed": seed, "config": to_dict(config)}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    (out / "config.json").write_text(json.dumps(meta, indent=2) + "\n")  # last: its presence marks a run
+    try:  # strict JSON: NaN and Infinity are not JSON, and other parsers refuse them
+        summary_text = json.dumps(summary, indent=2, allow_nan=False)
+        config_text = json.dumps(meta, indent=2, allow_nan=False)
+    except ValueError:
+        raise RunError(
+            "the run failed: its results hold NaN or infinity (a diverging PVN or ascent); lower a learning rate."
+        ) from None
+    out = prepare_out(out_dir)
+    (out / "summary.json").write_text(summary_text + "\n")
+    (out / "config.json").write_text(config_text + "\n")  # last: its presence marks a run
     return out
 
 
