@@ -76,7 +76,7 @@ def read_run(path: str | Path, experiment: str | None = None) -> RunInfo:
     for name in ("config.json", "summary.json"):
         if not (folder / name).is_file():
             raise RunError(
-                f"{folder} is not a run: {name} is missing "
+                f"not a run: {name} is missing "
                 "(a run folder is made by `python -m pvnviz run ... --out DIR`)."
             )
     check_manifest(folder)
