@@ -205,3 +205,19 @@ def test_sigkill_at_random_points_never_leaves_a_half_run(good_run, tmp_path):
             old = _snapshot(out)
     print(f"kill delays {np.round(delays, 2).tolist()} s of a {duration:.1f} s run: {outcomes}; runs lost: 0")
     assert len(outcomes) == 5
+
+
+def test_without_an_atomic_exchange_the_old_run_is_renamed_aside_and_a_crash_between_renames_is_undone(
+    tmp_path, monkeypatch
+):
+    import pvnviz.runs as runs
+
+    out = tmp_path / "run"
+    polytope = ["run", "polytope", "--out", str(out), "--set", "train_steps=50", "--quiet"]
+    assert main([*polytope, "--seed", "1"]) == 0
+    monkeypatch.setattr(runs, "_exchange", lambda a, b: False)
+    assert main([*polytope, "--seed", "2", "--overwrite"]) == 0
+    assert read_run(out).seed == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+    out.rename(tmp_path / ".run.old")  # a crash after the first rename, before the second
+    assert main([*polytope, "--seed", "3"]) == 2  # the next run puts the old run back first, then refuses
+    assert read_run(out).seed == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
