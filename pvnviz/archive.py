@@ -1,7 +1,8 @@
 """A run as one zip file: export a finished experiment, open one safely (Section 6 runs, shareable).
 
 The zip holds exactly the files of a run folder (``pvnviz.runs``): ``config.json``, ``summary.json``,
-``dataset.npz``, ``split.json``, and per PVN input ``pvn_<input>.pt`` and ``curves_<input>.npz``.
+``manifest.json``, ``dataset.npz``, ``split.json``, and per PVN input ``pvn_<input>.pt`` and ``curves_<input>.npz``.
+A zip exported before manifests existed opens too: the zip's CRC checks stand in for the manifest's hashes.
 Opening one never unpickles: arrays go through ``np.load(allow_pickle=False)`` and networks through
 ``torch.load(weights_only=True)`` (in ``load_result``). The upload is size-capped, every member name
 is checked against that flat list (no folders, so no zip-slip), and the unpacked size is capped too
@@ -17,11 +18,13 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from pvnviz.runs import RunError, write_run
+from pvnviz.runs import MANIFEST, RunError, write_manifest, write_run
 
 MAX_ZIP_BYTES = 50 * 2**20
 MAX_UNPACKED_BYTES = 200 * 2**20
-MEMBER = re.compile(r"^(config\.json|summary\.json|split\.json|dataset\.npz|pvn_[a-z]+\.pt|curves_[a-z]+\.npz)$")
+MEMBER = re.compile(
+    r"^(config\.json|summary\.json|manifest\.json|split\.json|dataset\.npz|pvn_[a-z]+\.pt|curves_[a-z]+\.npz)$"
+)
 
 
 class ArchiveError(ValueError):
@@ -48,7 +51,7 @@ def check_members(zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         if not MEMBER.match(info.filename):
             raise ArchiveError(
                 f"it holds {info.filename!r}, which is not a file of a run (expected config.json, summary.json, "
-                "split.json, dataset.npz, pvn_*.pt, curves_*.npz at the top level)."
+                "manifest.json, split.json, dataset.npz, pvn_*.pt, curves_*.npz at the top level)."
             )
     total = sum(info.file_size for info in members)
     if total > MAX_UNPACKED_BYTES:
@@ -70,8 +73,11 @@ def read_run_zip(data: bytes, experiment: str | None = None):
     with tempfile.TemporaryDirectory(prefix="pvn-open-") as tmp:
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
-                for info in check_members(zf):
+                members = check_members(zf)
+                for info in members:
                     (Path(tmp) / info.filename).write_bytes(zf.read(info))  # name checked: flat, no '..'
+            if MANIFEST not in {info.filename for info in members}:
+                write_manifest(tmp)  # a zip exported before manifests: its members passed the zip's own CRC checks
             return load_result(tmp, experiment)
         except ArchiveError:
             raise

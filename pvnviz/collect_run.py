@@ -2,7 +2,7 @@
 
 ``python -m pvnviz run cartpole|swimmer --backend local|ray [--address auto|HOST:PORT]
 [--resume] [--chunk-policies N] [--cpus-per-task N]`` collects the dataset chunk by chunk
-into ``staging_dir(out) / "chunks"`` (see ``pvnviz.collect``), then the experiment
+into ``chunks_dir(out)`` (see ``pvnviz.collect``), then the experiment
 trains on it as usual. A new run clears stale chunks; ``--resume`` keeps the chunks
 that check out and redoes the others; a finished run removes its chunks.
 """
@@ -18,7 +18,7 @@ from typing import Any
 from pvnviz.collect import ChunkBar, ChunkStore, LocalExecutor, default_chunk_policies
 from pvnviz.configs import ConfigError
 from pvnviz.dataset import PolicyDataset
-from pvnviz.runs import staging_dir
+from pvnviz.runs import chunks_dir
 
 BACKENDS = ("local", "ray")
 
@@ -58,10 +58,10 @@ def check_arguments(args: argparse.Namespace, config: Any) -> None:
 
 
 def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple[PolicyDataset, Callable[[], None]]:
-    """Collect the run's dataset in chunks; returns it and a function that removes the chunks (call it once saved)."""
+    """The run's dataset, collected in chunks, and a function removing the chunks (call once the run is in place)."""
     from pvnviz.experiment import collect
 
-    store = ChunkStore(staging_dir(args.out) / "chunks")
+    store = ChunkStore(chunks_dir(args.out))
     chunk_policies = args.chunk_policies
     if chunk_policies is None:
         stored = store.stored_chunk_policies() if args.resume else None
@@ -114,10 +114,6 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
 
     def cleanup() -> None:
         store.remove()
-        try:
-            staging_dir(args.out).rmdir()  # only if nothing else is staged there
-        except OSError:
-            pass
 
     return dataset, cleanup
 

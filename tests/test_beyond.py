@@ -58,7 +58,7 @@ def test_env_steps_counts_cartpole_lengths_and_swimmer_horizons():
 
 
 def test_runs_without_fresh_fields_still_load(noisy_run, tmp_path):
-    from pvnviz.runs import write_run
+    from pvnviz.runs import write_manifest, write_run
 
     noisy_run.save(tmp_path)
     write_run(tmp_path, "cartpole", 3, NOISY, noisy_run.summary())
@@ -66,6 +66,7 @@ def test_runs_without_fresh_fields_still_load(noisy_run, tmp_path):
     with np.load(curves) as c:
         old = {k: c[k] for k in c.files if k != "fresh_returns"}
     np.savez_compressed(curves, **old)
+    write_manifest(tmp_path)  # an older run, given a manifest by `python -m pvnviz manifest`
     loaded = load_result(tmp_path, "cartpole")
     trace = loaded.traces["fingerprint"]
     assert trace.fresh_returns is None and trace.params.shape[:2] == trace.true_returns.shape

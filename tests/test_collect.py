@@ -24,7 +24,7 @@ from pvnviz.collect import (
 )
 from pvnviz.dataset import PolicyDataset
 from pvnviz.policies import PolicyArch, forward_numpy, glorot_params
-from pvnviz.runs import staging_dir
+from pvnviz.runs import chunks_dir, staging_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 CARTPOLE = PolicyArch(4, 2, (30,), True)
@@ -176,7 +176,7 @@ def _expected_swimmer_dataset() -> PolicyDataset:
 @pytest.mark.slow
 def test_cli_interrupted_by_ctrl_c_resumes_and_gives_the_same_dataset(tmp_path):
     out = tmp_path / "run"
-    chunks = staging_dir(out) / "chunks"
+    chunks = chunks_dir(out)
     proc = _run_cli(out)
     deadline = time.time() + 60
     while len(list(chunks.glob("chunk-*.npz"))) < 2 and time.time() < deadline and proc.poll() is None:
@@ -194,12 +194,12 @@ def test_cli_interrupted_by_ctrl_c_resumes_and_gives_the_same_dataset(tmp_path):
     assert f"resuming: {saved} of 8 chunks are already collected" in err
     assert "?swimmer_run=" in err
     np.testing.assert_array_equal(PolicyDataset.load(out / "dataset.npz").returns, _expected_swimmer_dataset().returns)
-    assert not staging_dir(out).exists()  # chunks removed once the run is written
+    assert not staging_dir(out).exists() and not chunks_dir(out).exists()  # chunks removed once the run is written
 
 
 def test_cli_new_run_clears_stale_chunks(tmp_path):
     out = tmp_path / "run"
-    stale = staging_dir(out) / "chunks"
+    stale = chunks_dir(out)
     stale.mkdir(parents=True)
     (stale / "chunk-00000.npz").write_bytes(b"garbage from an older run")
     proc = _run_cli(out, "--set", "horizon=20", "--quiet")

@@ -9,7 +9,7 @@ import pytest
 from pvnviz.cli import main
 from pvnviz.configs import ConfigError
 from pvnviz.experiment import PRESETS, ExperimentConfig, collect, load_result, run_experiment, split
-from pvnviz.runs import RunError
+from pvnviz.runs import RunError, write_manifest
 
 TINY = ExperimentConfig(
     num_policies=120,
@@ -143,6 +143,9 @@ def test_opening_a_folder_that_is_not_a_run(tmp_path):
         load_result(tmp_path)
     (tmp_path / "config.json").write_text(json.dumps({"experiment": "polytope", "config": {}}))
     (tmp_path / "summary.json").write_text("{}")
+    with pytest.raises(RunError, match="manifest.json is missing"):
+        load_result(tmp_path, "cartpole")
+    write_manifest(tmp_path)
     with pytest.raises(RunError, match="not a cartpole run"):
         load_result(tmp_path, "cartpole")
 

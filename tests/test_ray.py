@@ -15,7 +15,7 @@ from pvnviz.collect import Plan, collect, collect_chunk
 from pvnviz.collect_ray import RayExecutor, connect
 from pvnviz.dataset import PolicyDataset
 from pvnviz.policies import PolicyArch
-from pvnviz.runs import staging_dir
+from pvnviz.runs import chunks_dir, staging_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANS = {
@@ -115,7 +115,7 @@ def test_cli_ray_backend_writes_the_local_dataset_and_leaves_no_ray_behind(clust
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "workers alive" in proc.stderr and "?swimmer_run=" in proc.stderr
     assert not wait_until_gone(ray_daemons() - before), "the CLI left Ray daemons running"
-    assert not staging_dir(out).exists()
+    assert not staging_dir(out).exists() and not chunks_dir(out).exists()
 
     from pvnviz.configs import apply_overrides
     from pvnviz.experiment import PRESETS, load_result

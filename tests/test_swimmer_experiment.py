@@ -10,7 +10,7 @@ import pytest
 from pvnviz.cli import main
 from pvnviz.configs import ConfigError
 from pvnviz.experiment import PRESETS, load_result, run_experiment
-from pvnviz.runs import RunError
+from pvnviz.runs import RunError, write_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = {"budget-2000x5": ROOT / "data" / "swimmer-paper", "budget-10000x1": ROOT / "data" / "swimmer-wide"}
@@ -73,6 +73,7 @@ def test_cli_bad_input_exit_2(tmp_path, capsys):
 def test_a_folder_that_is_not_a_run(tmp_path):
     (tmp_path / "config.json").write_text("{not json")
     (tmp_path / "summary.json").write_text("{}")
+    write_manifest(tmp_path)
     with pytest.raises(RunError, match="damaged"):
         load_result(tmp_path, "swimmer")
 
