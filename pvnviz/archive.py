@@ -23,7 +23,7 @@ from pvnviz.runs import MANIFEST, RunError, write_manifest, write_run
 MAX_ZIP_BYTES = 50 * 2**20
 MAX_UNPACKED_BYTES = 200 * 2**20
 MEMBER = re.compile(
-    r"^(config\.json|summary\.json|manifest\.json|split\.json|dataset\.npz|pvn_[a-z]+\.pt|curves_[a-z]+\.npz)$"
+    r"^(config\.json|summary\.json|manifest\.json|split\.json|dataset\.npz|(pvn|ensemble)_[a-z]+\.pt|curves_[a-z]+\.npz)$"
 )
 
 

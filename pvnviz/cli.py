@@ -7,14 +7,23 @@ Each run writes ``config.json`` and ``summary.json`` (see ``pvnviz.runs``) plus 
 experiment's arrays and a ``manifest.json``, with terminal progress bars on stderr. A run is
 written beside ``--out`` and moved into place only when whole; an existing run is replaced
 only with ``--overwrite``. ``python -m pvnviz manifest DIR`` checks an older run by opening it
-and gives it a manifest. Bad input prints one line on stderr and exits with status 2.
+and gives it a manifest. Work is sized first (``pvnviz.sizing``): a run that needs more memory
+than is free is refused before it starts.
+
+Every ending is one line on stderr and a distinct exit status: 2 for bad input (the line says
+what to change), 1 for a failure the line names (out of memory, a full disk, a diverging run),
+130 for Ctrl-C (SIGINT) and 143 for SIGTERM. An interrupted or failed run leaves the previous
+run in ``--out`` as it was.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import json
+import os
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +32,8 @@ from typing import Any
 from pvnviz import collect_run
 from pvnviz.configs import ConfigError, apply_overrides
 from pvnviz.progress import TerminalProgress
-from pvnviz.runs import MANIFEST, RunError, begin_run, check_manifest, publish, write_manifest, write_run
+from pvnviz.runs import MANIFEST, RunError, RunFailure, begin_run, check_manifest, publish, write_manifest, write_run
+from pvnviz.sizing import check_memory
 
 
 @dataclass(frozen=True)
@@ -63,13 +73,31 @@ def register(name: str, factory: Callable[[], Experiment]) -> None:
     EXPERIMENTS[name] = factory
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, ending bad arguments with one line (not the usage block) and status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        print(f"error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed must be a whole number; got {text!r}") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"--seed must be between 0 and 2**63 - 1; got {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m pvnviz", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="python -m pvnviz", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one experiment headless and save it")
     run.add_argument("experiment", help=f"one of: {', '.join(EXPERIMENTS)}")
     run.add_argument("--preset", default="paper", help="settings preset (default: paper)")
-    run.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    run.add_argument("--seed", type=_seed, default=0, help="random seed, 0 or more (default: 0)")
     run.add_argument("--out", required=True, help="folder to write the run into")
     run.add_argument(
         "--set",
@@ -95,46 +123,88 @@ def _experiment(name: str) -> Experiment:
     return EXPERIMENTS[name]()
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, status: int = 2) -> int:
     print(f"error: {message}", file=sys.stderr)
-    return 2
+    return status
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the process is, so the run ends as cleanly as after Ctrl-C."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m pvnviz``; returns the exit status."""
+    """Entry point of ``python -m pvnviz``; returns the exit status (see the module docstring)."""
     args = _parser().parse_args(argv)
     if args.command == "manifest":
         return _manifest(args.folder)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
-        experiment = _experiment(args.experiment)
-        if args.command == "settings":
-            config = next(iter(experiment.presets.values()))()
-            for f in dataclasses.fields(config):
-                print(f"{f.name} = {json.dumps(getattr(config, f.name))}  # {f.metadata.get('help', '')}")
-            return 0
-        if args.preset not in experiment.presets:
-            raise ConfigError(
-                f"unknown preset {args.preset!r} for {args.experiment}; choose one of: {', '.join(experiment.presets)}."
-            )
-        config = apply_overrides(experiment.presets[args.preset](), args.overrides)
-        if getattr(config, "env", args.experiment) != args.experiment:
-            raise ConfigError(f"env is fixed by the experiment name: run `{config.env}` instead of --set env=...")
-        collect_run.check_arguments(args, config)
-        staging = begin_run(args.out, args.overwrite)  # fail before the long work, not after it
-        progress = (lambda done, total, info: None) if args.quiet else TerminalProgress()
-        extra, cleanup = {}, None
-        if collect_run.collects(config):  # Algorithm 1 in chunks, locally or on Ray, resumable
-            extra["dataset"], cleanup = collect_run.collect_for_cli(args, config, args.quiet)
-        result = experiment.run(config, args.seed, progress, **extra)
-        summary = result.summary()
-        if experiment.save is not None:
-            experiment.save(result, str(staging))
-        write_run(staging, args.experiment, args.seed, config, summary)  # manifest.json last
-        publish(staging, args.out)
-        if cleanup is not None:
-            cleanup()  # the run is in place, its dataset.npz holds the chunks: a kill before here can still resume
+        return _run(args)
+    except KeyboardInterrupt:
+        return _fail("interrupted (Ctrl-C); nothing was written to --out, a run already there is unchanged.", 130)
+    except Terminated:
+        return _fail("terminated (SIGTERM); nothing was written to --out, a run already there is unchanged.", 143)
+    except MemoryError:
+        return _fail("out of memory; lower num_policies, num_episodes or eval_episodes (see --set).", 1)
+    except OSError as err:
+        if err.errno == errno.ENOSPC:
+            return _fail("the disk is full; free space, then run again (a run already in --out is unchanged).", 1)
+        return _fail(f"{err.strerror or err} ({type(err).__name__}); a run already in --out is unchanged.", 1)
+    except RunFailure as err:
+        return _fail(str(err), 1)
     except (ConfigError, RunError, ValueError) as err:
         return _fail(str(err))
+    except Exception as err:  # noqa: BLE001 - the CLI's promise: one line, never a traceback
+        if os.environ.get("PVN_DEBUG"):
+            raise
+        return _fail(f"the run failed: {type(err).__name__}: {err} (set PVN_DEBUG=1 for the traceback).", 1)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _run(args: argparse.Namespace) -> int:
+    experiment = _experiment(args.experiment)
+    if args.command == "settings":
+        config = next(iter(experiment.presets.values()))()
+        for f in dataclasses.fields(config):
+            print(f"{f.name} = {json.dumps(getattr(config, f.name))}  # {f.metadata.get('help', '')}")
+        return 0
+    if args.preset not in experiment.presets:
+        raise ConfigError(
+            f"unknown preset {args.preset!r} for {args.experiment}; choose one of: {', '.join(experiment.presets)}."
+        )
+    config = apply_overrides(experiment.presets[args.preset](), args.overrides)
+    if getattr(config, "env", args.experiment) != args.experiment:
+        raise ConfigError(f"env is fixed by the experiment name: run `{config.env}` instead of --set env=...")
+    collect_run.check_arguments(args, config)
+    if hasattr(config, "env"):  # sized before anything is allocated
+        estimate = check_memory(config)
+        if not args.quiet:
+            print(f"estimated: {estimate.describe()} on one core of a laptop-class CPU", file=sys.stderr)
+    staging = begin_run(args.out, args.overwrite)  # fail before the long work, not after it
+    progress = (lambda done, total, info: None) if args.quiet else TerminalProgress()
+    extra, cleanup = {}, None
+    if collect_run.collects(config):  # Algorithm 1 in chunks, locally or on Ray, resumable
+        extra["dataset"], cleanup = collect_run.collect_for_cli(args, config, args.quiet)
+    result = experiment.run(config, args.seed, progress, **extra)
+    summary = result.summary()
+    if experiment.save is not None:
+        experiment.save(result, str(staging))
+    write_run(staging, args.experiment, args.seed, config, summary)  # manifest.json last
+    publish(staging, args.out)
+    if cleanup is not None:
+        cleanup()  # the run is in place, its dataset.npz holds the chunks: a kill before here can still resume
     print(json.dumps(summary, indent=2))
     if cleanup is not None:
         print(collect_run.open_hint(args.experiment, args.out), file=sys.stderr)

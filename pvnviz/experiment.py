@@ -34,6 +34,7 @@ from pvnviz.progress import ProgressFn, no_progress
 from pvnviz.pvn import INPUT_MODES, PVN, MetricsFn, TrainedPVN, train_pvn
 from pvnviz.rounds import active_rounds
 from pvnviz.runs import RunError, read_run
+from pvnviz.sizing import check_limits
 
 STAGES = {"collect": 0, "split": 1, "probes": 2, "train": 3, "starts": 4, "ascent": 5, "fresh": 6}
 
@@ -78,6 +79,7 @@ class ExperimentConfig:
 
     def __post_init__(self) -> None:
         check_finite(self)
+        check_limits(self)  # every count and layer size within pvnviz.sizing.LIMITS
         check(self.env in ENVIRONMENTS, f"env must be one of {', '.join(ENVIRONMENTS)}; got {self.env!r}.")
         for name in (
             "num_policies",
@@ -439,14 +441,13 @@ def run_experiment(
 
 def load_result(path: str | Path, experiment: str | None = None) -> ExperimentResult:
     """Open a run folder written by the CLI; RunError with a clear message if it is not one."""
-    from pvnviz.configs import from_dict
+
+    from pvnviz.run_checks import check_run, load_network
 
     info = read_run(path, experiment)
     folder = Path(path)
+    config = check_run(folder, info, experiment)  # every file against config.json, before anything is built
     try:
-        config = from_dict(ExperimentConfig, info.config)
-        if experiment is not None and config.env != experiment:
-            raise RunError(f"{folder} holds a {config.env} run, not a {experiment} run.")
         dataset = PolicyDataset.load(folder / "dataset.npz")
         meta = json.loads((folder / "split.json").read_text())
         bins = ReturnBins(*meta["bins"])
@@ -459,7 +460,7 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
         trained, traces, ensembles = {}, {}, {}
         for mode in config.inputs:
             model = build_pvn(config, bins, mode, info.seed)
-            model.load_state_dict(torch.load(folder / f"pvn_{mode}.pt", weights_only=True))
+            model.load_state_dict(load_network(folder, f"pvn_{mode}.pt", model.state_dict()))
             with np.load(folder / f"curves_{mode}.npz", allow_pickle=False) as c:
                 snaps = c["probe_snapshots"]
                 trained[mode] = TrainedPVN(
@@ -484,13 +485,13 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
                 )
             if config.ensemble_size > 1:
                 ensemble = build_ensemble(config, bins, mode, info.seed)
-                ensemble.load_state_dict(torch.load(folder / f"ensemble_{mode}.pt"))
+                ensemble.load_state_dict(load_network(folder, f"ensemble_{mode}.pt", ensemble.state_dict()))
                 spread = info.summary.get("inputs", {}).get(mode, {}).get("ensemble_val_spread", float("nan"))
                 ensembles[mode] = TrainedEnsemble(ensemble, trained[mode], float(spread))
     except RunError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as err:
-        raise RunError(f"{folder} is not a complete {info.experiment} run ({type(err).__name__}: {err}).") from None
+        raise RunError(f"not a complete {info.experiment} run ({type(err).__name__}); run it again.") from None
     timings = info.summary.get("timings_seconds", {})
     return ExperimentResult(config, info.seed, dataset, parts, trained, traces, timings, ensembles)
 

@@ -26,6 +26,7 @@ import numpy as np
 from pvnviz import mdp as mdp_lib
 from pvnviz.configs import check, check_finite, param
 from pvnviz.progress import ProgressFn, no_progress
+from pvnviz.sizing import POLYTOPE_LIMITS, check_limits
 from pvnviz.tiny_mlp import TinyMLP, train_rmsprop
 
 
@@ -57,6 +58,7 @@ class PolytopeConfig:
 
     def __post_init__(self) -> None:
         check_finite(self)
+        check_limits(self, POLYTOPE_LIMITS)
         check(self.num_policies >= 2, "num_policies must be at least 2 (train and test).")
         check(
             1 <= self.num_train < self.num_policies,

@@ -29,9 +29,15 @@ from typing import Any
 
 from pvnviz.configs import to_dict
 
+RUN_FORMAT_VERSION = 1  # config.json's "version"; pvnviz.run_checks refuses any other
+
 
 class RunError(ValueError):
     """A folder that is not a readable run; the message says what is missing."""
+
+
+class RunFailure(RunError):
+    """The run itself failed (not the input): e.g. its results hold NaN. The CLI exits 1."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,7 @@ class RunInfo:
     seed: int
     config: dict[str, Any]
     summary: dict[str, Any]
+    config_version: Any = 1  # config.json's "version" (absent in runs written before it was recorded: 1)
 
 
 def prepare_out(out_dir: str | Path) -> Path:
@@ -60,12 +67,12 @@ def prepare_out(out_dir: str | Path) -> Path:
 
 def write_run(out_dir: str | Path, experiment: str, seed: int, config: Any, summary: dict) -> Path:
     """Create the folder and write config.json, summary.json and, last, manifest.json over every file in it."""
-    meta = {"experiment": experiment, "seed": seed, "config": to_dict(config)}
+    meta = {"version": RUN_FORMAT_VERSION, "experiment": experiment, "seed": seed, "config": to_dict(config)}
     try:  # strict JSON: NaN and Infinity are not JSON, and other parsers refuse them
         summary_text = json.dumps(summary, indent=2, allow_nan=False)
         config_text = json.dumps(meta, indent=2, allow_nan=False)
     except ValueError:
-        raise RunError(
+        raise RunFailure(
             "the run failed: its results hold NaN or infinity (a diverging PVN or ascent); lower a learning rate."
         ) from None
     out = prepare_out(out_dir)
@@ -76,32 +83,34 @@ def write_run(out_dir: str | Path, experiment: str, seed: int, config: Any, summ
 
 
 def read_run(path: str | Path, experiment: str | None = None) -> RunInfo:
-    """Read a run folder; RunError if it is not one (or not of the expected experiment)."""
+    """Read a run folder; RunError if it is not one (or not of the expected experiment).
+
+    Messages name the run's files, never the folder's path: the pages show them to any user.
+    """
     folder = Path(path)
     if not folder.is_dir():
-        raise RunError(f"{folder} is not a folder; give the --out folder of a saved run.")
+        raise RunError("it is not a folder; give the --out folder of a saved run.")
     for name in ("config.json", "summary.json"):
         if not (folder / name).is_file():
-            raise RunError(
-                f"not a run: {name} is missing "
-                "(a run folder is made by `python -m pvnviz run ... --out DIR`)."
-            )
+            raise RunError(f"not a run: {name} is missing (`python -m pvnviz run ... --out DIR` makes a run).")
     check_manifest(folder)
     try:
         meta = json.loads((folder / "config.json").read_text())
         summary = json.loads((folder / "summary.json").read_text())
-    except FileNotFoundError as err:
-        raise RunError(
-            f"{folder} is not a run: {Path(err.filename).name} is missing "
-            "(a run folder is made by `python -m pvnviz run ... --out DIR`)."
-        ) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise RunError(f"not a run: {Path(err.filename or 'a file').name} cannot be read.") from None
     except json.JSONDecodeError as err:
-        raise RunError(f"{folder} holds a damaged JSON file: {err.msg}.") from None
-    if not isinstance(meta, dict) or "experiment" not in meta or "config" not in meta:
-        raise RunError(f"{folder}/config.json lacks 'experiment' and 'config'; not a run.")
+        raise RunError(f"the run holds a damaged JSON file: {err.msg}.") from None
+    if not isinstance(meta, dict) or "experiment" not in meta or not isinstance(meta.get("config"), dict):
+        raise RunError("config.json lacks 'experiment' and 'config'; not a run.")
+    if not isinstance(summary, dict):
+        raise RunError("summary.json is not a JSON object; the run was changed after it was written.")
     if experiment is not None and meta["experiment"] != experiment:
-        raise RunError(f"{folder} is a {meta['experiment']} run, not a {experiment} run.")
-    return RunInfo(folder, meta["experiment"], int(meta.get("seed", 0)), meta["config"], summary)
+        raise RunError(f"this is a {meta['experiment']} run, not a {experiment} run.")
+    seed = meta.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise RunError(f"config.json's seed {seed!r} is not a whole number of 0 or more.")
+    return RunInfo(folder, str(meta["experiment"]), seed, meta["config"], summary, meta.get("version", 1))
 
 
 def staging_dir(out_dir: str | Path) -> Path:

@@ -161,7 +161,7 @@ def test_the_manifest_command_blesses_an_intact_legacy_run_and_refuses_a_broken_
     capsys.readouterr()
     assert main(["manifest", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error:") and "not a complete cartpole run" in err[0]
+    assert len(err) == 1 and err[0].startswith("error:") and "pvn_fingerprint.pt" in err[0]
     assert not (out / MANIFEST).exists()  # a broken run gets no manifest
 
 
