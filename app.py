@@ -1,7 +1,11 @@
 """PVN Lab: page config, navigation and the shared sidebar (global seed)."""
 
+import sys
+
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
+
+from ui import urlcheck
 
 st.set_page_config(page_title="PVN Lab", page_icon="🧭", layout="wide")
 
@@ -19,6 +23,7 @@ pages = [
     st.Page("pages/swimmer.py", title="Swimmer (Section 6.3)", icon=":material/pool:", url_path="swimmer"),
 ]
 navigation = st.navigation(pages)
+urlcheck.snapshot(navigation.url_path)  # the link as opened, before any widget takes or drops its values
 first_visit = f"visited_{navigation.url_path}"
 if navigation.url_path in PAGE_SEEDS and first_visit not in st.session_state:
     st.session_state[first_visit] = True
@@ -56,4 +61,12 @@ with st.sidebar:
     )
     st.caption("Policy Evaluation Networks — Harb, Schaul, Precup, Bacon (ICML 2020).")
 
-navigation.run()
+notice = st.container()  # above the page: what the link asked for that the page could not use
+finished = False
+try:
+    navigation.run()
+    finished = True
+finally:
+    stopped = type(sys.exc_info()[1]).__name__ == "StopException"  # st.stop() after an explained error
+    if finished or stopped:
+        urlcheck.warn_ignored(navigation.url_path, notice)

@@ -119,9 +119,18 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
 
 
 def open_hint(experiment: str, out: str) -> str:
-    """How to open a saved run in the app."""
+    """How to open a saved run in the app (which lists the runs under its runs folders only)."""
+    from pvnviz.runs import list_runs
+
     path = Path(out).resolve()
+    name = next((n for n, folder in list_runs(experiment).items() if folder.resolve() == path), None)
+    if name is None:
+        return (
+            f"To open it in the app, save it under runs/ (e.g. --out runs/{path.name}); then `make run`, "
+            f"the {experiment} page, 'Open a saved run', or http://localhost:8501/{experiment}?{experiment}_run="
+            f"runs/{path.name}"
+        )
     return (
-        f"Open it in the app: `streamlit run app.py`, go to the {experiment} page and paste {path} into the sidebar's "
-        f"'Open a saved run (folder)' box, or open http://localhost:8501/{experiment}?{experiment}_run={path}"
+        f"Open it in the app: `make run`, the {experiment} page, 'Open a saved run': {name}, "
+        f"or http://localhost:8501/{experiment}?{experiment}_run={name}"
     )

@@ -307,3 +307,69 @@ def publish(staging: str | Path, out_dir: str | Path) -> Path:
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     return out
+
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RUNS_ROOTS_ENV = "PVN_RUNS_ROOTS"
+
+
+def run_roots() -> list[Path]:
+    """The folders the app may open runs from: ``$PVN_RUNS_ROOTS`` (os.pathsep-separated), else data/ and runs/."""
+    text = os.environ.get(RUNS_ROOTS_ENV, "")
+    roots = [Path(p).expanduser() for p in text.split(os.pathsep) if p.strip()]
+    return [r.resolve() for r in (roots or [REPO_ROOT / "data", REPO_ROOT / "runs"])]
+
+
+def _run_name(root: Path, folder: Path) -> str:
+    return (Path(root.name) / folder.relative_to(root)).as_posix()
+
+
+def list_runs(experiment: str | None = None, roots: list[Path] | None = None) -> dict[str, Path]:
+    """Run folders under the roots (two levels deep), by name (``data/cartpole-paper``), of ``experiment`` if given.
+
+    Only what config.json says is read; a folder is listed if it looks like a run (whether it opens whole is
+    ``read_run``'s answer). Links that lead out of a root are not followed.
+    """
+    found: dict[str, Path] = {}
+    for root in run_roots() if roots is None else roots:
+        if not root.is_dir():
+            continue
+        for folder in sorted([*root.glob("*/config.json"), *root.glob("*/*/config.json")]):
+            run = folder.parent
+            if run.name.startswith(".") or run.parent.name.startswith(".") or not _inside(run, root):
+                continue
+            if experiment is not None:
+                try:
+                    meta = json.loads(folder.read_text()) if folder.stat().st_size < 1 << 20 else {}
+                except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                    meta = {}
+                if not isinstance(meta, dict) or meta.get("experiment") != experiment:
+                    continue
+            found.setdefault(_run_name(root, run), run)
+    return found
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def resolve_run(name: str, roots: list[Path] | None = None) -> Path:
+    """The folder of a listed run name; RunError (naming no server path) for anything else."""
+    if len(name) > 300:
+        raise RunError("that run name is too long; choose a run from the list.")
+    for root in run_roots() if roots is None else roots:
+        head, _, rest = name.partition("/")
+        if head != root.name or not rest:
+            continue
+        candidate = root / rest
+        if ".." not in Path(rest).parts and _inside(candidate, root) and candidate.is_dir():
+            return candidate.resolve()
+    raise RunError(
+        f"{name!r} is not a run in the app's runs folders ({', '.join(r.name + '/' for r in run_roots())}); "
+        "choose one from the list, or save runs with `--out runs/NAME`."
+    )
+

@@ -94,9 +94,12 @@ def test_cartpole_page_figures_and_bad_input():
     assert at.error and "layer sizes" in at.error[0].value
 
 
-def test_cartpole_page_opens_a_saved_run(tmp_path):
+def test_cartpole_page_opens_a_saved_run(tmp_path, monkeypatch):
+    """A run written by the CLI under the runs root is listed and opens; nothing outside the root can be named."""
     from pvnviz.cli import main
 
+    root = tmp_path / "runs"
+    monkeypatch.setenv("PVN_RUNS_ROOTS", str(root))
     assert (
         main(
             [
@@ -105,7 +108,7 @@ def test_cartpole_page_opens_a_saved_run(tmp_path):
                 "--preset",
                 "quick",
                 "--out",
-                str(tmp_path),
+                str(root / "mine"),
                 "--quiet",
                 "--set",
                 "num_policies=100",
@@ -118,8 +121,11 @@ def test_cartpole_page_opens_a_saved_run(tmp_path):
         == 0
     )
     at = open_page("pages/cartpole.py")
-    at.text_input(key="cartpole_run").set_value(str(tmp_path)).run()
+    assert at.selectbox(key="cartpole_run").options[1:] == ["runs/mine"]  # only runs under the root are listed
+    at.selectbox(key="cartpole_run").set_value("runs/mine").run()
     assert not at.exception and not at.error
     assert any("Showing the saved run" in i.value for i in at.info)
-    at.text_input(key="cartpole_run").set_value(str(tmp_path / "missing")).run()
-    assert at.error and "Cannot open that run" in at.error[0].value
+    (root / "mine" / "split.json").write_text('{"train_idx": [99999], "val_idx": [], "bins": [0, 1, 41]}')
+    at.selectbox(key="cartpole_run").set_value("runs/mine").run()  # damaged after listing: refused, nothing lost
+    assert at.error and "Cannot open that run" in at.error[0].value and str(tmp_path) not in at.error[0].value
+    assert not at.exception and len(figures(at)) > 0

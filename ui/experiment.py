@@ -22,7 +22,8 @@ from pvnviz.experiment import (
 )
 from pvnviz.figures import experiment as figs
 from pvnviz.figures import gif
-from pvnviz.runs import RunError, read_run
+from pvnviz.runs import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
+from pvnviz.sizing import check_budget, check_memory
 from ui import MAX_RESULTS, _store, chart, computed, gif_download, what_to_look_at
 from ui.jobs import Job
 from ui.player import animate
@@ -42,10 +43,15 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _resolve(run_dir: str) -> str:
-    path = Path(run_dir).expanduser()
-    if not path.is_absolute() and not path.exists() and (REPO_ROOT / path).exists():
-        path = REPO_ROOT / path
-    return str(path)
+    """A shipped run's folder (named in the page's code, relative to the project)."""
+    return str(REPO_ROOT / run_dir)
+
+
+NO_RUN = ""
+
+
+def _run_label(name: str) -> str:
+    return "— none: use the settings above —" if name == NO_RUN else name
 
 
 def _experiment_job(config: ExperimentConfig, seed: int, store, on_progress, job: Job) -> ExperimentResult:
@@ -67,7 +73,45 @@ def _experiment_job(config: ExperimentConfig, seed: int, store, on_progress, job
     return result
 
 
+BUDGET_ENV = "PVN_LIVE_BUDGET_SECONDS"
+DEFAULT_BUDGET_SECONDS = 120.0
+
+
+def live_budget_seconds() -> float:
+    """The instructor's budget for one live run, in estimated seconds of compute.
+
+    From ``$PVN_LIVE_BUDGET_SECONDS``, else ``live_budget_seconds`` in ``.streamlit/secrets.toml``, else 120 s.
+    """
+    import os
+
+    text = os.environ.get(BUDGET_ENV)
+    if text is None:
+        try:
+            text = st.secrets.get("live_budget_seconds")
+        except Exception:  # noqa: BLE001 - no secrets.toml: Streamlit raises its own error type
+            text = None
+    try:
+        value = float(text) if text is not None else DEFAULT_BUDGET_SECONDS
+    except (TypeError, ValueError):
+        value = DEFAULT_BUDGET_SECONDS
+    return value if value > 0 else DEFAULT_BUDGET_SECONDS
+
+
+def _over_budget(config: ExperimentConfig | None) -> str | None:
+    """Why the Run button refuses these settings (memory or the live-run budget), or None."""
+    if config is None:
+        return None
+    try:
+        check_memory(config)
+        check_budget(config, live_budget_seconds())
+    except ConfigError as err:
+        return str(err)
+    return None
+
+
 def _start(env_name: str, config: ExperimentConfig, seed: int) -> None:
+    if _over_budget(config) is not None:  # the button is disabled then; a stale click is refused too
+        return
     job = Job(f"{env_name} seed {seed}", key=("experiment", config, seed))
     st.session_state[_key(env_name, "job")] = job.start(_experiment_job, config=config, seed=seed, store=_store())
 
@@ -129,23 +173,32 @@ def obtain_result(
     run_key, job_key = _key(env_name, "run"), _key(env_name, "job")
     job: Job | None = st.session_state.get(job_key)
     busy = job is not None and job.running
+    refusal = _over_budget(config)
     with st.sidebar:
+        if refusal is not None:
+            st.warning(f"Too big to run live: {refusal}")
         st.button(
             "Run with these settings",
             on_click=_start,
             args=(env_name, config, seed),
-            disabled=busy or config is None,
+            disabled=busy or config is None or refusal is not None,
             type="primary",
             help="Train live in the background (Algorithms 1-3); the page keeps showing the last result until done.",
             key=_key(env_name, "run_button"),
         )
-        run_dir = st.text_input(
-            "Open a saved run (folder)",
-            value=default_run,
+        names = [NO_RUN, *list_runs(env_name)]
+        run_dir = st.selectbox(
+            "Open a saved run",
+            names,
+            index=names.index(default_run) if default_run in names else 0,
+            format_func=_run_label,
             key=run_key,
             bind="query-params",
-            help="A folder written by `python -m pvnviz run ... --out DIR`.",
-        ).strip()
+            help=(
+                f"Runs under {', '.join(r.name + '/' for r in run_roots())} (set {RUNS_ROOTS_ENV} to change): "
+                "write one with `python -m pvnviz run ... --out runs/NAME`."
+            ),
+        )
         uploaded = st.file_uploader(
             "Open a run zip",
             type=["zip"],
@@ -163,12 +216,12 @@ def obtain_result(
         except archive.ArchiveError as err:
             st.error(f"Cannot open that zip: {err}")
     if run_dir:
-        path = _resolve(run_dir)
         try:
+            path = str(resolve_run(run_dir))
             result = computed(_load, path, _stamp(path), env_name, label=f"Opening {run_dir}")
             st.info(
                 f"Showing the saved run in `{run_dir}` ({_describe(result, presets)}); the sidebar's settings "
-                "apply when you clear the folder box."
+                "apply when you choose none in the sidebar's run list."
             )
             return _remember(env_name, result)
         except RunError as err:

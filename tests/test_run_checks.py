@@ -1,0 +1,170 @@
+"""Saved runs are validated (``pvnviz.run_checks``): a run edited by hand and given a fresh manifest.
+
+Each case changes one file the way a careless or hostile user could, then blesses the folder with a
+new manifest (so the manifest's hashes cannot catch it): opening it must raise one RunError naming
+the file, without a traceback or a server path; the pages show that message (tests/test_fuzz.py).
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from pvnviz.cli import main
+from pvnviz.experiment import load_result
+from pvnviz.runs import RunError, write_manifest
+
+TINY = [
+    "--preset", "quick", "--quiet",
+    "--set", "num_policies=40", "--set", "num_episodes=5", "--set", "train_steps=60", "--set", "ascent_steps=20",
+    "--set", "eval_every=10", "--set", "eval_episodes=5", "--set", "num_starts=2",
+    "--set", "inputs=fingerprint,flattened",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    """Two small CLI runs: the one under test, and one with another PVN (for a swapped network)."""
+    base = tmp_path_factory.mktemp("runs")
+    assert main(["run", "cartpole", "--out", str(base / "good"), "--seed", "0", *TINY]) == 0
+    other = ["--set", "pvn_hidden=40"]
+    assert main(["run", "cartpole", "--out", str(base / "other"), "--seed", "1", *TINY, *other]) == 0
+    return {"good": base / "good", "other": base / "other"}
+
+
+def _json(name: str, change):
+    def edit(folder: Path, runs: dict) -> None:
+        data = json.loads((folder / name).read_text())
+        (folder / name).write_text(json.dumps(change(data)))
+
+    return edit
+
+
+def _npz(name: str, change):
+    def edit(folder: Path, runs: dict) -> None:
+        with np.load(folder / name) as f:
+            arrays = {k: f[k] for k in f.files}
+        change(arrays)
+        np.savez_compressed(folder / name, **arrays)
+
+    return edit
+
+
+def _config(**changes):
+    return _json("config.json", lambda m: {**m, "config": {**m["config"], **changes}})
+
+
+def _swap_network(folder: Path, runs: dict) -> None:
+    shutil.copy(runs["other"] / "pvn_fingerprint.pt", folder / "pvn_fingerprint.pt")
+
+
+def _inputs_swapped(folder: Path, runs: dict) -> None:
+    shutil.copy(folder / "pvn_flattened.pt", folder / "pvn_fingerprint.pt")
+
+
+def _nan_weights(folder: Path, runs: dict) -> None:
+    state = torch.load(folder / "pvn_flattened.pt", weights_only=True)
+    key = next(iter(state))
+    state[key][0] = float("nan")
+    torch.save(state, folder / "pvn_flattened.pt")
+
+
+class Evil:
+    """Any class: torch.load(weights_only=True) must refuse to build it."""
+
+
+def _pickled(folder: Path, runs: dict) -> None:
+    torch.save({"payload": Evil()}, folder / "pvn_fingerprint.pt")
+
+
+def _set(key, value):
+    def change(arrays):
+        arrays[key] = value
+
+    return change
+
+
+def _cut(key, rows):
+    return lambda arrays: arrays.__setitem__(key, arrays[key][:rows])
+
+
+def _drop(key):
+    return lambda arrays: arrays.pop(key)
+
+
+# (file the message must name, how it is changed)
+CASES = {
+    "summary.json holds a list": ("summary.json", _json("summary.json", lambda s: [s])),
+    "config.json version 99": ("config.json", _json("config.json", lambda m: {**m, "version": 99})),
+    "config.json num_probes 10^9": ("config.json", _config(num_probes=10**9)),
+    "config.json unknown setting": ("config.json", _config(warp_drive=True)),
+    "config.json layer of 10^6 units": ("config.json", _config(pvn_hidden=[10**6])),
+    "config.json says 41 bins, split 51": ("split.json", _config(num_bins=51)),
+    "config.json says 80 policies": ("dataset.npz", _config(num_policies=80)),
+    "config.json negative seed": ("config.json", _json("config.json", lambda m: {**m, "seed": -1})),
+    "config.json lists no config": ("config.json", _json("config.json", lambda m: {**m, "config": [1, 2]})),
+    "dataset cut to 20 rows": ("dataset.npz", _npz("dataset.npz", _cut("params", 20))),
+    "dataset returns cut": ("dataset.npz", _npz("dataset.npz", _cut("returns", 20))),
+    "dataset returns NaN": ("dataset.npz", _npz("dataset.npz", lambda a: a["returns"].__setitem__((0, 0), np.nan))),
+    "dataset params as text": ("dataset.npz", _npz("dataset.npz", _set("params", np.array(["a", "b"])))),
+    "dataset of swimmer": ("dataset.npz", _npz("dataset.npz", _set("env_name", np.array("swimmer")))),
+    "dataset horizon 500": ("dataset.npz", _npz("dataset.npz", _set("horizon", np.array(500)))),
+    "dataset without returns": ("dataset.npz", _npz("dataset.npz", _drop("returns"))),
+    "dataset of another architecture": ("dataset.npz", _npz("dataset.npz", _set("arch", np.array([4, 2, 1, 64])))),
+    "split index out of range": ("split.json", _json("split.json", lambda s: {**s, "train_idx": [10**6]})),
+    "split negative index": ("split.json", _json("split.json", lambda s: {**s, "val_idx": [-1]})),
+    "split index as text": ("split.json", _json("split.json", lambda s: {**s, "train_idx": ["0"]})),
+    "split overlap": ("split.json", _json("split.json", lambda s: {**s, "val_idx": s["train_idx"][:1]})),
+    "split empty train": ("split.json", _json("split.json", lambda s: {**s, "train_idx": []})),
+    "split bins reversed": ("split.json", _json("split.json", lambda s: {**s, "bins": s["bins"][1::-1] + [41]})),
+    "split is a list": ("split.json", _json("split.json", lambda s: [s])),
+    "curves wrong shape": ("curves_fingerprint.npz", _npz("curves_fingerprint.npz", _cut("true_returns", 1))),
+    "curves losses of two lengths": ("curves_flattened.npz", _npz("curves_flattened.npz", _cut("val_loss", 2))),
+    "curves params wrong width": (
+        "curves_flattened.npz",
+        _npz("curves_flattened.npz", lambda a: a.__setitem__("params", a["params"][..., :5])),
+    ),
+    "curves eval step beyond the ascent": (
+        "curves_fingerprint.npz",
+        _npz("curves_fingerprint.npz", lambda a: a.__setitem__("eval_steps", a["eval_steps"] + 10**6)),
+    ),
+    "curves fresh returns of 7 starts": (
+        "curves_fingerprint.npz",
+        _npz("curves_fingerprint.npz", _set("fresh_returns", np.zeros(7))),
+    ),
+    "curves without predictions": ("curves_fingerprint.npz", _npz("curves_fingerprint.npz", _drop("predicted"))),
+    "curves probe snapshots of 3 probes": (
+        "curves_fingerprint.npz",
+        _npz("curves_fingerprint.npz", lambda a: a.__setitem__("probe_snapshots", a["probe_snapshots"][:, :3])),
+    ),
+    "a PVN from another run": ("pvn_fingerprint.pt", _swap_network),
+    "the flattened PVN as the fingerprint one": ("pvn_fingerprint.pt", _inputs_swapped),
+    "a PVN with NaN weights": ("pvn_flattened.pt", _nan_weights),
+    "a pickled object in a PVN file": ("pvn_fingerprint.pt", _pickled),
+}
+
+
+def test_the_intact_runs_open(runs):
+    assert load_result(runs["good"], "cartpole").config.num_policies == 40
+    assert load_result(runs["other"], "cartpole").config.pvn_hidden == (40,)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_run_changed_by_hand_and_re_manifested_is_refused_naming_the_file(case, runs, tmp_path):
+    name, edit = CASES[case]
+    folder = tmp_path / "run"
+    shutil.copytree(runs["good"], folder)
+    edit(folder, runs)
+    write_manifest(folder)  # blessed: only the content checks can catch it
+    with pytest.raises(RunError) as err:
+        load_result(folder, "cartpole")
+    message = str(err.value)
+    assert name in message, (case, message)
+    assert "\n" not in message and str(tmp_path) not in message and "Traceback" not in message, message
+
+
+def test_the_case_count():
+    assert len(CASES) >= 30  # reported in the issue's note: corruptions tried

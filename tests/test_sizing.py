@@ -1,0 +1,149 @@
+"""Work sized before it starts (``pvnviz.sizing``) and the CLI's endings (one line, a distinct status).
+
+References: the estimates are checked against runs' own measured seconds (the shipped runs' summary.json)
+and against tracemalloc's peak of a real rollout; the refusals against the settings the issue found.
+"""
+
+import dataclasses
+import json
+import signal
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pvnviz import sizing
+from pvnviz.cli import main
+from pvnviz.configs import ConfigError, from_dict
+from pvnviz.experiment import PRESETS, ExperimentConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ["cartpole-paper", "cartpole-quick", "cartpole-beyond", "swimmer-beyond", "swimmer-paper", "swimmer-wide"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_time_estimate_is_within_a_factor_of_two_of_the_measured_run(name):
+    meta = json.loads((ROOT / "data" / name / "config.json").read_text())
+    measured = json.loads((ROOT / "data" / name / "summary.json").read_text())["timings_seconds"]["total"]
+    estimate = sizing.estimate(from_dict(ExperimentConfig, meta["config"]))
+    assert measured / 2 <= estimate.seconds <= measured * 2, (estimate.seconds, measured)
+
+
+@pytest.mark.parametrize("env", ["cartpole", "swimmer"])
+def test_memory_estimate_of_the_scoring_batch_covers_a_measured_rollout(env):
+    """Algorithm 3 scores every kept iterate in one batch: the estimate per episode bounds tracemalloc's peak."""
+    from pvnviz.ascent import evaluate_returns
+    from pvnviz.envs import get_env
+    from pvnviz.policies import PolicyArch, glorot_params
+
+    spec = get_env(env)
+    arch = PolicyArch(spec.obs_dim, spec.act_dim, (30,), spec.discrete)
+    k, b = (400, 100) if env == "cartpole" else (40, 5)
+    params = glorot_params(arch, k, np.random.default_rng(0))
+    tracemalloc.start()
+    evaluate_returns(spec, arch, params, b, 50, np.random.default_rng(1))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak <= sizing.BYTES_PER_EPISODE[env] * k * b, (peak, k * b)
+
+
+def test_the_issues_oversized_settings_are_refused_before_work():
+    big_ascent = dataclasses.replace(
+        ExperimentConfig(), num_starts=100, ascent_steps=10000, eval_every=1, eval_episodes=1000
+    )
+    with pytest.raises(ConfigError, match="eval_episodes"):
+        sizing.check_memory(big_ascent, available=24 * 2**30)
+    long_training = dataclasses.replace(
+        ExperimentConfig(), train_steps=50_000, batch_size=1024, num_probes=200, num_bins=201
+    )
+    est = sizing.estimate(long_training)
+    assert 30 * 60 < est.parts["train"] / 2 < 150 * 60  # the issue measured about 72 min per input
+    with pytest.raises(ConfigError, match="train_steps"):
+        sizing.check_budget(long_training, 120)
+    for preset in ("quick",):
+        for env in ("cartpole", "swimmer"):
+            sizing.check_budget(PRESETS[env][preset](), 120)  # what a class runs live fits the default budget
+
+
+@pytest.mark.parametrize("name", list(sizing.LIMITS))
+def test_every_count_has_limits_naming_the_setting(name):
+    low, high = sizing.LIMITS[name]
+    for value in (low - 1, high + 1):
+        with pytest.raises(ConfigError, match=name):
+            dataclasses.replace(ExperimentConfig(), **{name: value})
+
+
+def test_layer_sizes_have_limits():
+    for layers in ((80,) * 20_000, (5000,), (0,)):
+        with pytest.raises(ConfigError, match="pvn_hidden|layer"):
+            dataclasses.replace(ExperimentConfig(), pvn_hidden=layers)
+    with pytest.raises(ConfigError, match="policy_hidden"):
+        dataclasses.replace(ExperimentConfig(), policy_hidden=(30,) * 9)
+
+
+def _one_line_exit(argv, capsys, status):
+    assert main(argv) == status
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:"), err
+    return err[0]
+
+
+def test_cli_refuses_above_free_memory_naming_the_setting(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "run"
+    line = _one_line_exit(["run", "cartpole", "--out", str(out), "--set", "num_policies=1000000000"], capsys, 2)
+    assert "num_policies" in line
+    monkeypatch.setattr(sizing, "available_memory", lambda: 100 * 2**20)
+    line = _one_line_exit(["run", "cartpole", "--out", str(out), "--preset", "quick"], capsys, 2)
+    assert "free" in line and "lower" in line
+    assert not out.exists()
+
+
+def test_cli_seed_errors_name_the_flag(tmp_path, capsys):
+    with pytest.raises(SystemExit) as code:
+        main(["run", "cartpole", "--out", str(tmp_path / "r"), "--seed", "-1"])
+    assert code.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--seed" in err[0], err
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "words"),
+    [
+        (MemoryError(), 1, "out of memory"),
+        (OSError(28, "No space left on device"), 1, "disk is full"),
+        (RuntimeError("boom"), 1, "RuntimeError: boom"),
+        (KeyboardInterrupt(), 130, "interrupted"),
+    ],
+)
+def test_cli_failures_end_in_one_line_and_a_distinct_status(error, status, words, tmp_path, capsys, monkeypatch):
+    import pvnviz.experiment as experiment
+
+    def fail(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(experiment, "run_experiment", fail)
+    out = tmp_path / "run"
+    line = _one_line_exit(["run", "cartpole", "--out", str(out), "--preset", "quick", "--quiet"], capsys, status)
+    assert words in line
+    assert not out.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signals_end_the_cli_in_one_line_and_keep_the_earlier_run(sig, status, tmp_path):
+    out = tmp_path / "run"
+    quick = [sys.executable, "-m", "pvnviz", "run", "cartpole", "--preset", "quick", "--quiet", "--out", str(out)]
+    assert subprocess.run(quick, cwd=ROOT, capture_output=True, timeout=300).returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    slow = quick + ["--overwrite", "--set", "train_steps=200000"]
+    proc = subprocess.Popen(slow, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(6)  # imports done, training under way
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error:"), err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the earlier run, byte for byte

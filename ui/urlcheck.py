@@ -1,0 +1,66 @@
+"""Links that carry a value no widget can take are not dropped silently.
+
+Streamlit's ``bind="query-params"`` ignores a URL value a widget cannot hold (a word in a number
+box, a number above the widget's maximum, an option not in the list) and shows the default.
+``snapshot`` keeps the URL as it was when a page opened in this session; after the page has drawn
+its widgets, ``warn_ignored`` shows one warning naming every parameter that was not taken and the
+value used instead.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import streamlit as st
+
+_SNAPSHOT = "_url_at_open"
+_PENDING = "_url_check_pending"
+_HIDDEN = {"embed", "embed_options"}  # Streamlit's own parameters
+
+
+def snapshot(page: str) -> None:
+    """In app.py, before any widget: the URL of this page's first run in the session (later runs: nothing)."""
+    opened = st.session_state.setdefault(_SNAPSHOT, {})
+    if page not in opened:
+        opened[page] = {k: st.query_params.get_all(k)[-1] for k in st.query_params.keys() if k not in _HIDDEN}
+        st.session_state[_PENDING] = page
+
+
+def _taken(text: str, value: Any) -> bool:
+    """Whether the widget's value is what the URL said."""
+    if isinstance(value, bool):
+        return text.strip().lower() == str(value).lower()
+    if isinstance(value, (int, float)):
+        try:
+            number = float(text)
+        except ValueError:
+            return False
+        return math.isfinite(number) and math.isclose(number, float(value), rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(value, (list, tuple)):
+        return text in [str(v) for v in value]
+    return text == ("" if value is None else str(value))
+
+
+def ignored(url: dict[str, str], state: Any) -> list[str]:
+    """Messages for the URL's parameters that a widget holds differently (``state``: the session state)."""
+    messages = []
+    for key, text in url.items():
+        if key not in state:
+            continue  # not a widget of this page
+        value = state[key]
+        if not _taken(text, value):
+            shown = text if len(text) <= 40 else text[:40] + "…"
+            messages.append(f"`{key}={shown}` cannot be used here, so **{key}** is {value!r} instead.")
+    return messages
+
+
+def warn_ignored(page: str, container: Any = None) -> None:
+    """After a page: a warning (in ``container``, at the top) for the link's values no widget took, once."""
+    if st.session_state.get(_PENDING) != page:
+        return
+    del st.session_state[_PENDING]
+    messages = ignored(st.session_state.get(_SNAPSHOT, {}).get(page, {}), st.session_state)
+    if messages:
+        target = st if container is None else container
+        target.warning("This link holds values the page cannot use:\n\n- " + "\n- ".join(messages))
