@@ -25,6 +25,33 @@ def snapshot(page: str) -> None:
     if page not in opened:
         opened[page] = {k: st.query_params.get_all(k)[-1] for k in st.query_params.keys() if k not in _HIDDEN}
         st.session_state[_PENDING] = page
+        for key, text in opened[page].items():
+            if _non_finite(text):  # no widget here takes inf or nan
+                _forget(key)
+
+
+def _forget(key: str) -> None:
+    """Drop a link value before any widget reads it.
+
+    Streamlit 1.67's integer number_input raises OverflowError (an exception on the page) when a link
+    holds ``inf`` for it: its URL seeding catches ValueError only. ``st.query_params`` has no public way to
+    change the values widgets are seeded from, so this reaches into them; if that ever fails, the page
+    behaves as Streamlit does (tests/test_fuzz.py would show it).
+    """
+    try:
+        del st.query_params[key]
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        get_script_run_ctx().session_state._state.query_params._initial_query_params.pop(key, None)
+    except Exception:  # noqa: BLE001 - best effort, see above
+        pass
+
+
+def _non_finite(text: str) -> bool:
+    try:
+        return not math.isfinite(float(text))
+    except (ValueError, OverflowError):
+        return False
 
 
 def _taken(text: str, value: Any) -> bool:
