@@ -1,11 +1,11 @@
-# PVN Lab. On a fresh machine: `make run` starts the app, `make test` runs every test.
+# PVN Lab. On a fresh machine: `make run` starts the app, `make test` runs every test, `make test-fast` the quick ones.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 8501
 
-.PHONY: install run test lint browser bench clean
+.PHONY: install run test test-fast lint browser bench screenshot clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,13 @@ lint: install
 
 test: install browser lint
 	$(BIN)/python -m pytest
+
+test-fast: install lint
+	$(BIN)/python -m pytest -m "not slow and not browser"
+
+# docs/screenshot.png (the README's picture) is rewritten only here, never by a test run.
+screenshot: install browser
+	PVN_SCREENSHOT=1 $(BIN)/python -m pytest -q "tests/test_browser.py::test_page_in_a_real_browser[polytope]"
 
 bench: install
 	$(BIN)/python -m pvnviz.bench all

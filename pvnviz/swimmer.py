@@ -41,13 +41,13 @@ swimmer's sensitive dynamics amplify that: restarting the warm start at zero
 every environment step changed the 1000-step return by more than 1e-6 in about
 20 % of random-MLP episodes (by up to 10, on returns of typical size 40). ``mujoco.rollout`` cannot carry it: it
 restarts every call from an mjSTATE_FULLPHYSICS state (no warm start) and has
-no way to return the warm start it ended with. The default engine is
-therefore ``mujoco.batch.Batch`` (MuJoCo >= 4.0), which keeps each episode's
+no way to return the warm start it ended with. The engine is therefore
+``mujoco.batch.Batch`` (MuJoCo >= 4.0), which keeps each episode's
 whole integration state (mjSTATE_INTEGRATION, warm start included) in a row
 of a C array and steps all rows on a persistent thread pool; its results are
-bit-identical to gymnasium's. ``engine="rollout"`` is kept for comparison: one
-``rollout.Rollout`` call per environment step, bit-identical as long as no joint
-limit is hit, approximately right afterwards.
+bit-identical to gymnasium's. The ``mujoco.rollout`` engine, kept for comparison
+(bit-identical as long as no joint limit is hit, approximately right afterwards),
+and the physics-limit measurement live in ``pvnviz.bench.swimmer``.
 
 Array layouts (K policies, B episodes per policy, T = horizon):
 
@@ -74,7 +74,6 @@ from typing import NamedTuple
 
 import mujoco
 import numpy as np
-from mujoco import rollout as mj_rollout
 from mujoco.batch import Batch
 
 from pvnviz.envs import check_rollout_counts
@@ -97,8 +96,6 @@ QPOS_SLICE = slice(1, 1 + NUM_POSITIONS)
 QVEL_SLICE = slice(1 + NUM_POSITIONS, STATE_SIZE)
 BODY_NAMES = ("torso", "mid", "back")  # the swimmer's 3 links, front to back (body 0 is the world)
 
-ENGINES = ("batch", "rollout")
-DEFAULT_ENGINE = "batch"
 PROGRESS_STAGE = "Swimmer rollouts"  # prefix of on_progress info strings (the stage name)
 
 PolicyFunction = Callable[[np.ndarray], np.ndarray]
@@ -195,16 +192,14 @@ def observations_from_states(states: np.ndarray) -> np.ndarray:
     return np.concatenate([states[..., QPOS_SLICE][..., 2:], states[..., QVEL_SLICE]], axis=-1)
 
 
-def _validate_engine(engine: str, nthread: int | None) -> int:
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}; use 'batch' for gymnasium-exact results.")
+def _validate_threads(nthread: int | None) -> int:
     threads = (os.cpu_count() or 1) if nthread is None else int(nthread)
     if threads < 1:
         raise ValueError(f"nthread must be at least 1, got {nthread}; pass None for one thread per core.")
     return threads
 
 
-class _BatchStepper:
+class BatchStepper:
     """All episodes as rows of a ``mujoco.batch.Batch`` (warm start carried: gymnasium-exact)."""
 
     def __init__(self, model: mujoco.MjModel, initial_states: np.ndarray, nthread: int):
@@ -228,41 +223,6 @@ class _BatchStepper:
         pass
 
 
-class _RolloutStepper:
-    """One ``mujoco.rollout`` call per env step; restarts the warm start at zero every call."""
-
-    def __init__(self, model: mujoco.MjModel, initial_states: np.ndarray, nthread: int):
-        count = initial_states.shape[0]
-        self.models = [model] * count  # skip_checks=True needs one model per rollout
-        self.datas = [mujoco.MjData(model) for _ in range(nthread)]
-        self.pool = mj_rollout.Rollout(nthread=nthread if nthread > 1 else 0)
-        self.state = np.array(initial_states, dtype=np.float64, order="C")
-        self.qpos = self.state[:, QPOS_SLICE]
-        self.qvel = self.state[:, QVEL_SLICE]
-        self.control = np.zeros((count, FRAME_SKIP, ACTION_SIZE))
-        self.out = np.empty((count, FRAME_SKIP, STATE_SIZE))
-        self.sensordata = np.empty((count, FRAME_SKIP, model.nsensordata))
-        self.chunk_size = max(1, count // (nthread * 10))
-
-    def step(self, actions: np.ndarray) -> None:
-        self.control[:] = actions[:, None, :]
-        self.pool.rollout(
-            self.models,
-            self.datas,
-            self.state,
-            self.control,
-            nstep=FRAME_SKIP,
-            state=self.out,
-            sensordata=self.sensordata,
-            skip_checks=True,
-            chunk_size=self.chunk_size,
-        )
-        self.state[:] = self.out[:, -1]
-
-    def close(self) -> None:
-        self.pool.close()
-
-
 def _check_actions(actions: np.ndarray, batch_shape: tuple[int, ...]) -> np.ndarray:
     actions = np.asarray(actions)
     if actions.shape != (*batch_shape, ACTION_SIZE) or actions.dtype.kind not in "fiu":
@@ -276,27 +236,25 @@ def _check_actions(actions: np.ndarray, batch_shape: tuple[int, ...]) -> np.ndar
     return actions
 
 
-def _simulate(
+def simulate(
     policy_fn: PolicyFunction,
     initial_states: np.ndarray,
     horizon: int,
     record: bool,
     on_progress: ProgressCallback | None,
-    engine: str,
     nthread: int,
-    profile: dict[str, float] | None = None,
+    stepper_class: type = BatchStepper,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Shared time loop: one policy call and one C physics call per environment step.
 
-    If ``profile`` is given, seconds spent in the policy, in the physics call
-    and in the rest of the loop (observations, rewards, records) are added to
-    its keys "policy", "physics" and "other".
+    ``stepper_class(model, states (N, 11), nthread)`` owns the physics: live ``qpos`` and
+    ``qvel`` views (N, 5), ``step(actions (N, 2))`` and ``close()``; :class:`BatchStepper`
+    is gymnasium-exact (``pvnviz.bench.swimmer`` passes the ``mujoco.rollout`` engine).
     """
     batch_shape = initial_states.shape[:-1]
     count = int(np.prod(batch_shape))
     model = load_model()
     dt = env_dt()
-    stepper_class = _BatchStepper if engine == "batch" else _RolloutStepper
     stepper = stepper_class(model, initial_states.reshape(count, STATE_SIZE), nthread)
     returns = np.zeros(count)
     observation = np.empty((count, OBSERVATION_SIZE))
@@ -314,20 +272,14 @@ def _simulate(
             "rewards": np.empty((count, horizon)),
         }
         records["qpos"][:, 0] = stepper.qpos
-    policy_seconds = physics_seconds = 0.0
     try:
         for step in range(horizon):
             observation[:, :3] = stepper.qpos[:, 2:]
             observation[:, 3:] = stepper.qvel
-            tick = time.perf_counter()
             actions = policy_fn(observation.reshape(*batch_shape, OBSERVATION_SIZE))
-            tock = time.perf_counter()
-            policy_seconds += tock - tick
             actions = _check_actions(actions, batch_shape).reshape(count, ACTION_SIZE)
             x_before[:] = stepper.qpos[:, 0]
-            tick = time.perf_counter()
             stepper.step(actions)
-            physics_seconds += time.perf_counter() - tick
             # Same operations, in the same order, as SwimmerEnv.step / _get_rew.
             np.subtract(stepper.qpos[:, 0], x_before, out=reward)
             reward /= dt
@@ -352,11 +304,6 @@ def _simulate(
             records["observations"][:, horizon, 3:] = stepper.qvel
     finally:
         stepper.close()
-    if profile is not None:
-        total = time.perf_counter() - started
-        profile["policy"] = profile.get("policy", 0.0) + policy_seconds
-        profile["physics"] = profile.get("physics", 0.0) + physics_seconds
-        profile["other"] = profile.get("other", 0.0) + total - policy_seconds - physics_seconds
     return returns.reshape(batch_shape), records
 
 
@@ -368,9 +315,7 @@ def rollout_returns(
     rng: np.random.Generator | None = None,
     on_progress: ProgressCallback | None = None,
     *,
-    engine: str = DEFAULT_ENGINE,
     nthread: int | None = None,
-    profile: dict[str, float] | None = None,
 ) -> np.ndarray:
     """Undiscounted returns (K, B) float64 of K policies x B episodes each.
 
@@ -379,16 +324,12 @@ def rollout_returns(
     observations (K, B, 8) float64 to actions (K, B, 2); it is called once per
     environment step for all episodes. Episodes run ``horizon`` steps.
     ``on_progress(done_steps, horizon, info)`` is called every few steps.
-    ``nthread`` physics threads (default: one per core); ``engine`` "batch"
-    (gymnasium-exact, default) or "rollout" (see the module docstring).
-    A ``profile`` dict receives the seconds spent in "policy", "physics" and
-    "other" (bookkeeping) work.
-    """
+    ``nthread`` physics threads (default: one per core).    """
     check_rollout_counts(num_policies, num_episodes, horizon)
-    threads = _validate_engine(engine, nthread)
+    threads = _validate_threads(nthread)
     rng = np.random.default_rng() if rng is None else rng
     initial_states = reset_states(rng, (int(num_policies), int(num_episodes)))
-    returns, _ = _simulate(policy_fn, initial_states, int(horizon), False, on_progress, engine, threads, profile)
+    returns, _ = simulate(policy_fn, initial_states, int(horizon), False, on_progress, threads)
     return returns
 
 
@@ -398,15 +339,13 @@ def rollout_returns_from_states(
     horizon: int = DEFAULT_HORIZON,
     on_progress: ProgressCallback | None = None,
     *,
-    engine: str = DEFAULT_ENGINE,
     nthread: int | None = None,
-    profile: dict[str, float] | None = None,
 ) -> np.ndarray:
     """Like :func:`rollout_returns`, from given full physics states (K, B, 11); returns (K, B)."""
     initial_states = _check_initial_states(initial_states)
     check_rollout_counts(initial_states.shape[0], initial_states.shape[1], horizon)
-    threads = _validate_engine(engine, nthread)
-    returns, _ = _simulate(policy_fn, initial_states, int(horizon), False, on_progress, engine, threads, profile)
+    threads = _validate_threads(nthread)
+    returns, _ = simulate(policy_fn, initial_states, int(horizon), False, on_progress, threads)
     return returns
 
 
@@ -427,7 +366,6 @@ def rollout_trajectories(
     record_bodies: bool = False,
     on_progress: ProgressCallback | None = None,
     *,
-    engine: str = DEFAULT_ENGINE,
     nthread: int | None = None,
 ) -> SwimmerTrajectories:
     """Roll out from given full physics states (K, B, 11) and record everything.
@@ -440,9 +378,9 @@ def rollout_trajectories(
     """
     initial_states = _check_initial_states(initial_states)
     check_rollout_counts(initial_states.shape[0], initial_states.shape[1], horizon)
-    threads = _validate_engine(engine, nthread)
+    threads = _validate_threads(nthread)
     horizon = int(horizon)
-    returns, records = _simulate(policy_fn, initial_states, horizon, True, on_progress, engine, threads)
+    returns, records = simulate(policy_fn, initial_states, horizon, True, on_progress, threads)
     batch_shape = initial_states.shape[:-1]
     qpos = records["qpos"]
     bodies, segments = body_frames(qpos) if record_bodies else (None, None)
@@ -488,61 +426,6 @@ def body_frames(qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         segments[frame, :, 1] = centers - half_lengths[:, None] * axes
     lead = qpos.shape[:-1]
     return bodies.reshape(*lead, len(BODY_NAMES), 3), segments.reshape(*lead, len(BODY_NAMES), 2, 3)
-
-
-def physics_limit_steps_per_second(
-    seconds: float = 1.0,
-    nthread: int | None = None,
-    control_fn: Callable[[int, np.ndarray], np.ndarray] | None = None,
-    episode_length: int = DEFAULT_HORIZON,
-    seed: int = 0,
-) -> float:
-    """Upper bound on environment steps per second: single-thread ``mj_step`` rate x threads / frame_skip.
-
-    One MjData runs episodes of ``episode_length`` steps from gymnasium's reset
-    distribution for about ``seconds``; only the ``mj_step(nstep=frame_skip)``
-    calls are timed, so Python overhead is excluded, and they are timed in CPU
-    time of the calling thread (``time.thread_time``), so the bound is what the
-    cores deliver when they are free, even if other processes share them. The cost of a MuJoCo step
-    depends on the state (about 30 % more while a rotor presses on its joint
-    limit), so the controls matter: ``control_fn(step, observation (8,)) ->
-    action (2,)`` drives the episodes (e.g. the benchmarked policies, for a
-    workload-matched bound); by default controls are i.i.d. uniform in [-1, 1],
-    which rarely reaches the limits (a high, generic bound). ``nthread``
-    defaults to ``os.cpu_count()``.
-    """
-    if seconds <= 0:
-        raise ValueError(f"seconds must be positive, got {seconds}; pass e.g. seconds=1.0.")
-    if int(episode_length) < 1:
-        raise ValueError(f"episode_length must be at least 1 step, got {episode_length}.")
-    threads = (os.cpu_count() or 1) if nthread is None else int(nthread)
-    model = load_model()
-    data = mujoco.MjData(model)
-    rng = np.random.default_rng(seed)
-    if control_fn is None:
-
-        def control_fn(step: int, observation: np.ndarray) -> np.ndarray:
-            return rng.uniform(-1.0, 1.0, ACTION_SIZE)
-
-    observation = np.empty(OBSERVATION_SIZE)
-    stepping = 0.0
-    steps = 0
-    started = time.perf_counter()
-    while steps < 10 or time.perf_counter() - started < seconds:
-        if steps % int(episode_length) == 0:
-            mujoco.mj_resetData(model, data)
-            state = reset_states(rng, ())
-            data.qpos[:] = state[QPOS_SLICE]
-            data.qvel[:] = state[QVEL_SLICE]
-            mujoco.mj_forward(model, data)
-        observation[:3] = data.qpos[2:]
-        observation[3:] = data.qvel
-        data.ctrl[:] = control_fn(steps, observation)
-        tick = time.thread_time()
-        mujoco.mj_step(model, data, nstep=FRAME_SKIP)
-        stepping += time.thread_time() - tick
-        steps += 1
-    return steps / max(stepping, 1e-9) * threads
 
 
 def visited_states(rng: np.random.Generator, num_states: int, horizon: int = 200) -> np.ndarray:

@@ -1,10 +1,18 @@
-"""Shared test fixtures: paths, and a Streamlit AppTest factory."""
+"""Shared test fixtures: paths, a Streamlit AppTest factory, and the browser tests' server and Chromium.
+
+The browser fixtures start ``streamlit run app.py`` and Debian's Chromium with ``pvnviz.bench.browser``, the
+helpers the UI benchmark uses too (one server per test module). Outside CI a missing Chromium skips the browser
+tests; under CI=true it fails them.
+"""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from pvnviz.bench.browser import CHROMIUM, IDLE, launch, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -29,11 +37,6 @@ def trace_names(fig: dict) -> set[str]:
     return {t.get("name") for t in fig.get("data", [])}
 
 
-@pytest.fixture
-def page():
-    return open_page
-
-
 def array(value) -> list:
     """A plotly data array as a list: plain JSON lists, or plotly's typed arrays {dtype, bdata}."""
     import base64
@@ -46,3 +49,36 @@ def array(value) -> list:
             data = data.reshape([int(n) for n in str(value["shape"]).split(",")])
         return data.tolist()
     return list(value)
+
+
+@pytest.fixture(scope="module")
+def server():
+    """URL of ``streamlit run app.py`` on a free port (file watcher off), for this test module."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("Chromium is missing under CI; `make test` installs it with apt-get.")
+        pytest.skip("Chromium not installed (sudo apt-get install chromium)")
+    try:
+        proc, url = start_server(ROOT, watch_files=False)
+    except RuntimeError as error:
+        pytest.fail(str(error))
+    yield url
+    stop_server(proc)
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    """Headless Chromium driven by Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch(p)
+        yield b
+        b.close()
+
+
+def wait_idle(page, timeout_ms: int = 120_000) -> None:
+    """Wait until the app's script is idle, and still idle a moment later (a rerun may follow the first)."""
+    page.wait_for_selector(IDLE, timeout=timeout_ms)
+    page.wait_for_timeout(600)
+    page.wait_for_selector(IDLE, timeout=timeout_ms)

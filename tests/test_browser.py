@@ -2,37 +2,23 @@
 
 Opens every page, waits until the app is idle, checks there is no exception and the
 expected charts are drawn, presses the animation's play button, and saves
-screenshots (docs/screenshot.png, shown in the README, comes from here).
-Outside CI a missing Chromium skips these tests; under CI=true it fails them.
+screenshots in tests/artifacts. docs/screenshot.png (shown in the README) is rewritten only by
+`make screenshot` (PVN_SCREENSHOT=1): no test run changes a tracked file.
+The server and browser fixtures live in conftest.py; outside CI a missing Chromium skips these tests,
+under CI=true it fails them.
 """
 
 import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from conftest import wait_idle
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
-
 # URL path -> (charts expected at least, screenshot name)
 PAGES = {
     "": (0, "home"),
@@ -40,73 +26,6 @@ PAGES = {
     "cartpole": (7, "cartpole"),
     "swimmer": (7, "swimmer"),
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server():
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("Chromium is missing under CI; `make test` installs it with apt-get.")
-        pytest.skip("Chromium not installed (sudo apt-get install chromium)")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(ROOT / "app.py"),
-            "--server.port",
-            str(port),
-            "--server.headless",
-            "true",
-            "--server.address",
-            "127.0.0.1",
-            "--server.fileWatcherType",
-            "none",
-            "--browser.gatherUsageStats",
-            "false",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start: " + proc.stdout.read().decode(errors="replace")[-2000:])
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
-
-
-def wait_idle(page, timeout_ms: int = 120_000) -> None:
-    page.wait_for_selector(IDLE, timeout=timeout_ms)
-    page.wait_for_timeout(500)
-    page.wait_for_selector(IDLE, timeout=timeout_ms)
 
 
 def test_url_reproduces_the_view(server, browser):
@@ -140,7 +59,8 @@ def test_page_in_a_real_browser(server, browser, path):
     assert page.locator("[data-testid='stPlotlyChart']").count() >= expected_charts
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     if path == "polytope":
-        page.screenshot(path=str(ROOT / "docs" / "screenshot.png"))
+        readme_shot = os.environ.get("PVN_SCREENSHOT") == "1"  # set by `make screenshot` only
+        page.screenshot(path=str(ROOT / "docs" / "screenshot.png" if readme_shot else ARTIFACTS / "screenshot.png"))
         play = page.locator(".st-key-ascent_play button").first  # ui.player's Play (plays from the start)
         play.scroll_into_view_if_needed()
         play.click()

@@ -1,10 +1,11 @@
 """A real browser on the CartPole page and the dark theme: Stop, copied links, marker colours.
 
-Uses the streamlit server and Chromium fixtures of tests/test_browser.py (one server per module).
+Uses the streamlit server and Chromium fixtures of tests/conftest.py (one server per module).
 """
 
 import pytest
-from test_browser import browser, server, wait_idle  # noqa: F401  (pytest fixtures)
+
+from conftest import wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -15,7 +16,7 @@ def _text(page) -> str:
     return page.locator("[data-testid='stMain']").inner_text()
 
 
-def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):  # noqa: F811
+def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(f"{server}/cartpole?seed=0&cartpole_preset=Quick&cartpole_train_steps=50000")
     wait_idle(page)
@@ -32,7 +33,7 @@ def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):
     page.close()
 
 
-def test_a_copied_url_reproduces_every_input_in_a_fresh_context(server, browser):  # noqa: F811
+def test_a_copied_url_reproduces_every_input_in_a_fresh_context(server, browser):
     first = browser.new_context(viewport={"width": 1280, "height": 900})
     page = first.new_page()
     page.goto(f"{server}/cartpole")
@@ -63,7 +64,7 @@ def test_a_copied_url_reproduces_every_input_in_a_fresh_context(server, browser)
     fresh.close()
 
 
-def test_dark_theme_keeps_the_markers_visible(server, browser):  # noqa: F811
+def test_dark_theme_keeps_the_markers_visible(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme="dark")
     page.goto(f"{server}/polytope?embed_options=dark_theme")
     wait_idle(page)

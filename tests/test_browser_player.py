@@ -8,31 +8,17 @@ Outside CI a missing Chromium skips these tests; under CI=true it fails them.
 """
 
 import json
-import os
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from conftest import wait_idle
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 STEP = re.compile(r"ascent step (\d+) \((\d+) of (\d+)\)")
 
 # Widget label -> (URL parameter, non-default value, how the page shows it)
@@ -51,61 +37,6 @@ LINKED = {
     "Seed": ("seed", "7", "7"),
 }
 PAPER = {"Discount γ": "0.80", "Start P(a1 | s1)": "0.50", "Ascent steps": "100", "Seed": "4", "r(s1, a1)": "-0.45"}
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server():
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("Chromium is missing under CI; `make test` installs it with apt-get.")
-        pytest.skip("Chromium not installed (sudo apt-get install chromium)")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
-         "--server.headless", "true", "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
-
-
-def wait_idle(page, timeout_ms: int = 120_000) -> None:
-    page.wait_for_selector(IDLE, timeout=timeout_ms)
-    page.wait_for_timeout(600)
-    page.wait_for_selector(IDLE, timeout=timeout_ms)
 
 
 def open_polytope(browser, server, query: str = ""):

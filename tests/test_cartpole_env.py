@@ -4,11 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
-from pathlib import Path
-
-# Make the repo root importable when pytest runs without a configured pythonpath.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import gymnasium
 import numpy as np

@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from gym_reference import cartpole_episode_returns
 from pvnviz.cli import main
 from pvnviz.configs import ConfigError
 from pvnviz.experiment import PRESETS, ExperimentConfig, collect, load_result, run_experiment, split
@@ -48,10 +49,27 @@ def test_run_structure_and_filter(tiny_run):
         trace = r.traces[mode]
         assert trace.true_returns.shape == (5, 3) and list(trace.eval_steps) == [0, 10, 20, 30, 40]
         np.testing.assert_array_equal(trace.params[0], r.traces["fingerprint"].params[0])  # same starts
-        assert np.all(trace.best_returns >= trace.true_returns[1:].max(0) - 1e-9)
-        assert np.all(trace.best_index >= 1)
     s = r.summary()
     assert s["num_policies"] == 120 and s["num_kept"] == kept.sum() and s["return_limit"] == 30.0
+
+
+@pytest.mark.parametrize("mode", ["fingerprint", "flattened"])
+def test_ascent_scores_agree_with_gymnasium(tiny_run, mode):
+    """Algorithm 3's numbers are Monte Carlo returns of the right policies in the right environment: gymnasium's
+    CartPole-v1 runs the same parameters (one step at a time, its own random numbers) and agrees within sampling
+    error with (a) the fresh re-measurement of each start's chosen iterate and (b) the mean score of all scored
+    iterates. CartPole returns have a long right tail (one scored iterate here drew 10 episodes averaging 34 where
+    its mean is 20, a 1-in-1000 draw measured over 200,000 resamples), so the checks compare means of many episodes."""
+    trace = tiny_run.traces[mode]
+    kept, starts, size = trace.params.shape
+    episodes = 200
+    arch, horizon = TINY.arch(), TINY.horizon
+    chosen = cartpole_episode_returns(arch, trace.best_params, episodes, horizon, seed=1)
+    error = np.sqrt(chosen.var(axis=1, ddof=1) * (1 / TINY.fresh_episodes + 1 / episodes))
+    assert np.all(np.abs(trace.fresh_returns - chosen.mean(axis=1)) < 4 * error), (trace.fresh_returns, chosen.mean(1))
+    scored = cartpole_episode_returns(arch, trace.params.reshape(-1, size), 40, horizon, seed=2)
+    error = np.sqrt(np.sum(scored.var(axis=1, ddof=1) * (1 / TINY.eval_episodes + 1 / 40))) / scored.shape[0]
+    assert abs(trace.true_returns.mean() - scored.mean()) < 4 * error, (trace.true_returns.mean(), scored.mean())
 
 
 def test_same_seed_same_run(tiny_run):

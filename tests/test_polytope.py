@@ -7,7 +7,7 @@ import pytest
 
 from pvnviz import mdp as mdp_lib
 from pvnviz.configs import ConfigError
-from pvnviz.polytope import PolytopeConfig, exact_view, run_polytope, training_key
+from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, run_polytope, train_pvn, training_key
 
 PAPER_SEED = 4  # the app's default seed
 
@@ -30,10 +30,65 @@ def test_pvn_generalises_to_test_policies(paper_run):
     assert paper_run.trained.train_loss[-1] < 0.02 * paper_run.trained.train_loss[0]
 
 
-def test_learned_ascent_reaches_the_optimum(paper_run):
+def test_exact_ascent_reaches_the_optimum(paper_run):
     s = paper_run.summary()
-    assert s["optimal_J"] - s["learned_ascent_final_exact_J"] < 0.05, s
     assert s["optimal_J"] - s["exact_ascent_final_J"] < 1e-6, s
+
+
+@pytest.fixture(scope="module")
+def learned_over_seeds():
+    """Per seed 0-23 (paper settings): start J, final exact J of the learned ascent, its final policy,
+    the best J among the PVN's training policies, and the optimum; the trained PVNs and their fields."""
+    config = PolytopeConfig()
+    m = config.mdp()
+    exact_field = exact_view(config).field
+    start_J = float(mdp_lib.objective(m, mdp_lib.policy_matrix(np.array([config.ascent_start])))[0])
+    optimal_J = mdp_lib.optimal_policy(m)[1]
+    rows, models = [], []
+    for seed in range(24):
+        trained = train_pvn(config, seed)
+        learned = learned_view(config, trained)
+        path = learned.ascent
+        best_train_J = mdp_lib.objective(m, mdp_lib.policy_matrix(trained.train_policies)).max()
+        rows.append((float(path.exact_J[-1]), path.policies[-1], float(best_train_J)))
+        models.append((trained, learned.field))
+    return start_J, optimal_J, rows, models, exact_field
+
+
+@pytest.mark.slow
+def test_pvn_generalises_and_points_like_the_exact_field_over_24_seeds(learned_over_seeds):
+    """Measured on seeds 0-23: final test MSE 0.07-1.4% of the initial (train 0.00-1.4%); median cosine between
+    the learned and exact fields in the interior 0.987-0.998. A zero learned gradient (seed 9: all ReLUs off on
+    12 grid points, where its ascent stops) counts as cosine 0."""
+    *_, models, exact_field = learned_over_seeds
+    inner = (slice(3, -3), slice(3, -3))
+    for seed, (trained, field) in enumerate(models):
+        assert trained.test_loss[-1] < 0.02 * trained.test_loss[0], (seed, trained.test_loss[[0, -1]])
+        assert trained.train_loss[-1] < 0.02 * trained.train_loss[0], (seed, trained.train_loss[[0, -1]])
+        exact, learned = exact_field[inner], field[inner]
+        norms = np.linalg.norm(exact, axis=-1) * np.linalg.norm(learned, axis=-1)
+        cos = np.divide(np.sum(exact * learned, -1), norms, out=np.zeros_like(norms), where=norms > 0)
+        assert np.median(cos) > 0.9, (seed, np.median(cos))
+
+
+@pytest.mark.slow
+def test_learned_ascent_over_24_seeds(learned_over_seeds):
+    """What holds over seeds, not on a lucky one. A PVN fitted to 20 random policies is wrong near the edges of
+    the policy square (Section 6.1: "only a few differences around the edges"); starting at [0.5, 0] the exact
+    ascent runs along the P(a1|s1) = 0 edge, where the learned field often stops the ascent early (or, seed 9,
+    a flat patch where every ReLU is off). Measured on
+    seeds 0-23 (start J -0.490, optimum 0.684): every ascent gained at least 29% of the way to the optimum,
+    9 ended within 0.05 of it (12 within 0.1), 14 above every training policy (zero-shot improvement), and the
+    12 that missed it by more than 0.1 (J -0.145 to 0.380) all stopped at P(a1|s1) <= 0.21, at or near that edge."""
+    start_J, optimal_J, rows, *_ = learned_over_seeds
+    final_J = np.array([row[0] for row in rows])
+    gained = (final_J - start_J) / (optimal_J - start_J)
+    assert gained.min() > 0.2, gained.round(2)
+    near_optimum = optimal_J - final_J < 0.05
+    assert near_optimum.sum() >= 6, final_J.round(3)
+    assert sum(final > best_train for final, _, best_train in rows) >= 10, final_J.round(3)
+    stopped_at = np.array([row[1][0] for row in rows])[optimal_J - final_J > 0.1]
+    assert np.all(stopped_at <= 0.3), stopped_at.round(2)
 
 
 def test_learned_path_is_evaluated_with_the_exact_objective(paper_run):

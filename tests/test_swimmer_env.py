@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# Make the repo root importable when pytest runs without a configured pythonpath.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import numpy as np
 import pytest
 
+from gym_reference import swimmer as make_gymnasium_swimmer
 from pvnviz import swimmer
-from pvnviz.bench_swimmer import RandomMLPPolicies, make_gymnasium_swimmer
+from pvnviz.bench import swimmer as bench_swimmer
+from pvnviz.bench.swimmer import RandomMLPPolicies
 
 TOLERANCE = 1e-6
 HORIZON = 1000
@@ -100,8 +96,10 @@ def test_rollout_engine_is_exact_only_without_joint_limits():
     reference = gymnasium_episode(weights, seed=3, horizon=300)
     assert reference["limit_steps"] == 0
     initial = reference["state"].reshape(1, 1, swimmer.STATE_SIZE)
-    trajectories = swimmer.rollout_trajectories(batched_policy(weights[None, None]), initial, 300, engine="rollout")
-    np.testing.assert_allclose(trajectories.rewards[0, 0], reference["rewards"], rtol=0, atol=TOLERANCE)
+    _, records = bench_swimmer.simulate(
+        batched_policy(weights[None, None]), initial, 300, engine="rollout", record=True
+    )
+    np.testing.assert_allclose(records["rewards"][0], reference["rewards"], rtol=0, atol=TOLERANCE)
 
 
 def test_rollout_engine_drifts_once_joint_limits_are_hit():
@@ -109,8 +107,10 @@ def test_rollout_engine_drifts_once_joint_limits_are_hit():
     weights = linear_policy_weights(3)
     reference = gymnasium_episode(weights, seed=3)
     initial = reference["state"].reshape(1, 1, swimmer.STATE_SIZE)
-    trajectories = swimmer.rollout_trajectories(batched_policy(weights[None, None]), initial, HORIZON, engine="rollout")
-    assert np.abs(trajectories.observations[0, 0] - reference["observations"]).max() > TOLERANCE, (
+    _, records = bench_swimmer.simulate(
+        batched_policy(weights[None, None]), initial, HORIZON, engine="rollout", record=True
+    )
+    assert np.abs(records["observations"][0] - reference["observations"]).max() > TOLERANCE, (
         "mujoco.rollout now matches gymnasium with joint limits active: the rollout engine may be exact now"
     )
 
@@ -191,17 +191,13 @@ def test_invalid_arguments_raise_value_error():
     with pytest.raises(ValueError, match="num_episodes"):
         swimmer.rollout_returns(policies, 2, 0, 10, rng)
     with pytest.raises(ValueError, match="engine"):
-        swimmer.rollout_returns(policies, 2, 1, 10, rng, engine="python")
+        bench_swimmer.simulate(policies, swimmer.reset_states(rng, (2, 1)), 10, engine="python")
     with pytest.raises(ValueError, match="shape"):
         swimmer.rollout_returns(lambda obs: np.zeros(obs.shape[:-1]), 2, 1, 10, rng)
     with pytest.raises(ValueError, match="non-finite"):
         swimmer.rollout_returns(lambda obs: np.full((*obs.shape[:-1], 2), np.nan), 2, 1, 10, rng)
     with pytest.raises(ValueError, match="initial_states"):
         swimmer.rollout_trajectories(policies, np.zeros((2, 1, 10)), 10)
-
-
-def test_physics_limit_is_positive():
-    assert swimmer.physics_limit_steps_per_second(seconds=0.05) > 100
 
 
 def test_model_is_gymnasiums_with_collision_detection_off():

@@ -11,11 +11,11 @@ the Ray workers (what a free core delivers) gives the time of the paper's 10^9-s
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 
+from pvnviz.bench import BenchParser, positive_int
 from pvnviz.collect import LocalExecutor, Plan, collect
 from pvnviz.policies import PolicyArch
 
@@ -105,11 +105,11 @@ def format_ray(r: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pvnviz.bench ray")
-    parser.add_argument("--num-policies", type=int, default=16)
-    parser.add_argument("--num-episodes", type=int, default=50)
-    parser.add_argument("--horizon", type=int, default=200)
-    parser.add_argument("--chunk-policies", type=int, default=2)
+    parser = BenchParser(prog="python -m pvnviz.bench ray", description=__doc__.splitlines()[0])
+    parser.add_argument("--num-policies", type=positive_int, default=16)
+    parser.add_argument("--num-episodes", type=positive_int, default=50)
+    parser.add_argument("--horizon", type=positive_int, default=200)
+    parser.add_argument("--chunk-policies", type=positive_int, default=2)
     args = parser.parse_args(argv)
     print(format_ray(bench_ray(args.num_policies, args.num_episodes, args.horizon, args.chunk_policies)))
     return 0

@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|ray|ui|all`` (ui: see ``bench_ui``).
+"""Benchmarks ``python -m pvnviz.bench polytope`` and ``cartpole`` (Sections 6.1 and 6.2).
 
 Each benchmark runs our batched collector (Appendix C's Algorithm 1 on the batched
 environment, exactly the code the experiments use) and a baseline in the same process,
@@ -9,8 +9,6 @@ whole Paper pipeline (both inputs) of Section 6.2.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 
 import numpy as np
@@ -176,32 +174,3 @@ def format_cartpole(r: dict) -> str:
             f"({', '.join(f'{k} {v:.1f}' for k, v in t.items() if k != 'total')})"
         )
     return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pvnviz.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("which", choices=["polytope", "cartpole", "swimmer", "ray", "ui", "all"])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-pipeline", action="store_true", help="CartPole: skip timing the Paper pipeline")
-    args, rest = parser.parse_known_args(argv)
-    if args.which == "ui":
-        from pvnviz import bench_ui
-
-        return bench_ui.main(rest)
-    if args.which in ("polytope", "all"):
-        print(format_polytope(bench_polytope()))
-    if args.which in ("cartpole", "all"):
-        print(format_cartpole(bench_cartpole(seed=args.seed, pipeline=not args.no_pipeline)))
-    if args.which in ("swimmer", "all"):
-        from pvnviz import bench_swimmer
-
-        bench_swimmer.main(rest)
-    if args.which == "ray":  # not in "all": it starts Ray clusters
-        from pvnviz import bench_ray
-
-        bench_ray.main(rest)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -14,28 +14,14 @@ page stays idle for a second), so the number does not include the benchmark's ow
 
 from __future__ import annotations
 
-import argparse
-import shutil
-import socket
 import statistics
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+from pvnviz.bench import BenchParser, positive_int
+from pvnviz.bench.browser import IDLE, launch, start_server, stop_server
+
+ROOT = Path(__file__).resolve().parents[2]
 # page -> (URL path, plotly charts drawn at least, goal in seconds)
 PAGES = {
     "home": ("", 0, 6.0),
@@ -55,47 +41,6 @@ OBSERVER = """() => {
       [performance.now(), app.getAttribute('data-test-script-state')]))
     .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
 }"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(root: Path) -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` in ``root`` with the repository's config; waits for its health check."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-            "--browser.gatherUsageStats",
-            "false",
-        ],
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                return proc, url
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("streamlit did not start")
 
 
 def wait_settled(page, since_ms: float, charts: int = 0, quiet_ms: int = 1000, timeout_s: float = 180) -> float:
@@ -137,8 +82,7 @@ def first_open(browser, root: Path, path: str, charts: int) -> float:
         page.close()
         return seconds
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        stop_server(proc)
 
 
 def open_polytope(browser, url: str):
@@ -163,8 +107,10 @@ def slider_move(page, label: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pvnviz.bench ui", description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3, help="repetitions of each measurement (median shown)")
+    parser = BenchParser(prog="python -m pvnviz.bench ui", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--repeats", type=positive_int, default=3, help="repetitions of each measurement (median shown)"
+    )
     parser.add_argument("--root", default=str(ROOT), help="checkout to serve (default: this one)")
     parser.add_argument(
         "--baseline",
@@ -174,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated pages to time the first open of")
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.pages.split(",")) - set(PAGES))
+    if unknown:
+        parser.error(f"unknown pages {', '.join(unknown)}; choose from {', '.join(PAGES)}")
     roots = {"now": Path(args.root)}
     if args.baseline:
         roots["baseline"] = Path(args.baseline)
@@ -182,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"UI benchmark (issue 7): {', '.join(f'{k} = {v}' for k, v in roots.items())}; "
           f"median of {args.repeats}, Chromium 1280x720")  # fmt: skip
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch(p)
         servers = {name: start_server(root) for name, root in roots.items()}
         try:
             for name, (label, goal) in SLIDERS.items():
@@ -196,8 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                 _print(name, times, goal)
         finally:
             for proc, _ in servers.values():
-                proc.terminate()
-                proc.wait(timeout=30)
+                stop_server(proc)
         for name in args.pages.split(","):
             path, charts, goal = PAGES[name]
             times = {k: [] for k in roots}
@@ -211,14 +159,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _print(name: str, times: dict[str, list[float]], goal: float) -> None:
     median = {k: statistics.median(v) for k, v in times.items()}
-    verdict = "meets" if median["now"] < goal else "misses"
-    line = f"  {name:<46} {median['now']:6.2f} s  (goal < {goal:g} s: {verdict}; runs "
+    line = f"  {name:<46} {median['now']:6.2f} s  (goal < {goal:g} s; runs "
     line += ", ".join(f"{t:.2f}" for t in times["now"]) + ")"
     if "baseline" in median:
         line += f"  baseline {median['baseline']:.2f} s (runs " + ", ".join(f"{t:.2f}" for t in times["baseline"])
-        line += f"), {median['baseline'] / median['now']:.1f}x faster"
+        line += f"), ratio baseline/now {median['baseline'] / median['now']:.2f}x"
     print(line, flush=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|ray|ui|all``.
+
+Every benchmark times our code and a baseline in the same process and prints the
+measurements and their ratio (a goal, where there is one, is printed as a number next to
+the measurement; nothing here passes or fails). One module per benchmark:
+
+* ``core``: Section 6.1's exact view and PVN training, and Section 6.2's CartPole collector
+  against a gymnasium loop (with the whole Paper pipeline's time);
+* ``swimmer``: Section 6.3's Swimmer collector against gymnasium and the MuJoCo physics limit,
+  and the ``mujoco.rollout`` engine kept for comparison;
+* ``ray``: Algorithm 1 (Appendix C) locally and on a local Ray cluster;
+* ``ui``: the app in Chromium (``browser`` starts the server and the browser; the browser tests share it).
+
+Bad numbers on the command line print one line on stderr and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+BENCHMARKS = ("polytope", "cartpole", "swimmer", "ray", "ui", "all")
+
+
+class BenchParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr and exit status 2 (no usage block)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def positive_int(text: str) -> int:
+    """An ``argparse`` type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An ``argparse`` type: a whole number of at least 0 (seeds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m pvnviz.bench``; returns the exit status."""
+    parser = BenchParser(prog="python -m pvnviz.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("which", choices=BENCHMARKS)
+    parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.add_argument("--no-pipeline", action="store_true", help="CartPole: skip timing the Paper pipeline")
+    args, rest = parser.parse_known_args(argv)
+    try:
+        return _run(args, rest)
+    except ValueError as error:  # ConfigError, CollectError and the rollout checks: what to change
+        print(f"python -m pvnviz.bench {args.which}: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, rest: list[str]) -> int:
+    if args.which == "ui":
+        from pvnviz.bench import ui
+
+        return ui.main(rest)
+    if args.which == "ray":  # not in "all": it starts Ray clusters
+        from pvnviz.bench import ray
+
+        return ray.main(rest)
+    swimmer_args = None
+    if args.which in ("swimmer", "all"):  # parsed first: a bad number stops before any benchmark runs
+        from pvnviz.bench import swimmer
+
+        swimmer_args = swimmer.parse_args([*rest, "--seed", str(args.seed)])
+    elif rest:
+        BenchParser(prog=f"python -m pvnviz.bench {args.which}").error(f"unrecognized arguments: {' '.join(rest)}")
+    from pvnviz.bench import core
+
+    if args.which in ("polytope", "all"):
+        print(core.format_polytope(core.bench_polytope()), flush=True)
+    if args.which in ("cartpole", "all"):
+        print(core.format_cartpole(core.bench_cartpole(seed=args.seed, pipeline=not args.no_pipeline)), flush=True)
+    if swimmer_args is not None:
+        swimmer.run(swimmer_args)
+    return 0

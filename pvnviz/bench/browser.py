@@ -1,0 +1,73 @@
+"""A Streamlit server and Debian's Chromium, for the UI benchmark and the browser tests.
+
+``start_server`` runs ``streamlit run app.py`` of a checkout on a free port of 127.0.0.1 and waits
+for its health check; ``launch`` starts headless Chromium through Playwright. The browser tests'
+fixtures (``tests/conftest.py``) and ``python -m pvnviz.bench ui`` both use these, so the two
+measure and check the same app the same way.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"  # the script finished and nothing runs
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(root: Path, *, watch_files: bool = True, timeout: float = 60) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` in ``root`` with the repository's config; returns (process, URL) once healthy.
+
+    ``watch_files=False`` switches Streamlit's file watcher off (tests: no reruns while files change).
+    Raises RuntimeError with the end of the server's output if it is not healthy within ``timeout`` s.
+    """
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
+    command += ["--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    if not watch_files:
+        command += ["--server.fileWatcherType", "none"]
+    log = tempfile.TemporaryFile()  # not a pipe: a server that is never read from must not block on a full one
+    proc = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                return proc, url
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    proc.wait(timeout=30)
+    log.seek(0)
+    raise RuntimeError("streamlit did not start: " + log.read().decode(errors="replace")[-2000:])
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def launch(playwright):
+    """Headless Debian Chromium through a started ``sync_playwright()``."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
