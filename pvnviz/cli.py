@@ -190,7 +190,7 @@ def _run(args: argparse.Namespace) -> int:
     collect_run.check_arguments(args, config)
     if hasattr(config, "env"):  # sized before anything is allocated
         estimate = check_memory(config)
-        if not args.quiet:
+        if not args.quiet and sys.stderr.isatty():  # beside the progress bars; a pipe gets the one-line endings only
             print(f"estimated: {estimate.describe()} on one core of a laptop-class CPU", file=sys.stderr)
     staging = begin_run(args.out, args.overwrite)  # fail before the long work, not after it
     progress = (lambda done, total, info: None) if args.quiet else TerminalProgress()

@@ -252,7 +252,7 @@ class ChunkStore:
     def read(self, index: int, spec: ChunkSpec, plan: Plan) -> Chunk | None:
         """The chunk if its file is there and checks out (shapes, dtypes, plan, checksum), else None."""
         try:
-            with np.load(self.path(index)) as data:
+            with np.load(self.path(index), allow_pickle=False) as data:
                 params, returns = data["params"], data["returns"]
                 ok = (
                     str(data["digest"]) == plan.digest()

@@ -459,7 +459,8 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
         )
         trained, traces, ensembles = {}, {}, {}
         for mode in config.inputs:
-            model = build_pvn(config, bins, mode, info.seed)
+            shell = dataclasses.replace(config, probe_init="noise")  # saved probes replace these: no rollouts
+            model = build_pvn(shell, bins, mode, info.seed)
             model.load_state_dict(load_network(folder, f"pvn_{mode}.pt", model.state_dict()))
             with np.load(folder / f"curves_{mode}.npz", allow_pickle=False) as c:
                 snaps = c["probe_snapshots"]
@@ -484,7 +485,7 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
                     c["disagreement"] if "disagreement" in c.files else None,
                 )
             if config.ensemble_size > 1:
-                ensemble = build_ensemble(config, bins, mode, info.seed)
+                ensemble = build_ensemble(shell, bins, mode, info.seed)
                 ensemble.load_state_dict(load_network(folder, f"ensemble_{mode}.pt", ensemble.state_dict()))
                 spread = info.summary.get("inputs", {}).get(mode, {}).get("ensemble_val_spread", float("nan"))
                 ensembles[mode] = TrainedEnsemble(ensemble, trained[mode], float(spread))

@@ -5,6 +5,7 @@ new manifest (so the manifest's hashes cannot catch it): opening it must raise o
 the file, without a traceback or a server path; the pages show that message (tests/test_fuzz.py).
 """
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -168,3 +169,25 @@ def test_a_run_changed_by_hand_and_re_manifested_is_refused_naming_the_file(case
 
 def test_the_case_count():
     assert len(CASES) >= 30  # reported in the issue's note: corruptions tried
+
+
+def test_opening_a_visited_probe_run_never_runs_the_environment(tmp_path, monkeypatch):
+    """probe_init=visited samples states by rollouts when training; opening the saved run must not."""
+    import pvnviz.envs as envs
+
+    out = tmp_path / "visited"
+    assert main(["run", "cartpole", "--out", str(out), *TINY, "--set", "probe_init=visited"]) == 0
+    saved = load_result(out, "cartpole")
+
+    def no_rollouts(*args, **kwargs):
+        raise AssertionError("the environment ran while opening a saved run")
+
+    spec = envs.get_env("cartpole")
+    monkeypatch.setattr(envs, "get_env", lambda name: dataclasses.replace(spec, visited_states=no_rollouts))
+    import pvnviz.experiment as experiment
+
+    monkeypatch.setattr(experiment, "get_env", envs.get_env)
+    loaded = load_result(out, "cartpole")
+    for mode in ("fingerprint", "flattened"):
+        a, b = saved.trained[mode].model.state_dict(), loaded.trained[mode].model.state_dict()
+        assert all(torch.equal(a[k], b[k]) for k in a)
