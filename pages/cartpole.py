@@ -3,9 +3,9 @@
 import numpy as np
 import streamlit as st
 
-from pvnviz.experiment import PRESETS
 from pvnviz.figures import gif
 from pvnviz.figures.experiment import cartpole_replay, cartpole_steps
+from pvnviz.presets import PRESETS
 from pvnviz.replay import cartpole_episodes
 from ui import explain, gif_download, require_navigation, what_to_look_at
 from ui.experiment import obtain_result, policy_pair, render_results, sidebar_config

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from pvnviz.experiment import PRESETS
 from pvnviz.figures import gif
 from pvnviz.figures.experiment import swimmer_replay, swimmer_steps
+from pvnviz.presets import PRESETS
 from pvnviz.replay import swimmer_episodes
 from ui import explain, gif_download, require_navigation, what_to_look_at
 from ui.experiment import obtain_result, policy_pair, render_results, sidebar_config

@@ -65,7 +65,7 @@ def check_members(zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
 
 def read_run_zip(data: bytes, experiment: str | None = None):
     """Open zip bytes as an ``ExperimentResult``; ArchiveError with a clear message if they are not a run."""
-    from pvnviz.experiment import load_result  # imported here: pvnviz.experiment is the heavier module
+    from pvnviz.run_files import load_result  # imported here: it brings torch
 
     if len(data) > MAX_ZIP_BYTES:
         size, cap = len(data) / 2**20, MAX_ZIP_BYTES // 2**20

@@ -54,7 +54,9 @@ def _polytope() -> Experiment:
 
 def _environment(name: str) -> Callable[[], Experiment]:
     def factory() -> Experiment:
-        from pvnviz.experiment import PRESETS, ExperimentConfig, run_experiment, save_result
+        from pvnviz.experiment import ExperimentConfig, run_experiment
+        from pvnviz.presets import PRESETS
+        from pvnviz.run_files import save_result
 
         return Experiment(ExperimentConfig, PRESETS[name], run_experiment, save_result)
 
@@ -66,11 +68,6 @@ EXPERIMENTS: dict[str, Callable[[], Experiment]] = {
     "cartpole": _environment("cartpole"),
     "swimmer": _environment("swimmer"),
 }
-
-
-def register(name: str, factory: Callable[[], Experiment]) -> None:
-    """Add an experiment to the CLI (imported lazily when run)."""
-    EXPERIMENTS[name] = factory
 
 
 class _Parser(argparse.ArgumentParser):
@@ -230,7 +227,7 @@ def _manifest(folder: str) -> int:
         write_manifest(path)
         try:
             if name in ("cartpole", "swimmer"):
-                from pvnviz.experiment import load_result
+                from pvnviz.run_files import load_result
 
                 load_result(path, name)  # every array and network opens: only then the manifest stays
         except BaseException:

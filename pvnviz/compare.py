@@ -18,8 +18,9 @@ import numpy as np
 from pvnviz.ars import EnvObjective, ars
 from pvnviz.ascent import evaluate_returns
 from pvnviz.envs import get_env
-from pvnviz.experiment import PRESETS, _rng, run_experiment
+from pvnviz.experiment import _rng, run_experiment
 from pvnviz.policies import glorot_params
+from pvnviz.presets import PRESETS
 
 
 def compare(seed: int, fresh_episodes: int = 100) -> list[dict]:

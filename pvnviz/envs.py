@@ -37,7 +37,6 @@ class EnvSpec:
     discrete: bool
     state_labels: tuple[str, ...]
     state_bounds: tuple[tuple[float, float] | None, ...]  # termination bounds, where there are any
-    default_horizon: int
     rollout_returns: Callable[..., np.ndarray]  # (policy_fn, K, B, horizon, rng, on_progress) -> (K, B)
     visited_states: Callable[[np.random.Generator, int], np.ndarray]  # (rng, n) -> (n, obs_dim)
 
@@ -66,7 +65,6 @@ def _cartpole() -> EnvSpec:
         discrete=True,
         state_labels=("cart position", "cart velocity", "pole angle", "pole angular velocity"),
         state_bounds=((-cartpole.X_THRESHOLD, cartpole.X_THRESHOLD), None, (-theta, theta), None),
-        default_horizon=100,
         rollout_returns=rollout,
         visited_states=visited,
     )

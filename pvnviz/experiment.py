@@ -11,11 +11,7 @@ stage's settings never changes an earlier stage's result.
 from __future__ import annotations
 
 import dataclasses
-import json
-import pickle
 import time
-import zipfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +19,7 @@ import numpy as np
 import torch
 
 from pvnviz.ascent import AscentTrace, ascend, remeasure
-from pvnviz.configs import check, check_finite, param, to_dict
+from pvnviz.configs import check, check_finite, param
 from pvnviz.dataset import PolicyDataset, collect_dataset
 from pvnviz.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
 from pvnviz.envs import ENVIRONMENTS, get_env
@@ -33,7 +29,6 @@ from pvnviz.policies import PolicyArch, glorot_params
 from pvnviz.progress import ProgressFn, no_progress
 from pvnviz.pvn import INPUT_MODES, PVN, MetricsFn, TrainedPVN, train_pvn
 from pvnviz.rounds import active_rounds
-from pvnviz.runs import RunError, read_run
 from pvnviz.sizing import check_limits
 
 STAGES = {"collect": 0, "split": 1, "probes": 2, "train": 3, "starts": 4, "ascent": 5, "fresh": 6}
@@ -371,38 +366,10 @@ class ExperimentResult:
         }
 
     def save(self, out_dir: str | Path) -> None:
-        out = Path(out_dir)
-        self.dataset.save(out / "dataset.npz")
-        for mode, trained in self.trained.items():
-            torch.save(trained.model.state_dict(), out / f"pvn_{mode}.pt")
-            if mode in self.ensembles:
-                torch.save(self.ensembles[mode].ensemble.state_dict(), out / f"ensemble_{mode}.pt")
-            trace = self.traces[mode]
-            np.savez_compressed(
-                out / f"curves_{mode}.npz",
-                steps=trained.steps,
-                train_loss=trained.train_loss,
-                val_loss=trained.val_loss,
-                snapshot_steps=trained.snapshot_steps,
-                probe_snapshots=trained.probe_snapshots if trained.probe_snapshots is not None else np.zeros(0),
-                seconds=trained.seconds,
-                eval_steps=trace.eval_steps,
-                true_returns=trace.true_returns,
-                predicted=trace.predicted,
-                params=trace.params,
-                ascent_seconds=trace.seconds,
-                **({} if trace.fresh_returns is None else {"fresh_returns": trace.fresh_returns}),
-                **({} if trace.disagreement is None else {"disagreement": trace.disagreement}),
-            )
-        (out / "split.json").write_text(
-            json.dumps(
-                {
-                    "train_idx": self.split.train_idx.tolist(),
-                    "val_idx": self.split.val_idx.tolist(),
-                    "bins": [self.split.bins.g_min, self.split.bins.g_max, self.split.bins.num_bins],
-                }
-            )
-        )
+        """Write the run's arrays and networks into ``out_dir`` (the layout: ``pvnviz.run_files``)."""
+        from pvnviz.run_files import save_result
+
+        save_result(self, out_dir)
 
 
 def run_experiment(
@@ -437,135 +404,3 @@ def run_experiment(
         timings[f"ascent_{mode}"] = time.perf_counter() - t0
     timings["total"] = sum(timings.values())
     return ExperimentResult(config, seed, dataset, parts, trained, traces, timings, ensembles)
-
-
-def load_result(path: str | Path, experiment: str | None = None) -> ExperimentResult:
-    """Open a run folder written by the CLI; RunError with a clear message if it is not one."""
-
-    from pvnviz.run_checks import check_run, load_network
-
-    info = read_run(path, experiment)
-    folder = Path(path)
-    config = check_run(folder, info, experiment)  # every file against config.json, before anything is built
-    try:
-        dataset = PolicyDataset.load(folder / "dataset.npz")
-        meta = json.loads((folder / "split.json").read_text())
-        bins = ReturnBins(*meta["bins"])
-        parts = Split(
-            dataset.kept(config.return_limit),
-            bins,
-            np.array(meta["train_idx"], dtype=int),
-            np.array(meta["val_idx"], dtype=int),
-        )
-        trained, traces, ensembles = {}, {}, {}
-        for mode in config.inputs:
-            shell = dataclasses.replace(config, probe_init="noise")  # saved probes replace these: no rollouts
-            model = build_pvn(shell, bins, mode, info.seed)
-            model.load_state_dict(load_network(folder, f"pvn_{mode}.pt", model.state_dict()))
-            with np.load(folder / f"curves_{mode}.npz", allow_pickle=False) as c:
-                snaps = c["probe_snapshots"]
-                trained[mode] = TrainedPVN(
-                    model,
-                    mode,
-                    c["steps"],
-                    c["train_loss"],
-                    c["val_loss"],
-                    c["snapshot_steps"],
-                    snaps if snaps.size else None,
-                    float(c["seconds"]),
-                )
-                traces[mode] = AscentTrace(
-                    mode,
-                    c["eval_steps"],
-                    c["true_returns"],
-                    c["predicted"],
-                    c["params"],
-                    float(c["ascent_seconds"]),
-                    c["fresh_returns"] if "fresh_returns" in c.files else None,  # runs before the fresh stage
-                    c["disagreement"] if "disagreement" in c.files else None,
-                )
-            if config.ensemble_size > 1:
-                ensemble = build_ensemble(shell, bins, mode, info.seed)
-                ensemble.load_state_dict(load_network(folder, f"ensemble_{mode}.pt", ensemble.state_dict()))
-                spread = info.summary.get("inputs", {}).get(mode, {}).get("ensemble_val_spread", float("nan"))
-                ensembles[mode] = TrainedEnsemble(ensemble, trained[mode], float(spread))
-    except RunError:
-        raise
-    except (OSError, KeyError, ValueError, RuntimeError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as err:
-        raise RunError(f"not a complete {info.experiment} run ({type(err).__name__}); run it again.") from None
-    timings = info.summary.get("timings_seconds", {})
-    return ExperimentResult(config, info.seed, dataset, parts, trained, traces, timings, ensembles)
-
-
-def save_result(result: ExperimentResult, out_dir: str) -> None:
-    result.save(out_dir)
-
-
-# Section 6.3 and Appendix B exactly: 2000 deterministic MLP [30] policies x 500 rollouts (10^9 env
-# steps, about 8 hours of collection on 2 cores here; not run in this project), 51 bins, 5000 training
-# steps, ascent Adam lr 0.002 for 1000 steps, no training-set limit.
-SWIMMER_PAPER = ExperimentConfig(
-    env="swimmer",
-    policy_hidden=(30,),
-    num_policies=2000,
-    num_episodes=500,
-    horizon=1000,
-    return_limit=None,
-    num_bins=51,
-    train_steps=5000,
-    inputs=("fingerprint",),
-    ascent_steps=1000,
-    ascent_learning_rate=0.002,
-    eval_every=50,
-    eval_episodes=5,
-    log_every=50,
-    fresh_episodes=10,
-)
-
-# CartPole beyond zero-shot (README, "Beyond zero-shot"): the paper's dataset (1000 policies x 100
-# episodes, limit 30), a faster ascent in 8 active rounds of 200 steps whose checks (20 episodes
-# every 50 steps) are added to the PVN's data; the checks cost 12-16% of the dataset's env steps.
-CARTPOLE_BEYOND = ExperimentConfig(
-    ascent_learning_rate=0.003, ascent_steps=200, eval_every=50, eval_episodes=20, rounds=8
-)
-
-PRESETS: dict[str, dict[str, Callable[[], ExperimentConfig]]] = {
-    "cartpole": {
-        "paper": lambda: ExperimentConfig(),
-        "paper-linear": lambda: ExperimentConfig(policy_hidden=(), ascent_steps=100),
-        "beyond": lambda: CARTPOLE_BEYOND,
-        "beyond-linear": lambda: dataclasses.replace(
-            CARTPOLE_BEYOND, policy_hidden=(), ascent_learning_rate=0.03, rounds=5
-        ),
-        "quick": lambda: ExperimentConfig(
-            num_policies=300, num_episodes=30, train_steps=1500, ascent_steps=200, eval_episodes=30
-        ),
-    },
-    "swimmer": {
-        "paper": lambda: SWIMMER_PAPER,
-        # Appendix B's 2000 policies with 5 rollouts each (10 M env steps, the paper's budget scaled down).
-        "budget-2000x5": lambda: dataclasses.replace(SWIMMER_PAPER, num_episodes=5),
-        # The same 10 M environment steps spent on 5x more policies, one rollout each:
-        # with deterministic policies a second rollout adds little (README, Swimmer results).
-        "budget-10000x1": lambda: dataclasses.replace(SWIMMER_PAPER, num_policies=10000, num_episodes=1),
-        # budget-10000x1 and 3 active rounds of 1000 ascent steps: checks cost about 16% of the dataset.
-        "beyond": lambda: dataclasses.replace(SWIMMER_PAPER, num_policies=10000, num_episodes=1, rounds=3),
-        "quick": lambda: dataclasses.replace(
-            SWIMMER_PAPER,
-            num_policies=300,
-            num_episodes=1,  # one rollout, as in the paper-wide preset: under a minute on 2 shared cores
-            train_steps=2000,
-            ascent_steps=300,
-            eval_every=50,
-            eval_episodes=2,
-        ),
-    },
-}
-
-
-def config_dict(config: ExperimentConfig) -> dict:
-    return to_dict(config)
-
-
-def replace(config: ExperimentConfig, **changes) -> ExperimentConfig:
-    return dataclasses.replace(config, **changes)

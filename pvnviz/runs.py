@@ -29,7 +29,7 @@ from typing import Any
 
 from pvnviz.configs import to_dict
 
-RUN_FORMAT_VERSION = 1  # config.json's "version"; pvnviz.run_checks refuses any other
+RUN_FORMAT_VERSION = 1  # config.json's "version"; pvnviz.run_files refuses any other
 
 
 class RunError(ValueError):

@@ -461,7 +461,6 @@ def env_spec():
             "rotor 2 velocity",
         ),
         state_bounds=(None, (-rotor_limit, rotor_limit), (-rotor_limit, rotor_limit), None, None, None, None, None),
-        default_horizon=DEFAULT_HORIZON,
         rollout_returns=rollout_returns,
         visited_states=visited_states,
     )

@@ -12,9 +12,11 @@ from streamlit.testing.v1 import AppTest
 import ui.experiment
 from conftest import APP, figures, open_page
 from pvnviz import archive
-from pvnviz.experiment import PRESETS, ExperimentConfig, load_result, run_experiment
+from pvnviz.experiment import ExperimentConfig, run_experiment
 from pvnviz.figures import gif
+from pvnviz.presets import PRESETS
 from pvnviz.progress import Cancelled, cancellable
+from pvnviz.run_files import load_result
 
 QUICK = PRESETS["cartpole"]["quick"]()
 PAPER = PRESETS["cartpole"]["paper"]()

@@ -8,15 +8,9 @@ import pytest
 
 from pvnviz.ascent import evaluate_returns
 from pvnviz.envs import get_env
-from pvnviz.experiment import (
-    PRESETS,
-    STAGES,
-    ExperimentConfig,
-    _rng,
-    env_steps,
-    load_result,
-    run_experiment,
-)
+from pvnviz.experiment import STAGES, ExperimentConfig, _rng, env_steps, run_experiment
+from pvnviz.presets import PRESETS
+from pvnviz.run_files import load_result
 
 NOISY = ExperimentConfig(
     num_policies=150,

@@ -166,8 +166,8 @@ def _run_cli(out: Path, *extra: str, **kwargs) -> subprocess.Popen:
 
 def _expected_swimmer_dataset() -> PolicyDataset:
     from pvnviz.configs import apply_overrides
-    from pvnviz.experiment import PRESETS
     from pvnviz.experiment import collect as collect_stage
+    from pvnviz.presets import PRESETS
 
     config = apply_overrides(PRESETS["swimmer"]["paper"](), ["num_policies=16", "num_episodes=2", "horizon=400"])
     return collect_stage(config, 3)

@@ -9,7 +9,9 @@ import pytest
 from gym_reference import cartpole_episode_returns
 from pvnviz.cli import main
 from pvnviz.configs import ConfigError
-from pvnviz.experiment import PRESETS, ExperimentConfig, collect, load_result, run_experiment, split
+from pvnviz.experiment import ExperimentConfig, collect, run_experiment, split
+from pvnviz.presets import PRESETS
+from pvnviz.run_files import load_result
 from pvnviz.runs import RunError, write_manifest
 
 TINY = ExperimentConfig(

@@ -118,8 +118,9 @@ def test_cli_ray_backend_writes_the_local_dataset_and_leaves_no_ray_behind(clust
     assert not staging_dir(out).exists() and not chunks_dir(out).exists()
 
     from pvnviz.configs import apply_overrides
-    from pvnviz.experiment import PRESETS, load_result
     from pvnviz.experiment import collect as collect_stage
+    from pvnviz.presets import PRESETS
+    from pvnviz.run_files import load_result
 
     expected = collect_stage(apply_overrides(PRESETS["swimmer"]["paper"](), overrides), 5)
     saved = PolicyDataset.load(out / "dataset.npz")

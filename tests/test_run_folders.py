@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from pvnviz.cli import main
-from pvnviz.experiment import load_result
+from pvnviz.run_files import load_result
 from pvnviz.runs import MANIFEST, RunError, read_run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,7 +19,8 @@ import pytest
 from pvnviz import sizing
 from pvnviz.cli import main
 from pvnviz.configs import ConfigError, from_dict
-from pvnviz.experiment import PRESETS, ExperimentConfig
+from pvnviz.experiment import ExperimentConfig
+from pvnviz.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ["cartpole-paper", "cartpole-quick", "cartpole-beyond", "swimmer-beyond", "swimmer-paper", "swimmer-wide"]

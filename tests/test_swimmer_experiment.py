@@ -9,7 +9,9 @@ import pytest
 
 from pvnviz.cli import main
 from pvnviz.configs import ConfigError
-from pvnviz.experiment import PRESETS, load_result, run_experiment
+from pvnviz.experiment import run_experiment
+from pvnviz.presets import PRESETS
+from pvnviz.run_files import load_result
 from pvnviz.runs import RunError, write_manifest
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,11 +17,11 @@ from pvnviz.experiment import (
     ExperimentResult,
     collect,
     dataset_config,
-    load_result,
     run_experiment,
 )
 from pvnviz.figures import experiment as figs
 from pvnviz.figures import gif
+from pvnviz.run_files import load_result
 from pvnviz.runs import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
 from pvnviz.sizing import check_budget, check_memory
 from ui import MAX_RESULTS, _store, chart, computed, gif_download, what_to_look_at

@@ -149,7 +149,8 @@ def bench_cartpole(
     }
     result["speedup"] = result["ours_steps_per_second"] / result["gymnasium_steps_per_second"]
     if pipeline:
-        from pvnviz.experiment import PRESETS, run_experiment
+        from pvnviz.experiment import run_experiment
+        from pvnviz.presets import PRESETS
 
         start = time.perf_counter()
         run = run_experiment(PRESETS["cartpole"]["paper"](), seed)

@@ -1,4 +1,4 @@
-"""Saved runs are validated (``pvnviz.run_checks``): a run edited by hand and given a fresh manifest.
+"""Saved runs are validated (``pvnviz.run_files``): a run edited by hand and given a fresh manifest.
 
 Each case changes one file the way a careless or hostile user could, then blesses the folder with a
 new manifest (so the manifest's hashes cannot catch it): opening it must raise one RunError naming
@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from pvnviz.cli import main
-from pvnviz.experiment import load_result
+from pvnviz.run_files import load_result
 from pvnviz.runs import RunError, write_manifest
 
 TINY = [

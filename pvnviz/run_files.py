@@ -1,4 +1,11 @@
-"""Saved runs are checked before they are opened: every file of a Section 6 run against its config.json.
+"""The files of a Section 6 run: written in one order, checked before they are opened, loaded.
+
+``save_result`` writes the arrays and networks of an ``ExperimentResult``; ``pvnviz.runs`` wraps the
+folder (config.json, summary.json, then manifest.json last, and the rename into place). ``load_result``
+opens a run folder: ``read_run`` checks the manifest, ``check_run`` every file's content, and only
+then are the dataset, the PVNs and the ascent traces built. Opening never runs an environment.
+
+Saved runs are checked before they are opened: every file against its config.json.
 
 A run folder (``pvnviz.runs``) whose manifest checks out is whole, but not necessarily sane: a file
 edited by hand and given a new manifest, or a run of another version, must not reach the page as an
@@ -10,15 +17,24 @@ builds, and raises ``RunError`` naming the file and what is wrong, never a serve
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import pickle
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
+from pvnviz.ascent import AscentTrace
 from pvnviz.configs import ConfigError, from_dict
-from pvnviz.runs import RUN_FORMAT_VERSION, RunError, RunInfo
+from pvnviz.dataset import PolicyDataset
+from pvnviz.ensemble import TrainedEnsemble
+from pvnviz.experiment import ExperimentConfig, ExperimentResult, Split, build_ensemble, build_pvn
+from pvnviz.histogram import ReturnBins
+from pvnviz.pvn import TrainedPVN
+from pvnviz.runs import RUN_FORMAT_VERSION, RunError, RunInfo, read_run
 
 DAMAGED = "the run was changed after it was written, or written by another version; run it again"
 
@@ -54,8 +70,6 @@ def _finite(name: str, key: str, array: np.ndarray) -> None:
 
 def check_config(info: RunInfo, experiment: str | None):
     """The run's ExperimentConfig from config.json, or RunError (unknown version, bad or out-of-limit setting)."""
-    from pvnviz.experiment import ExperimentConfig
-
     version = info.config_version
     if version != RUN_FORMAT_VERSION:
         raise RunError(f"config.json has version {version!r}; this app reads version {RUN_FORMAT_VERSION}.")
@@ -194,10 +208,6 @@ def check_network(name: str, state: Any, expected: dict) -> None:
 
 def load_network(folder: Path, name: str, expected: dict) -> dict:
     """``torch.load(weights_only=True)`` of one network file, checked against ``expected``; RunError otherwise."""
-    import pickle
-
-    import torch
-
     try:
         state = torch.load(folder / name, weights_only=True, map_location="cpu")
     except FileNotFoundError:
@@ -216,3 +226,99 @@ def check_run(folder: Path, info: RunInfo, experiment: str | None = None):
     for mode in config.inputs:
         check_curves(folder, config, mode)
     return config
+
+
+def save_result(result: ExperimentResult, out_dir: str | Path) -> None:
+    """Write a run's arrays and networks into ``out_dir``: ``dataset.npz``, ``split.json``, and per PVN input
+    ``pvn_<input>.pt``, ``ensemble_<input>.pt`` (ensembles) and ``curves_<input>.npz``.
+
+    ``pvnviz.runs.write_run`` then adds ``summary.json``, ``config.json`` and, last, ``manifest.json``.
+    """
+    out = Path(out_dir)
+    result.dataset.save(out / "dataset.npz")
+    for mode, trained in result.trained.items():
+        torch.save(trained.model.state_dict(), out / f"pvn_{mode}.pt")
+        if mode in result.ensembles:
+            torch.save(result.ensembles[mode].ensemble.state_dict(), out / f"ensemble_{mode}.pt")
+        trace = result.traces[mode]
+        np.savez_compressed(
+            out / f"curves_{mode}.npz",
+            steps=trained.steps,
+            train_loss=trained.train_loss,
+            val_loss=trained.val_loss,
+            snapshot_steps=trained.snapshot_steps,
+            probe_snapshots=trained.probe_snapshots if trained.probe_snapshots is not None else np.zeros(0),
+            seconds=trained.seconds,
+            eval_steps=trace.eval_steps,
+            true_returns=trace.true_returns,
+            predicted=trace.predicted,
+            params=trace.params,
+            ascent_seconds=trace.seconds,
+            **({} if trace.fresh_returns is None else {"fresh_returns": trace.fresh_returns}),
+            **({} if trace.disagreement is None else {"disagreement": trace.disagreement}),
+        )
+    (out / "split.json").write_text(
+        json.dumps(
+            {
+                "train_idx": result.split.train_idx.tolist(),
+                "val_idx": result.split.val_idx.tolist(),
+                "bins": [result.split.bins.g_min, result.split.bins.g_max, result.split.bins.num_bins],
+            }
+        )
+    )
+
+
+def load_result(path: str | Path, experiment: str | None = None) -> ExperimentResult:
+    """Open a run folder written by the CLI; RunError with a clear message if it is not one."""
+
+    info = read_run(path, experiment)
+    folder = Path(path)
+    config = check_run(folder, info, experiment)  # every file against config.json, before anything is built
+    try:
+        dataset = PolicyDataset.load(folder / "dataset.npz")
+        meta = json.loads((folder / "split.json").read_text())
+        bins = ReturnBins(*meta["bins"])
+        parts = Split(
+            dataset.kept(config.return_limit),
+            bins,
+            np.array(meta["train_idx"], dtype=int),
+            np.array(meta["val_idx"], dtype=int),
+        )
+        trained, traces, ensembles = {}, {}, {}
+        for mode in config.inputs:
+            shell = dataclasses.replace(config, probe_init="noise")  # saved probes replace these: no rollouts
+            model = build_pvn(shell, bins, mode, info.seed)
+            model.load_state_dict(load_network(folder, f"pvn_{mode}.pt", model.state_dict()))
+            with np.load(folder / f"curves_{mode}.npz", allow_pickle=False) as c:
+                snaps = c["probe_snapshots"]
+                trained[mode] = TrainedPVN(
+                    model,
+                    mode,
+                    c["steps"],
+                    c["train_loss"],
+                    c["val_loss"],
+                    c["snapshot_steps"],
+                    snaps if snaps.size else None,
+                    float(c["seconds"]),
+                )
+                traces[mode] = AscentTrace(
+                    mode,
+                    c["eval_steps"],
+                    c["true_returns"],
+                    c["predicted"],
+                    c["params"],
+                    float(c["ascent_seconds"]),
+                    c["fresh_returns"] if "fresh_returns" in c.files else None,  # runs before the fresh stage
+                    c["disagreement"] if "disagreement" in c.files else None,
+                )
+            if config.ensemble_size > 1:
+                ensemble = build_ensemble(shell, bins, mode, info.seed)
+                ensemble.load_state_dict(load_network(folder, f"ensemble_{mode}.pt", ensemble.state_dict()))
+                spread = info.summary.get("inputs", {}).get(mode, {}).get("ensemble_val_spread", float("nan"))
+                ensembles[mode] = TrainedEnsemble(ensemble, trained[mode], float(spread))
+    except RunError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as err:
+        raise RunError(f"not a complete {info.experiment} run ({type(err).__name__}); run it again.") from None
+    timings = info.summary.get("timings_seconds", {})
+    return ExperimentResult(config, info.seed, dataset, parts, trained, traces, timings, ensembles)
