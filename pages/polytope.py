@@ -20,7 +20,12 @@ require_navigation()
 
 PAPER = PolytopeConfig()
 PAPER_SEED = 4  # app.py's DEFAULT_SEED: the seed the README's polytope numbers use
-H = lambda name: help_text(PolytopeConfig, name)  # noqa: E731
+
+
+def setting_help(name: str) -> str:
+    """The help text of a PolytopeConfig setting: the same words as the CLI's `settings polytope`."""
+    return help_text(PolytopeConfig, name)
+
 
 # Widget key -> its paper value. Keys are the URL's query parameters.
 PAPER_STATE = {
@@ -70,23 +75,24 @@ st.title("Value polytope: the 2-state MDP")
 st.caption("Section 6.1 and Appendix A. Everything here is exact except what the PVN predicts.")
 explain.polytope()
 
+chosen: dict[str, float] = {}  # widget key -> the value its widget returned this run
 with st.sidebar:
     st.header("Polytope settings")
     c1, c2 = st.columns(2)
     c1.button("Paper settings", on_click=restore_paper, help="Reset every control to Appendix A and B, seed 4.")
     c2.button("Random MDP", on_click=draw_random_mdp, help="Draw rewards and transitions (seeded).")
     with st.expander("MDP (Appendix A)", expanded=True):
-        st.slider(
+        chosen["gamma"] = st.slider(
             "Discount γ",
             0.0,
             0.99,
             step=0.01,
             value=PAPER_STATE["gamma"],
             key="gamma",
-            help=H("gamma"),
+            help=setting_help("gamma"),
             bind="query-params",
         )
-        st.slider(
+        chosen["d0"] = st.slider(
             "d0(s1)",
             0.0,
             1.0,
@@ -100,7 +106,7 @@ with st.sidebar:
         rc = st.columns(2)
         for s in range(2):
             for a in range(2):
-                rc[a].number_input(
+                chosen[f"r{s}{a}"] = rc[a].number_input(
                     f"r(s{s + 1}, a{a + 1})",
                     -2.0,
                     2.0,
@@ -113,7 +119,7 @@ with st.sidebar:
         pc = st.columns(2)
         for s in range(2):
             for a in range(2):
-                pc[a].number_input(
+                chosen[f"p{s}{a}"] = pc[a].number_input(
                     f"P(s1 | s{s + 1}, a{a + 1})",
                     0.0,
                     1.0,
@@ -123,17 +129,17 @@ with st.sidebar:
                     bind="query-params",
                 )
     with st.expander("PVN training (Appendix B)", expanded=True):
-        st.slider(
+        chosen["num_policies"] = st.slider(
             "Sampled policies (half train, half test)",
             4,
             400,
             step=2,
             value=PAPER_STATE["num_policies"],
             key="num_policies",
-            help=H("num_policies"),
+            help=setting_help("num_policies"),
             bind="query-params",
         )
-        st.number_input(
+        chosen["pvn_lr"] = st.number_input(
             "PVN learning rate (RMSProp)",
             0.0001,
             1.0,
@@ -141,33 +147,35 @@ with st.sidebar:
             format="%.4f",
             value=PAPER_STATE["pvn_lr"],
             key="pvn_lr",
-            help=H("learning_rate"),
+            help=setting_help("learning_rate"),
             bind="query-params",
         )
-        st.slider(
+        chosen["train_steps"] = st.slider(
             "Training steps",
             100,
             50000,
             step=100,
             value=PAPER_STATE["train_steps"],
             key="train_steps",
-            help=H("train_steps"),
+            help=setting_help("train_steps"),
             bind="query-params",
         )
 
 ss = st.session_state
-seed = int(ss.get("seed", 0))
+seed = int(ss.get("seed", 0))  # app.py's sidebar widget, shared by every page
 try:
     mdp_config = dataclasses.replace(
         PAPER,
-        gamma=float(ss.gamma),
-        rewards=tuple(float(ss[f"r{s}{a}"]) for s in range(2) for a in range(2)),
-        transitions=tuple((float(ss[f"p{s}{a}"]), 1.0 - float(ss[f"p{s}{a}"])) for s in range(2) for a in range(2)),
-        d0=(float(ss.d0), 1.0 - float(ss.d0)),
-        num_policies=int(ss.num_policies),
-        num_train=int(ss.num_policies) // 2,
-        learning_rate=float(ss.pvn_lr),
-        train_steps=int(ss.train_steps),
+        gamma=float(chosen["gamma"]),
+        rewards=tuple(float(chosen[f"r{s}{a}"]) for s in range(2) for a in range(2)),
+        transitions=tuple(
+            (float(chosen[f"p{s}{a}"]), 1.0 - float(chosen[f"p{s}{a}"])) for s in range(2) for a in range(2)
+        ),
+        d0=(float(chosen["d0"]), 1.0 - float(chosen["d0"])),
+        num_policies=int(chosen["num_policies"]),
+        num_train=int(chosen["num_policies"]) // 2,
+        learning_rate=float(chosen["pvn_lr"]),
+        train_steps=int(chosen["train_steps"]),
     )
 except (ConfigError, ValueError) as err:
     st.error(f"These settings do not make a valid MDP: {err}")
@@ -225,7 +233,7 @@ chart(polytope_fig(key, seed, True, trained), "value-polytope", polytope_slot, k
 def ascent_section() -> None:
     """The ascent's controls and figures: moving them reruns only this part of the page."""
     controls = st.columns(4)
-    controls[0].slider(
+    start1 = controls[0].slider(
         "Start P(a1 | s1)",
         0.0,
         1.0,
@@ -233,36 +241,36 @@ def ascent_section() -> None:
         value=PAPER_STATE["start1"],
         key="start1",
         bind="query-params",
-        help=H("ascent_start") + " You can also click the exact field.",
+        help=setting_help("ascent_start") + " You can also click the exact field.",
     )
-    controls[1].slider(
+    start2 = controls[1].slider(
         "Start P(a1 | s2)", 0.0, 1.0, step=0.01, value=PAPER_STATE["start2"], key="start2", bind="query-params"
     )
-    controls[2].number_input(
+    ascent_lr = controls[2].number_input(
         "Ascent step size (SGD)",
         0.001,
         5.0,
         step=0.01,
         value=PAPER_STATE["ascent_lr"],
         key="ascent_lr",
-        help=H("ascent_learning_rate"),
+        help=setting_help("ascent_learning_rate"),
         bind="query-params",
     )
-    controls[3].slider(
+    ascent_steps = controls[3].slider(
         "Ascent steps",
         1,
         500,
         value=PAPER_STATE["ascent_steps"],
         key="ascent_steps",
-        help=H("ascent_steps"),
+        help=setting_help("ascent_steps"),
         bind="query-params",
     )
     try:
         config = dataclasses.replace(
             mdp_config,
-            ascent_start=(float(ss.start1), float(ss.start2)),
-            ascent_learning_rate=float(ss.ascent_lr),
-            ascent_steps=int(ss.ascent_steps),
+            ascent_start=(float(start1), float(start2)),
+            ascent_learning_rate=float(ascent_lr),
+            ascent_steps=int(ascent_steps),
         )
     except (ConfigError, ValueError) as err:
         st.error(f"Please change an ascent setting: {err}")
