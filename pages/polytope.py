@@ -12,7 +12,7 @@ from pvnviz.configs import ConfigError, help_text
 from pvnviz.figures import gif
 from pvnviz.figures import polytope as figs
 from pvnviz.figures import polytope_ascent as ascent_figs
-from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_pvn, training_key
+from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_polytope_pvn, training_key
 from ui import chart, computed, explain, gif_download, require_navigation
 from ui.player import chart_key, player
 
@@ -208,7 +208,7 @@ def session_figure(slot: str, signature: object, build: Callable[[], go.Figure])
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def training_figs(config: PolytopeConfig, seed: int, _exact, _trained, _learned):
-    return figs.loss_figure(_trained), figs.predictions_figure(_exact, _trained, _learned)
+    return figs.polytope_loss_figure(_trained), figs.predictions_figure(_exact, _trained, _learned)
 
 
 exact = cached_exact(key, seed)
@@ -225,7 +225,7 @@ top_right.markdown(
     "purple dots are the PVN's train and test policies."
 )
 chart(polytope_fig(key, seed, False), "value-polytope", polytope_slot, key="polytope_exact")  # the exact view first
-trained = computed(train_pvn, key, seed, label="Training the PVN (Appendix B settings)")
+trained = computed(train_polytope_pvn, key, seed, label="Training the PVN (Appendix B settings)")
 chart(polytope_fig(key, seed, True, trained), "value-polytope", polytope_slot, key="polytope_learned")
 
 

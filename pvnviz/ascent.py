@@ -103,6 +103,7 @@ def evaluate_returns(
 def ascend(
     model: PVN,
     env: EnvSpec,
+    *,
     starts: np.ndarray,
     steps: int,
     learning_rate: float,

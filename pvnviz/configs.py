@@ -84,6 +84,8 @@ def from_dict(config_cls: type[C], values: dict[str, Any]) -> C:
     """Build a config from plain values (e.g. JSON), coercing types; unknown keys refused."""
     hints = typing.get_type_hints(config_cls)
     names = {f.name for f in dataclasses.fields(config_cls)}
+    renamed = getattr(config_cls, "RENAMED", {})  # old setting name -> new, so older runs still open
+    values = {renamed.get(k, k): v for k, v in values.items()}
     unknown = sorted(set(values) - names)
     if unknown:
         raise ConfigError(f"unknown setting {unknown[0]!r}; known settings: {', '.join(sorted(names))}.")

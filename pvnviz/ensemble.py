@@ -126,6 +126,7 @@ class TrainedEnsemble:
 @torch_threads(1)
 def train_ensemble(
     ensemble: PVNEnsemble,
+    *,
     params: np.ndarray,
     targets: np.ndarray,
     val_params: np.ndarray,
@@ -134,7 +135,7 @@ def train_ensemble(
     batch_size: int,
     learning_rate: float,
     rng: np.random.Generator,
-    eval_every: int = 50,
+    log_every: int = 50,
     on_progress: ProgressFn = no_progress,
 ) -> TrainedEnsemble:
     """Algorithm 2 for all M members at once, each on its own bootstrap resample of the training policies.
@@ -175,7 +176,7 @@ def train_ensemble(
         optimizer.step()
         running += loss.item() / m
         count += 1
-        if step % eval_every == 0 or step == train_steps:
+        if step % log_every == 0 or step == train_steps:
             steps.append(step)
             train_curve.append(running / count)
             val_curve.append(val_kl())

@@ -171,12 +171,12 @@ def build_pvn(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed:
     return PVN(
         config.arch(),
         bins,
-        input_mode,
-        tuple(config.pvn_hidden),
-        config.temperature,
-        probes,
-        config.train_probes,
-        generator,
+        input_mode=input_mode,
+        hidden=tuple(config.pvn_hidden),
+        temperature=config.temperature,
+        probes=probes,
+        train_probes=config.train_probes,
+        generator=generator,
     )
 
 
@@ -194,19 +194,19 @@ def train(
     targets = parts.bins.pmf(dataset.returns)
     return train_pvn(
         model,
-        dataset.params[parts.train_idx],
-        targets[parts.train_idx],
-        dataset.params[parts.val_idx],
-        targets[parts.val_idx],
-        config.train_steps,
-        config.batch_size,
-        config.learning_rate,
-        _rng(seed, "train"),
-        config.log_every,
-        config.log_every,
-        on_progress,
-        on_metrics,
-        config.keep_best,
+        params=dataset.params[parts.train_idx],
+        targets=targets[parts.train_idx],
+        val_params=dataset.params[parts.val_idx],
+        val_targets=targets[parts.val_idx],
+        train_steps=config.train_steps,
+        batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        rng=_rng(seed, "train"),
+        log_every=config.log_every,
+        snapshot_every=config.log_every,
+        on_progress=on_progress,
+        on_metrics=on_metrics,
+        keep_best=config.keep_best,
     )
 
 
@@ -227,16 +227,16 @@ def train_members(
     targets = parts.bins.pmf(dataset.returns)
     return train_ensemble(
         build_ensemble(config, parts.bins, input_mode, seed),
-        dataset.params[parts.train_idx],
-        targets[parts.train_idx],
-        dataset.params[parts.val_idx],
-        targets[parts.val_idx],
-        config.train_steps,
-        config.batch_size,
-        config.learning_rate,
-        _rng(seed, "train"),
-        config.log_every,
-        on_progress,
+        params=dataset.params[parts.train_idx],
+        targets=targets[parts.train_idx],
+        val_params=dataset.params[parts.val_idx],
+        val_targets=targets[parts.val_idx],
+        train_steps=config.train_steps,
+        batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        rng=_rng(seed, "train"),
+        log_every=config.log_every,
+        on_progress=on_progress,
     )
 
 
@@ -266,14 +266,14 @@ def ascend_through(
         return ascend(
             model,
             env,
-            starts,
-            config.ascent_steps,
-            config.ascent_learning_rate,
-            config.eval_every,
-            config.eval_episodes,
-            config.horizon,
-            rng,
-            on_progress,
+            starts=starts,
+            steps=config.ascent_steps,
+            learning_rate=config.ascent_learning_rate,
+            eval_every=config.eval_every,
+            eval_episodes=config.eval_episodes,
+            horizon=config.horizon,
+            rng=rng,
+            on_progress=on_progress,
         )
 
     def finetune(model, params: np.ndarray, means: np.ndarray):
@@ -284,8 +284,31 @@ def ascend_through(
         rng = np.random.default_rng([seed, STAGES["train"], len(means)])
         steps, batch, lr = config.round_train_steps, config.batch_size, config.learning_rate
         if isinstance(model, PVNEnsemble):
-            return train_ensemble(model, x, y, vx, vy, steps, batch, lr, rng, steps).ensemble
-        return train_pvn(model, x, y, vx, vy, steps, batch, lr, rng, steps, steps).model
+            return train_ensemble(
+                model,
+                params=x,
+                targets=y,
+                val_params=vx,
+                val_targets=vy,
+                train_steps=steps,
+                batch_size=batch,
+                learning_rate=lr,
+                rng=rng,
+                log_every=steps,
+            ).ensemble
+        return train_pvn(
+            model,
+            params=x,
+            targets=y,
+            val_params=vx,
+            val_targets=vy,
+            train_steps=steps,
+            batch_size=batch,
+            learning_rate=lr,
+            rng=rng,
+            log_every=steps,
+            snapshot_every=steps,
+        ).model
 
     if dataset is None or parts is None:
         trace = one_round(model, starting_policies(config, seed), 0)

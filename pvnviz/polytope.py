@@ -20,6 +20,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -33,6 +34,8 @@ from pvnviz.tiny_mlp import TinyMLP, train_rmsprop
 @dataclass(frozen=True)
 class PolytopeConfig:
     """Settings of the polytope experiment; defaults are the paper's (Appendix A and B)."""
+
+    RENAMED: ClassVar[dict[str, str]] = {"eval_every": "log_every"}  # before log_every had one meaning
 
     gamma: float = param(mdp_lib.PAPER_GAMMA, "Discount factor gamma, in [0, 1).")
     rewards: tuple[float, float, float, float] = param(
@@ -49,7 +52,7 @@ class PolytopeConfig:
     learning_rate: float = param(0.01, "RMSProp learning rate of the PVN.")
     train_steps: int = param(20000, "PVN training steps.")
     batch_size: int = param(32, "Minibatch size (sampled with replacement from the train set).")
-    eval_every: int = param(100, "Record train and test loss every this many steps.")
+    log_every: int = param(100, "Record train and test loss every this many training steps.")
     ascent_start: tuple[float, float] = param((0.5, 0.0), "Start policy [P(a1|s1), P(a1|s2)].")
     ascent_learning_rate: float = param(0.1, "SGD step size of gradient ascent (exact and learned).")
     ascent_steps: int = param(100, "Gradient ascent steps.")
@@ -64,7 +67,7 @@ class PolytopeConfig:
             1 <= self.num_train < self.num_policies,
             f"num_train must be between 1 and num_policies - 1 = {self.num_policies - 1}.",
         )
-        for name in ("hidden_size", "train_steps", "batch_size", "eval_every", "grid_size"):
+        for name in ("hidden_size", "train_steps", "batch_size", "log_every", "grid_size"):
             check(getattr(self, name) >= 1, f"{name} must be at least 1.")
         check(self.ascent_steps >= 0, "ascent_steps must be 0 or more.")
         check(self.num_polytope_points >= 10, "num_polytope_points must be at least 10.")
@@ -109,7 +112,7 @@ class ExactView:
 
 
 @dataclass(frozen=True)
-class TrainedPVN:
+class TrainedPolytopePVN:
     """A PVN trained on exact values of sampled policies, with its loss curves."""
 
     net: TinyMLP
@@ -194,7 +197,9 @@ def exact_view(config: PolytopeConfig, seed: int = 0) -> ExactView:
     )
 
 
-def train_pvn(config: PolytopeConfig, seed: int = 0, on_progress: ProgressFn = no_progress) -> TrainedPVN:
+def train_polytope_pvn(
+    config: PolytopeConfig, seed: int = 0, on_progress: ProgressFn = no_progress
+) -> TrainedPolytopePVN:
     """Sample policies, split train/test, regress exact values with the PVN (Fig. 2)."""
     mdp = config.mdp()
     rng = np.random.default_rng(seed)
@@ -218,8 +223,8 @@ def train_pvn(config: PolytopeConfig, seed: int = 0, on_progress: ProgressFn = n
 
     start = time.perf_counter()
     evaluate(0)
-    train_rmsprop(net, train_x, train_y, batches, config.learning_rate, evaluate, every=config.eval_every)
-    return TrainedPVN(
+    train_rmsprop(net, train_x, train_y, batches, config.learning_rate, evaluate, every=config.log_every)
+    return TrainedPolytopePVN(
         net=net,
         train_policies=train_x,
         test_policies=test_x,
@@ -232,7 +237,7 @@ def train_pvn(config: PolytopeConfig, seed: int = 0, on_progress: ProgressFn = n
     )
 
 
-def learned_view(config: PolytopeConfig, trained: TrainedPVN) -> LearnedView:
+def learned_view(config: PolytopeConfig, trained: TrainedPolytopePVN) -> LearnedView:
     """Gradient field of J_hat = d0 . PVN(x) and ascent through it, judged by the exact J."""
     mdp = config.mdp()
     d0 = mdp.d0
@@ -264,7 +269,7 @@ class PolytopeResult:
     config: PolytopeConfig
     seed: int
     exact: ExactView
-    trained: TrainedPVN
+    trained: TrainedPolytopePVN
     learned: LearnedView
     timings: dict[str, float]
 
@@ -295,7 +300,7 @@ def run_polytope(config: PolytopeConfig, seed: int = 0, on_progress: ProgressFn 
     exact = exact_view(config, seed)
     timings["exact"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    trained = train_pvn(config, seed, on_progress)
+    trained = train_polytope_pvn(config, seed, on_progress)
     timings["train_pvn"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     learned = learned_view(config, trained)
@@ -315,7 +320,7 @@ TRAINING_FIELDS = (
     "learning_rate",
     "train_steps",
     "batch_size",
-    "eval_every",
+    "log_every",
 )
 
 
@@ -326,5 +331,6 @@ def training_key(config: PolytopeConfig) -> PolytopeConfig:
     not retrain when only the ascent or the drawing changes.
     """
     defaults = PolytopeConfig()
-    ignored = {f: getattr(defaults, f) for f in PolytopeConfig.__dataclass_fields__ if f not in TRAINING_FIELDS}
+    names = [f.name for f in dataclasses.fields(PolytopeConfig)]
+    ignored = {f: getattr(defaults, f) for f in names if f not in TRAINING_FIELDS}
     return dataclasses.replace(config, **ignored)

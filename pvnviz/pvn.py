@@ -37,6 +37,7 @@ class PVN(nn.Module):
         self,
         arch: PolicyArch,
         bins: ReturnBins,
+        *,
         input_mode: str,
         hidden: tuple[int, ...],
         temperature: float,
@@ -137,6 +138,7 @@ class TrainedPVN:
 @torch_threads(1)
 def train_pvn(
     model: PVN,
+    *,
     params: np.ndarray,
     targets: np.ndarray,
     val_params: np.ndarray,
@@ -145,7 +147,7 @@ def train_pvn(
     batch_size: int,
     learning_rate: float,
     rng: np.random.Generator,
-    eval_every: int = 50,
+    log_every: int = 50,
     snapshot_every: int = 50,
     on_progress: ProgressFn = no_progress,
     on_metrics: MetricsFn | None = None,
@@ -197,7 +199,7 @@ def train_pvn(
         optimizer.step()
         running += loss.item()
         count += 1
-        if step % eval_every == 0 or step == train_steps:
+        if step % log_every == 0 or step == train_steps:
             record(step, running / count)
             running, count = 0.0, 0
             on_progress(step, train_steps, f"train {model.input_mode} PVN: val KL {val_curve[-1]:.3f}")

@@ -47,7 +47,7 @@ POLYTOPE_LIMITS: dict[str, tuple[int, int]] = {
     "hidden_size": (1, 1024),
     "train_steps": (1, 1_000_000),
     "batch_size": (1, 65_536),
-    "eval_every": (1, 1_000_000),
+    "log_every": (1, 1_000_000),
     "ascent_steps": (0, 100_000),
     "grid_size": (1, 200),
     "num_polytope_points": (10, 1_000_000),

@@ -20,7 +20,16 @@ BINS = ReturnBins(0.0, 100.0, 11)
 def member(seed: int, mode: str = "fingerprint") -> PVN:
     rng = np.random.default_rng(seed)
     probes = initial_probes(5, 4, "noise", rng)
-    return PVN(ARCH, BINS, mode, (16,), 3.0, probes, True, torch.Generator().manual_seed(seed))
+    return PVN(
+        ARCH,
+        BINS,
+        input_mode=mode,
+        hidden=(16,),
+        temperature=3.0,
+        probes=probes,
+        train_probes=True,
+        generator=torch.Generator().manual_seed(seed),
+    )
 
 
 def policies(k: int, seed: int = 0, dtype=torch.float32) -> torch.Tensor:
@@ -93,18 +102,26 @@ def test_one_member_trains_exactly_as_algorithm_2():
     params = glorot_params(ARCH, 120, rng)
     targets = BINS.pmf(rng.uniform(0, 100, size=(120, 4)))
     alone = train_pvn(
-        member(0), params[:100], targets[:100], params[100:], targets[100:], 200, 16, 0.003, np.random.default_rng(9)
+        member(0),
+        params=params[:100],
+        targets=targets[:100],
+        val_params=params[100:],
+        val_targets=targets[100:],
+        train_steps=200,
+        batch_size=16,
+        learning_rate=0.003,
+        rng=np.random.default_rng(9),
     )
     batched = train_ensemble(
         PVNEnsemble([member(0)]),
-        params[:100],
-        targets[:100],
-        params[100:],
-        targets[100:],
-        200,
-        16,
-        0.003,
-        np.random.default_rng(9),
+        params=params[:100],
+        targets=targets[:100],
+        val_params=params[100:],
+        val_targets=targets[100:],
+        train_steps=200,
+        batch_size=16,
+        learning_rate=0.003,
+        rng=np.random.default_rng(9),
     )
     np.testing.assert_allclose(batched.summary.val_loss, alone.val_loss, rtol=1e-4)
     x = torch.tensor(params[100:])
@@ -121,7 +138,17 @@ def test_bootstrapped_members_fit_and_disagree_more_far_from_the_data():
     true_j = np.clip(50 + 40 * np.tanh(params[:, 0] * 3), 0, 100)  # a smooth function of one weight
     targets = BINS.pmf(true_j[:, None] + rng.normal(0, 5, size=(300, 20)))
     ensemble = PVNEnsemble([member(s, "flattened") for s in range(5)])
-    trained = train_ensemble(ensemble, params[:250], targets[:250], params[250:], targets[250:], 1500, 32, 0.003, rng)
+    trained = train_ensemble(
+        ensemble,
+        params=params[:250],
+        targets=targets[:250],
+        val_params=params[250:],
+        val_targets=targets[250:],
+        train_steps=1500,
+        batch_size=32,
+        learning_rate=0.003,
+        rng=rng,
+    )
     x = torch.tensor(params[250:])
     with torch.no_grad():
         mean_j = ensemble.member_returns(x).mean(0).numpy()

@@ -7,13 +7,13 @@ import pytest
 
 from pvnviz.figures import polytope as figs
 from pvnviz.figures import polytope_ascent as ascent_figs
-from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_pvn
+from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_polytope_pvn
 
 
 @pytest.fixture(scope="module")
 def views():
     config = dataclasses.replace(PolytopeConfig(), train_steps=300)
-    trained = train_pvn(config, 0)
+    trained = train_polytope_pvn(config, 0)
     other = dataclasses.replace(config, ascent_start=(0.3, 0.2), ascent_steps=40)
     return [(exact_view(c, 0), learned_view(c, trained)) for c in (config, other)]
 

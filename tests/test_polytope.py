@@ -7,7 +7,7 @@ import pytest
 
 from pvnviz import mdp as mdp_lib
 from pvnviz.configs import ConfigError
-from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, run_polytope, train_pvn, training_key
+from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, run_polytope, train_polytope_pvn, training_key
 
 PAPER_SEED = 4  # the app's default seed
 
@@ -46,7 +46,7 @@ def learned_over_seeds():
     optimal_J = mdp_lib.optimal_policy(m)[1]
     rows, models = [], []
     for seed in range(24):
-        trained = train_pvn(config, seed)
+        trained = train_polytope_pvn(config, seed)
         learned = learned_view(config, trained)
         path = learned.ascent
         best_train_J = mdp_lib.objective(m, mdp_lib.policy_matrix(trained.train_policies)).max()

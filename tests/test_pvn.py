@@ -53,7 +53,14 @@ def test_ascent_gradient_matches_finite_differences(mode):
     rng = np.random.default_rng(2)
     bins = ReturnBins(0.0, 100.0, 41)
     model = PVN(
-        ARCH, bins, mode, (80,), 3.0, initial_probes(20, 4, "noise", rng), True, torch.Generator().manual_seed(0)
+        ARCH,
+        bins,
+        input_mode=mode,
+        hidden=(80,),
+        temperature=3.0,
+        probes=initial_probes(20, 4, "noise", rng),
+        train_probes=True,
+        generator=torch.Generator().manual_seed(0),
     ).double()
     theta = torch.tensor(glorot_params(ARCH, 2, rng), dtype=torch.float64, requires_grad=True)
     model.expected_return(theta).sum().backward()
@@ -81,7 +88,16 @@ def _toy_data(rng, num):
 def fingerprint_pvn(bins, rng, train_probes: bool, seed: int) -> PVN:
     """The paper's CartPole PVN: [80] hidden, temperature 3, 20 noise probes."""
     probes = initial_probes(20, 4, "noise", rng)
-    return PVN(ARCH, bins, "fingerprint", (80,), 3.0, probes, train_probes, torch.Generator().manual_seed(seed))
+    return PVN(
+        ARCH,
+        bins,
+        input_mode="fingerprint",
+        hidden=(80,),
+        temperature=3.0,
+        probes=probes,
+        train_probes=train_probes,
+        generator=torch.Generator().manual_seed(seed),
+    )
 
 
 @pytest.mark.parametrize("train_probes", [True, False])
@@ -91,15 +107,15 @@ def test_training_lowers_validation_loss_and_probes_move_only_when_trained(train
     model = fingerprint_pvn(bins, rng, train_probes, seed=1)
     t = train_pvn(
         model,
-        params[:300],
-        targets[:300],
-        params[300:],
-        targets[300:],
-        600,
-        32,
-        0.003,
-        rng,
-        eval_every=50,
+        params=params[:300],
+        targets=targets[:300],
+        val_params=params[300:],
+        val_targets=targets[300:],
+        train_steps=600,
+        batch_size=32,
+        learning_rate=0.003,
+        rng=rng,
+        log_every=50,
         snapshot_every=100,
     )
     assert t.val_loss[-1] < 0.6 * t.val_loss[0]
@@ -110,18 +126,18 @@ def test_training_lowers_validation_loss_and_probes_move_only_when_trained(train
 
 def test_zero_training_policies_is_a_clear_error():
     rng = np.random.default_rng(0)
-    model = PVN(ARCH, ReturnBins(0, 1, 3), "flattened", (8,), 3.0)
+    model = PVN(ARCH, ReturnBins(0, 1, 3), input_mode="flattened", hidden=(8,), temperature=3.0)
     with pytest.raises(ValueError, match="no training policies"):
         train_pvn(
             model,
-            np.zeros((0, ARCH.num_params)),
-            np.zeros((0, 3)),
-            np.zeros((0, ARCH.num_params)),
-            np.zeros((0, 3)),
-            10,
-            4,
-            0.01,
-            rng,
+            params=np.zeros((0, ARCH.num_params)),
+            targets=np.zeros((0, 3)),
+            val_params=np.zeros((0, ARCH.num_params)),
+            val_targets=np.zeros((0, 3)),
+            train_steps=10,
+            batch_size=4,
+            learning_rate=0.01,
+            rng=rng,
         )
 
 
@@ -131,15 +147,15 @@ def test_keep_best_returns_the_weights_with_the_lowest_validation_loss():
     model = fingerprint_pvn(bins, rng, True, seed=2)
     t = train_pvn(
         model,
-        params[:100],
-        targets[:100],
-        params[100:],
-        targets[100:],
-        400,
-        32,
-        0.01,
-        rng,
-        eval_every=20,
+        params=params[:100],
+        targets=targets[:100],
+        val_params=params[100:],
+        val_targets=targets[100:],
+        train_steps=400,
+        batch_size=32,
+        learning_rate=0.01,
+        rng=rng,
+        log_every=20,
         keep_best=True,
     )
     with torch.no_grad():

@@ -28,7 +28,7 @@ def bench_polytope(repeats: int = 5) -> dict:
     import torch
 
     from pvnviz import mdp as mdp_lib
-    from pvnviz.polytope import PolytopeConfig, exact_view, train_pvn
+    from pvnviz.polytope import PolytopeConfig, exact_view, train_polytope_pvn
 
     config = PolytopeConfig()
     exact_view(config)  # warm-up
@@ -48,7 +48,7 @@ def bench_polytope(repeats: int = 5) -> dict:
             V = r_pi + m.gamma * P_pi @ V
     iterative_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    train_pvn(config, 0)
+    train_polytope_pvn(config, 0)
     numpy_seconds = time.perf_counter() - start
     from pvnviz.tiny_mlp import RMSProp, TinyMLP
 

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from pvnviz.figures import theme
-from pvnviz.polytope import AscentPath, ExactView, LearnedView, TrainedPVN
+from pvnviz.polytope import AscentPath, ExactView, LearnedView, TrainedPolytopePVN
 
 POLICY_AXIS = dict(range=[-0.03, 1.03], constrain="domain")
 START_PICKER = "click to start here"
@@ -105,7 +105,7 @@ def _polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, clou
     fig.update_yaxes(range=yr, **kw)
 
 
-def polytope_figure(exact: ExactView, trained: TrainedPVN | None = None) -> go.Figure:
+def polytope_figure(exact: ExactView, trained: TrainedPolytopePVN | None = None) -> go.Figure:
     """The value polytope coloured by J, corners, optimum, train/test policies (Fig. 2a-b)."""
     fig = go.Figure()
     _polytope_outline(fig, exact)
@@ -358,7 +358,7 @@ def ascent_returns_figure(
     return theme.style(fig, "Objective along the ascent", height=380)
 
 
-def loss_figure(trained: TrainedPVN) -> go.Figure:
+def polytope_loss_figure(trained: TrainedPolytopePVN) -> go.Figure:
     """Train and test MSE during PVN training (Fig. 2c)."""
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=trained.eval_steps, y=trained.train_loss, name="train", line=dict(color=theme.TRAIN)))
@@ -368,7 +368,7 @@ def loss_figure(trained: TrainedPVN) -> go.Figure:
     return theme.style(fig, "PVN training curves", height=380)
 
 
-def predictions_figure(exact: ExactView, trained: TrainedPVN, learned: LearnedView) -> go.Figure:
+def predictions_figure(exact: ExactView, trained: TrainedPolytopePVN, learned: LearnedView) -> go.Figure:
     """Exact against PVN-predicted values inside the polytope (Appendix A figure)."""
     fig = go.Figure()
     _polytope_outline(fig, exact, cloud=False)
