@@ -104,6 +104,12 @@ class EnvObjective:
         return policy_fn
 
     def __call__(self, params: np.ndarray) -> tuple[np.ndarray, int]:
-        returns = self.env.rollout_returns(self.policy(params), len(params), self.episodes, self.horizon, self.rng)
+        returns = self.env.rollout_returns(
+            self.policy(params),
+            num_policies=len(params),
+            num_episodes=self.episodes,
+            horizon=self.horizon,
+            rng=self.rng,
+        )
         steps = returns.sum() if self.env.name == "cartpole" else returns.size * self.horizon
         return returns.mean(axis=1), int(steps)

@@ -95,7 +95,14 @@ def evaluate_returns(
 ) -> np.ndarray:
     """Monte Carlo mean undiscounted return of each policy (K, P) -> (K,)."""
     policy_fn = sampling_policy(arch, params, rng)
-    returns = env.rollout_returns(policy_fn, len(params), num_episodes, horizon, rng, on_progress)
+    returns = env.rollout_returns(
+        policy_fn,
+        num_policies=len(params),
+        num_episodes=num_episodes,
+        horizon=horizon,
+        rng=rng,
+        on_progress=on_progress,
+    )
     return returns.mean(axis=1)
 
 

@@ -263,6 +263,7 @@ def _simulate(
 
 def rollout_returns(
     policy_fn: PolicyFunction,
+    *,
     num_policies: int,
     num_episodes: int,
     horizon: int,
@@ -293,6 +294,7 @@ def rollout_returns(
 def rollout_returns_from_states(
     policy_fn: PolicyFunction,
     initial_states: np.ndarray,
+    *,
     horizon: int,
     on_progress: ProgressCallback | None = None,
     compact_episodes: bool = False,
@@ -321,6 +323,7 @@ def _check_initial_states(initial_states: np.ndarray) -> np.ndarray:
 def rollout_trajectories(
     policy_fn: PolicyFunction,
     initial_states: np.ndarray,
+    *,
     horizon: int,
     on_progress: ProgressCallback | None = None,
 ) -> Trajectories:

@@ -170,7 +170,11 @@ def collect_chunk(spec: ChunkSpec, nthread: int | None = None, on_progress: Prog
         states = np.concatenate([cartpole.reset_states(rng, shape) for rng in streams])
         seeds = np.stack([rng.bit_generator.random_raw(spec.num_episodes) for rng in streams])
         returns = cartpole.rollout_returns_from_states(
-            EpisodeSampler(spec.arch, params, seeds), states, spec.horizon, on_progress, compact_episodes=True
+            EpisodeSampler(spec.arch, params, seeds),
+            states,
+            horizon=spec.horizon,
+            on_progress=on_progress,
+            compact_episodes=True,
         )
         steps = int(returns.sum())  # reward 1 per step: a return is an episode's length
     else:
@@ -179,7 +183,9 @@ def collect_chunk(spec: ChunkSpec, nthread: int | None = None, on_progress: Prog
 
         states = np.concatenate([swimmer.reset_states(rng, shape) for rng in streams])
         policy = sampling_policy(spec.arch, params, np.random.default_rng(0))  # deterministic: rng unused
-        returns = swimmer.rollout_returns_from_states(policy, states, spec.horizon, on_progress, nthread=nthread)
+        returns = swimmer.rollout_returns_from_states(
+            policy, states, horizon=spec.horizon, on_progress=on_progress, nthread=nthread
+        )
         steps = int(returns.size * spec.horizon)
     returns32 = returns.astype(np.float32)
     seconds, cpu = time.perf_counter() - start_time, time.process_time() - start_cpu

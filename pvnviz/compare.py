@@ -67,7 +67,11 @@ def compare(seed: int, fresh_episodes: int = 100) -> list[dict]:
         if final is None:
             fresh = evaluate_returns(env, arch, result.theta[None], fresh_episodes, 100, fresh_rng)[0]
         else:
-            fresh = float(env.rollout_returns(final, 1, fresh_episodes, 100, fresh_rng).mean())
+            fresh = float(
+                env.rollout_returns(
+                    final, num_policies=1, num_episodes=fresh_episodes, horizon=100, rng=fresh_rng
+                ).mean()
+            )
         rows.append(
             dict(
                 method=version,

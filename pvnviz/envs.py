@@ -37,16 +37,22 @@ class EnvSpec:
     discrete: bool
     state_labels: tuple[str, ...]
     state_bounds: tuple[tuple[float, float] | None, ...]  # termination bounds, where there are any
-    rollout_returns: Callable[..., np.ndarray]  # (policy_fn, K, B, horizon, rng, on_progress) -> (K, B)
+    rollout_returns: Callable[..., np.ndarray]  # (policy_fn, *, num_policies, num_episodes, horizon, rng, on_progress)
     visited_states: Callable[[np.random.Generator, int], np.ndarray]  # (rng, n) -> (n, obs_dim)
 
 
 def _cartpole() -> EnvSpec:
     from pvnviz import cartpole
 
-    def rollout(policy_fn, num_policies, num_episodes, horizon, rng, on_progress: ProgressFn | None = None):
+    def rollout(policy_fn, *, num_policies, num_episodes, horizon, rng, on_progress: ProgressFn | None = None):
         return cartpole.rollout_returns(
-            policy_fn, num_policies, num_episodes, horizon, rng, on_progress, compact_episodes=True
+            policy_fn,
+            num_policies=num_policies,
+            num_episodes=num_episodes,
+            horizon=horizon,
+            rng=rng,
+            on_progress=on_progress,
+            compact_episodes=True,
         )
 
     def visited(rng: np.random.Generator, n: int) -> np.ndarray:

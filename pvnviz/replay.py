@@ -18,7 +18,7 @@ def cartpole_episodes(arch: PolicyArch, params: np.ndarray, horizon: int, seed: 
     rng = np.random.default_rng(seed)
     start = cartpole.reset_states(rng, (1, 1))
     starts = np.broadcast_to(start, (len(params), 1, 4)).copy()
-    traj = cartpole.rollout_trajectories(sampling_policy(arch, params, rng), starts, horizon)
+    traj = cartpole.rollout_trajectories(sampling_policy(arch, params, rng), starts, horizon=horizon)
     states = traj.states[:, 0].copy()  # (K, T+1, 4)
     alive = np.concatenate([np.ones((len(params), 1), bool), traj.active[:, 0]], axis=1)  # state t reached?
     states[~alive] = np.nan
@@ -32,5 +32,5 @@ def swimmer_episodes(arch: PolicyArch, params: np.ndarray, horizon: int, seed: i
     rng = np.random.default_rng(seed)
     start = swimmer.reset_states(rng, (1, 1))
     starts = np.broadcast_to(start, (len(params), 1, start.shape[-1])).copy()
-    traj = swimmer.rollout_trajectories(sampling_policy(arch, params, rng), starts, horizon, record_bodies=True)
+    traj = swimmer.rollout_trajectories(sampling_policy(arch, params, rng), starts, horizon=horizon, record_bodies=True)
     return traj.segment_endpoints[:, 0], traj.returns[:, 0], traj.x_displacement[:, 0]

@@ -309,12 +309,12 @@ def simulate(
 
 def rollout_returns(
     policy_fn: PolicyFunction,
+    *,
     num_policies: int,
     num_episodes: int,
     horizon: int = DEFAULT_HORIZON,
     rng: np.random.Generator | None = None,
     on_progress: ProgressCallback | None = None,
-    *,
     nthread: int | None = None,
 ) -> np.ndarray:
     """Undiscounted returns (K, B) float64 of K policies x B episodes each.
@@ -336,9 +336,9 @@ def rollout_returns(
 def rollout_returns_from_states(
     policy_fn: PolicyFunction,
     initial_states: np.ndarray,
+    *,
     horizon: int = DEFAULT_HORIZON,
     on_progress: ProgressCallback | None = None,
-    *,
     nthread: int | None = None,
 ) -> np.ndarray:
     """Like :func:`rollout_returns`, from given full physics states (K, B, 11); returns (K, B)."""
@@ -362,10 +362,10 @@ def _check_initial_states(initial_states: np.ndarray) -> np.ndarray:
 def rollout_trajectories(
     policy_fn: PolicyFunction,
     initial_states: np.ndarray,
+    *,
     horizon: int = DEFAULT_HORIZON,
     record_bodies: bool = False,
     on_progress: ProgressCallback | None = None,
-    *,
     nthread: int | None = None,
 ) -> SwimmerTrajectories:
     """Roll out from given full physics states (K, B, 11) and record everything.
@@ -435,7 +435,7 @@ def visited_states(rng: np.random.Generator, num_states: int, horizon: int = 200
     def random_actions(obs: np.ndarray) -> np.ndarray:
         return rng.uniform(-1.0, 1.0, size=(*obs.shape[:-1], ACTION_SIZE))
 
-    traj = rollout_trajectories(random_actions, starts, horizon)
+    traj = rollout_trajectories(random_actions, starts, horizon=horizon)
     pick = rng.integers(0, horizon + 1, size=num_states)
     return traj.observations[0, np.arange(num_states), pick]
 

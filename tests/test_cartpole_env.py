@@ -100,7 +100,7 @@ def test_trajectories_match_gymnasium_step_by_step(horizon):
     num_policies, num_episodes = len(patterns), len(INITIAL_STATES)
     initial = np.broadcast_to(INITIAL_STATES, (num_policies, num_episodes, 4)).copy()
     table = np.broadcast_to(patterns[:, None, :], (num_policies, num_episodes, horizon)).copy()
-    ours = rollout_trajectories(replay_policy(table), initial, horizon)
+    ours = rollout_trajectories(replay_policy(table), initial, horizon=horizon)
 
     assert ours.states.shape == (num_policies, num_episodes, horizon + 1, 4)
     assert ours.actions.shape == ours.rewards.shape == ours.active.shape == ours.done.shape
@@ -226,7 +226,14 @@ def test_return_distribution_matches_gymnasium(name, weights, compact):
     # Different seeds than gymnasium: the two samples are independent.
     policy = linear_softmax_policy(weights, np.random.default_rng(77))
     # 4 policies x 100 episodes (all the same policy) exercises the batch layout.
-    ours = rollout_returns(policy, 4, num_episodes // 4, horizon, np.random.default_rng(78), compact_episodes=compact)
+    ours = rollout_returns(
+        policy,
+        num_policies=4,
+        num_episodes=num_episodes // 4,
+        horizon=horizon,
+        rng=np.random.default_rng(78),
+        compact_episodes=compact,
+    )
     ours = ours.ravel()
     assert ours.min() >= 1 and ours.max() <= horizon
     p_value = stats.ks_2samp(ours, reference).pvalue
@@ -241,14 +248,16 @@ def test_return_distribution_test_has_power():
     # Sanity check of the statistical test itself: a different policy is detected.
     random_policy = gym_returns((0.0, 0.0, 0.0, 0.0), 300, 100, seed=5)
     policy = linear_softmax_policy([0.0, 0.0, 2.0, 0.5], np.random.default_rng(1))
-    mediocre = rollout_returns(policy, 1, 300, 100, np.random.default_rng(2))
+    mediocre = rollout_returns(policy, num_policies=1, num_episodes=300, horizon=100, rng=np.random.default_rng(2))
     assert stats.ks_2samp(mediocre.ravel(), random_policy).pvalue < 0.01
 
 
 def test_same_seed_gives_identical_returns():
     def run(seed: int) -> np.ndarray:
         policy = linear_softmax_policy([0.0, 0.0, 2.0, 0.5], np.random.default_rng(seed))
-        return rollout_returns(policy, 6, 20, 100, np.random.default_rng(seed + 1))
+        return rollout_returns(
+            policy, num_policies=6, num_episodes=20, horizon=100, rng=np.random.default_rng(seed + 1)
+        )
 
     first, second = run(3), run(3)
     assert first.shape == (6, 20) and first.dtype == np.float64
@@ -270,19 +279,21 @@ def test_invalid_arguments_raise_clear_errors(num_policies, num_episodes, horizo
         return np.zeros(observation.shape[:-1], dtype=np.int64)
 
     with pytest.raises(ValueError, match=f"{message} must be at least"):
-        rollout_returns(policy, num_policies, num_episodes, horizon, np.random.default_rng(0))
+        rollout_returns(
+            policy, num_policies=num_policies, num_episodes=num_episodes, horizon=horizon, rng=np.random.default_rng(0)
+        )
 
 
 def test_bad_policy_output_and_initial_states_raise():
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="integer actions of shape"):
-        rollout_returns(lambda obs: np.full(obs.shape[:-1], 0.7), 2, 3, 10, rng)
+        rollout_returns(lambda obs: np.full(obs.shape[:-1], 0.7), num_policies=2, num_episodes=3, horizon=10, rng=rng)
     with pytest.raises(ValueError, match="integer actions of shape"):
-        rollout_returns(lambda obs: np.zeros(3, dtype=np.int64), 2, 3, 10, rng)
+        rollout_returns(lambda obs: np.zeros(3, dtype=np.int64), num_policies=2, num_episodes=3, horizon=10, rng=rng)
     with pytest.raises(ValueError, match="initial_states must have shape"):
-        rollout_trajectories(lambda obs: np.zeros(obs.shape[:-1], dtype=np.int64), np.zeros((3, 4)), 10)
+        rollout_trajectories(lambda obs: np.zeros(obs.shape[:-1], dtype=np.int64), np.zeros((3, 4)), horizon=10)
     with pytest.raises(ValueError, match="horizon must be at least"):
-        rollout_trajectories(lambda obs: np.zeros(obs.shape[:-1], dtype=np.int64), np.zeros((1, 3, 4)), 0)
+        rollout_trajectories(lambda obs: np.zeros(obs.shape[:-1], dtype=np.int64), np.zeros((1, 3, 4)), horizon=0)
 
 
 def test_always_left_terminates_early_like_gymnasium():
@@ -295,7 +306,7 @@ def test_always_left_terminates_early_like_gymnasium():
         return np.zeros(observation.shape[:-1], dtype=np.int64)
 
     progress = []
-    ours = rollout_trajectories(always_left, initial, horizon, on_progress=lambda *args: progress.append(args))
+    ours = rollout_trajectories(always_left, initial, horizon=horizon, on_progress=lambda *args: progress.append(args))
     returns = ours.returns
     assert returns.max() < 20  # every episode ends well before the horizon
     assert len(calls) == returns.max()  # the loop stopped as soon as all episodes were done
@@ -311,7 +322,7 @@ def test_always_left_terminates_early_like_gymnasium():
     env.close()
 
     # rollout_returns gives the same returns from the same reset draws.
-    same = rollout_returns(always_left, 2, 15, horizon, np.random.default_rng(31))
+    same = rollout_returns(always_left, num_policies=2, num_episodes=15, horizon=horizon, rng=np.random.default_rng(31))
     np.testing.assert_array_equal(same, returns)
 
 
@@ -329,11 +340,22 @@ def test_compacted_rollouts_give_the_same_returns_per_policy():
         assert observation.shape[0] == num_policies and observation.dtype == np.float32
         return (np.einsum("kbi,ki->kb", observation.astype(np.float64), weights) > 0).astype(np.int64)
 
-    full = rollout_returns(deterministic_policy, num_policies, num_episodes, horizon, np.random.default_rng(9))
+    full = rollout_returns(
+        deterministic_policy,
+        num_policies=num_policies,
+        num_episodes=num_episodes,
+        horizon=horizon,
+        rng=np.random.default_rng(9),
+    )
     assert set(widths) == {num_episodes}
     widths.clear()
     compact = rollout_returns(
-        deterministic_policy, num_policies, num_episodes, horizon, np.random.default_rng(9), compact_episodes=True
+        deterministic_policy,
+        num_policies=num_policies,
+        num_episodes=num_episodes,
+        horizon=horizon,
+        rng=np.random.default_rng(9),
+        compact_episodes=True,
     )
     assert min(widths) < num_episodes  # the block really shrank
     assert widths == sorted(widths, reverse=True)

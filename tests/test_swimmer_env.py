@@ -66,7 +66,7 @@ def test_single_episode_matches_gymnasium_over_1000_steps():
     reference = gymnasium_episode(weights, seed=3)  # the rollout engine drifts on this one
     assert reference["limit_steps"] > 100  # the warm-started constraint solver is exercised
     initial = reference["state"].reshape(1, 1, swimmer.STATE_SIZE)
-    trajectories = swimmer.rollout_trajectories(batched_policy(weights[None, None]), initial, HORIZON)
+    trajectories = swimmer.rollout_trajectories(batched_policy(weights[None, None]), initial, horizon=HORIZON)
     np.testing.assert_allclose(trajectories.observations[0, 0], reference["observations"], rtol=0, atol=TOLERANCE)
     np.testing.assert_allclose(trajectories.rewards[0, 0], reference["rewards"], rtol=0, atol=TOLERANCE)
     assert abs(trajectories.returns[0, 0] - reference["return"]) < TOLERANCE
@@ -78,8 +78,8 @@ def test_batch_of_policies_and_episodes_matches_gymnasium():
     seeds = np.arange(num_policies * num_episodes).reshape(num_policies, num_episodes) + 2
     references = [[gymnasium_episode(weights[k, b], int(seeds[k, b])) for b in range(num_episodes)] for k in range(3)]
     initial = np.array([[reference["state"] for reference in row] for row in references])
-    trajectories = swimmer.rollout_trajectories(batched_policy(weights), initial, HORIZON)
-    returns = swimmer.rollout_returns_from_states(batched_policy(weights), initial, HORIZON)
+    trajectories = swimmer.rollout_trajectories(batched_policy(weights), initial, horizon=HORIZON)
+    returns = swimmer.rollout_returns_from_states(batched_policy(weights), initial, horizon=HORIZON)
     for k in range(num_policies):
         for b in range(num_episodes):
             reference = references[k][b]
@@ -141,11 +141,15 @@ def test_reset_states_lie_within_noise_bounds():
 
 def test_returns_are_deterministic_and_match_trajectories():
     policies = RandomMLPPolicies.init(np.random.default_rng(7), 4)
-    first = swimmer.rollout_returns(policies, 4, 3, 200, np.random.default_rng(11))
-    second = swimmer.rollout_returns(policies, 4, 3, 200, np.random.default_rng(11), nthread=1)
+    first = swimmer.rollout_returns(
+        policies, num_policies=4, num_episodes=3, horizon=200, rng=np.random.default_rng(11)
+    )
+    second = swimmer.rollout_returns(
+        policies, num_policies=4, num_episodes=3, horizon=200, rng=np.random.default_rng(11), nthread=1
+    )
     np.testing.assert_array_equal(first, second)
     initial = swimmer.reset_states(np.random.default_rng(11), (4, 3))
-    trajectories = swimmer.rollout_trajectories(policies, initial, 200)
+    trajectories = swimmer.rollout_trajectories(policies, initial, horizon=200)
     np.testing.assert_array_equal(trajectories.returns, first)
     np.testing.assert_allclose(trajectories.rewards.sum(axis=-1), first, rtol=0, atol=1e-9)
 
@@ -154,7 +158,7 @@ def test_trajectory_record_shapes_and_bodies():
     policies = RandomMLPPolicies.init(np.random.default_rng(3), 2)
     initial = swimmer.reset_states(np.random.default_rng(4), (2, 1))
     horizon = 20
-    trajectories = swimmer.rollout_trajectories(policies, initial, horizon, record_bodies=True)
+    trajectories = swimmer.rollout_trajectories(policies, initial, horizon=horizon, record_bodies=True)
     assert trajectories.observations.shape == (2, 1, horizon + 1, 8)
     assert trajectories.qpos.shape == (2, 1, horizon + 1, 5)
     assert trajectories.actions.shape == (2, 1, horizon, 2)
@@ -176,7 +180,14 @@ def test_trajectory_record_shapes_and_bodies():
 def test_on_progress_reports_until_done():
     calls = []
     policies = RandomMLPPolicies.init(np.random.default_rng(0), 1)
-    swimmer.rollout_returns(policies, 1, 2, 30, np.random.default_rng(0), on_progress=lambda *a: calls.append(a))
+    swimmer.rollout_returns(
+        policies,
+        num_policies=1,
+        num_episodes=2,
+        horizon=30,
+        rng=np.random.default_rng(0),
+        on_progress=lambda *a: calls.append(a),
+    )
     assert calls and calls[-1][:2] == (30, 30)
     assert all(info.startswith(swimmer.PROGRESS_STAGE) for _, _, info in calls)
 
@@ -185,19 +196,23 @@ def test_invalid_arguments_raise_value_error():
     policies = RandomMLPPolicies.init(np.random.default_rng(0), 2)
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="horizon"):
-        swimmer.rollout_returns(policies, 2, 1, 0, rng)
+        swimmer.rollout_returns(policies, num_policies=2, num_episodes=1, horizon=0, rng=rng)
     with pytest.raises(ValueError, match="num_policies"):
-        swimmer.rollout_returns(policies, 0, 1, 10, rng)
+        swimmer.rollout_returns(policies, num_policies=0, num_episodes=1, horizon=10, rng=rng)
     with pytest.raises(ValueError, match="num_episodes"):
-        swimmer.rollout_returns(policies, 2, 0, 10, rng)
+        swimmer.rollout_returns(policies, num_policies=2, num_episodes=0, horizon=10, rng=rng)
     with pytest.raises(ValueError, match="engine"):
         bench_swimmer.simulate(policies, swimmer.reset_states(rng, (2, 1)), 10, engine="python")
     with pytest.raises(ValueError, match="shape"):
-        swimmer.rollout_returns(lambda obs: np.zeros(obs.shape[:-1]), 2, 1, 10, rng)
+        swimmer.rollout_returns(
+            lambda obs: np.zeros(obs.shape[:-1]), num_policies=2, num_episodes=1, horizon=10, rng=rng
+        )
     with pytest.raises(ValueError, match="non-finite"):
-        swimmer.rollout_returns(lambda obs: np.full((*obs.shape[:-1], 2), np.nan), 2, 1, 10, rng)
+        swimmer.rollout_returns(
+            lambda obs: np.full((*obs.shape[:-1], 2), np.nan), num_policies=2, num_episodes=1, horizon=10, rng=rng
+        )
     with pytest.raises(ValueError, match="initial_states"):
-        swimmer.rollout_trajectories(policies, np.zeros((2, 1, 10)), 10)
+        swimmer.rollout_trajectories(policies, np.zeros((2, 1, 10)), horizon=10)
 
 
 def test_model_is_gymnasiums_with_collision_detection_off():
