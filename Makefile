@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 8501
 
-.PHONY: install run test test-fast lint browser bench screenshot clean
+.PHONY: install run test test-fast lint browser bench screenshot clean layout
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,3 +38,6 @@ bench: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+layout:
+	$(PYTHON) scripts/layout.py

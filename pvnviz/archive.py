@@ -35,7 +35,9 @@ def run_zip(result) -> bytes:
     """The run (an ``ExperimentResult``) as zip bytes: the same files ``python -m pvnviz run --out`` writes."""
     with tempfile.TemporaryDirectory(prefix="pvn-run-") as tmp:
         folder = Path(tmp)
-        result.save(folder)
+        from pvnviz.run_files import save_result  # brings torch
+
+        save_result(result, folder)
         write_run(folder, result.config.env, result.seed, result.config, result.summary())
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pvnviz.envs import EnvSpec
+from pvnviz.env_spec import EnvSpec
 from pvnviz.policies import PolicyArch, sampling_policy
 
 Objective = Callable[[np.ndarray], tuple[np.ndarray, int]]  # params (K, P) -> (returns (K,), env steps spent)
@@ -111,5 +111,5 @@ class EnvObjective:
             horizon=self.horizon,
             rng=self.rng,
         )
-        steps = returns.sum() if self.env.name == "cartpole" else returns.size * self.horizon
+        steps = self.env.episode_steps(returns, self.horizon)
         return returns.mean(axis=1), int(steps)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from pvnviz.envs import EnvSpec
+from pvnviz.env_spec import EnvSpec
 from pvnviz.policies import PolicyArch, sampling_policy
 from pvnviz.progress import ProgressFn, no_progress
 from pvnviz.pvn import PVN, torch_threads

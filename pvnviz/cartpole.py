@@ -47,7 +47,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pvnviz.envs import check_rollout_counts
+from pvnviz.env_spec import check_rollout_counts
 
 # Physics constants, named as in gymnasium's CartPoleEnv.__init__.
 GRAVITY = 9.8
@@ -342,3 +342,55 @@ def rollout_trajectories(
     _, trajectories = _simulate(policy_fn, initial_states, int(horizon), True, on_progress)
     assert trajectories is not None
     return trajectories
+
+
+def env_spec():
+    """CartPole as an ``EnvSpec`` (gymnasium's CartPole-v1 physics; stochastic softmax policies, 2 actions)."""
+    import gymnasium
+
+    from pvnviz.env_spec import EnvSpec
+
+    def rollout(policy_fn, *, num_policies, num_episodes, horizon, rng, on_progress: ProgressCallback | None = None):
+        return rollout_returns(
+            policy_fn,
+            num_policies=num_policies,
+            num_episodes=num_episodes,
+            horizon=horizon,
+            rng=rng,
+            on_progress=on_progress,
+            compact_episodes=True,
+        )
+
+    def visited(rng: np.random.Generator, n: int) -> np.ndarray:
+        """States visited by uniformly random actions, from n episodes of up to 100 steps."""
+        starts = reset_states(rng, (1, n))
+        traj = rollout_trajectories(lambda obs: rng.integers(0, 2, size=obs.shape[:-1]), starts, horizon=100)
+        lengths = traj.active[0].sum(-1)  # (n,)
+        pick = (rng.random(n) * lengths).astype(int)
+        return traj.states[0, np.arange(n), pick].astype(np.float32)
+
+    def from_states(policy_fn, states, *, horizon, on_progress=None, nthread=None):
+        return rollout_returns_from_states(
+            policy_fn, states, horizon=horizon, on_progress=on_progress, compact_episodes=True
+        )
+
+    theta = THETA_THRESHOLD_RADIANS
+    high = np.array([X_THRESHOLD * 2, np.finfo(np.float32).max, theta * 2, np.finfo(np.float32).max], np.float32)
+    return EnvSpec(
+        name="cartpole",
+        obs_dim=4,
+        act_dim=2,
+        discrete=True,
+        state_labels=("cart position", "cart velocity", "pole angle", "pole angular velocity"),
+        state_bounds=((-X_THRESHOLD, X_THRESHOLD), None, (-theta, theta), None),
+        rollout_returns=rollout,
+        visited_states=visited,
+        reset_states=reset_states,
+        rollout_returns_from_states=from_states,
+        observation_space=gymnasium.spaces.Box(-high, high, dtype=np.float32),
+        action_space=gymnasium.spaces.Discrete(2),
+        bounds_label="termination bounds",
+        steps_per_second=12e6,  # horizon steps of random policies, whose episodes end early
+        bytes_per_episode=450,
+        fixed_length=False,
+    )

@@ -63,11 +63,15 @@ def _environment(name: str) -> Callable[[], Experiment]:
     return factory
 
 
-EXPERIMENTS: dict[str, Callable[[], Experiment]] = {
-    "polytope": _polytope,
-    "cartpole": _environment("cartpole"),
-    "swimmer": _environment("swimmer"),
-}
+EXPERIMENTS: dict[str, Callable[[], Experiment]] = {"polytope": _polytope}  # and one per environment:
+
+
+def _experiments() -> list[str]:
+    """The polytope and every registered environment that has presets (``pvnviz.envs``, ``pvnviz.presets``)."""
+    from pvnviz.envs import ENVIRONMENTS
+    from pvnviz.presets import PRESETS
+
+    return [*EXPERIMENTS, *(name for name in ENVIRONMENTS if name in PRESETS)]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -92,7 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m pvnviz", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one experiment headless and save it")
-    run.add_argument("experiment", help=f"one of: {', '.join(EXPERIMENTS)}")
+    run.add_argument("experiment", help="polytope, cartpole or swimmer (any registered environment)")
     run.add_argument("--preset", default="paper", help="settings preset (default: paper)")
     run.add_argument("--seed", type=_seed, default=0, help="random seed, 0 or more (default: 0)")
     run.add_argument("--out", required=True, help="folder to write the run into")
@@ -115,9 +119,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _experiment(name: str) -> Experiment:
-    if name not in EXPERIMENTS:
-        raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}.")
-    return EXPERIMENTS[name]()
+    names = _experiments()
+    if name not in names:
+        raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(names)}.")
+    return EXPERIMENTS[name]() if name in EXPERIMENTS else _environment(name)()
 
 
 def _fail(message: str, status: int = 2) -> int:
@@ -226,7 +231,7 @@ def _manifest(folder: str) -> int:
             raise RunError(f"{folder} is not a run ({type(err).__name__}: {err}).") from None
         write_manifest(path)
         try:
-            if name in ("cartpole", "swimmer"):
+            if name != "polytope":
                 from pvnviz.run_files import load_result
 
                 load_result(path, name)  # every array and network opens: only then the manifest stays

@@ -36,8 +36,9 @@ from pathlib import Path
 import numpy as np
 
 from pvnviz.dataset import PolicyDataset
-from pvnviz.envs import check_rollout_counts
-from pvnviz.policies import PolicyArch, forward_numpy, glorot_params
+from pvnviz.env_spec import EnvSpec, check_rollout_counts
+from pvnviz.envs import get_env
+from pvnviz.policies import PolicyArch, forward_numpy, glorot_params, sampling_policy
 from pvnviz.progress import ProgressFn, no_progress
 
 DEFAULT_CHUNK_STEPS = 5_000_000  # env steps (at most) per chunk when the user does not choose a chunk size
@@ -64,8 +65,10 @@ class Plan:
 
     def __post_init__(self) -> None:
         check_rollout_counts(self.num_policies, self.num_episodes, self.horizon)
-        if self.env_name not in ("cartpole", "swimmer"):
-            raise CollectError(f"unknown environment {self.env_name!r}; choose cartpole or swimmer.")
+        from pvnviz.envs import ENVIRONMENTS
+
+        if self.env_name not in ENVIRONMENTS:
+            raise CollectError(f"unknown environment {self.env_name!r}; choose one of: {', '.join(ENVIRONMENTS)}.")
         if self.chunk_policies < 0:
             raise CollectError(f"chunk size must be at least 1 policy, got {self.chunk_policies}.")
 
@@ -164,29 +167,17 @@ def collect_chunk(spec: ChunkSpec, nthread: int | None = None, on_progress: Prog
     streams = policy_streams(spec.entropy, spec.start, spec.stop)
     params = np.concatenate([glorot_params(spec.arch, 1, rng) for rng in streams])
     shape = (1, spec.num_episodes)
-    if spec.env_name == "cartpole":
-        from pvnviz import cartpole
-
-        states = np.concatenate([cartpole.reset_states(rng, shape) for rng in streams])
+    env = get_env(spec.env_name)
+    states = np.concatenate([env.reset_states(rng, shape) for rng in streams])
+    if spec.arch.discrete:  # stochastic softmax policies: one seeded stream per episode, as the chunking needs
         seeds = np.stack([rng.bit_generator.random_raw(spec.num_episodes) for rng in streams])
-        returns = cartpole.rollout_returns_from_states(
-            EpisodeSampler(spec.arch, params, seeds),
-            states,
-            horizon=spec.horizon,
-            on_progress=on_progress,
-            compact_episodes=True,
-        )
-        steps = int(returns.sum())  # reward 1 per step: a return is an episode's length
-    else:
-        from pvnviz import swimmer
-        from pvnviz.policies import sampling_policy
-
-        states = np.concatenate([swimmer.reset_states(rng, shape) for rng in streams])
-        policy = sampling_policy(spec.arch, params, np.random.default_rng(0))  # deterministic: rng unused
-        returns = swimmer.rollout_returns_from_states(
-            policy, states, horizon=spec.horizon, on_progress=on_progress, nthread=nthread
-        )
-        steps = int(returns.size * spec.horizon)
+        policy = EpisodeSampler(spec.arch, params, seeds)
+    else:  # deterministic tanh policies: no random draws
+        policy = sampling_policy(spec.arch, params, np.random.default_rng(0))
+    returns = env.rollout_returns_from_states(
+        policy, states, horizon=spec.horizon, on_progress=on_progress, nthread=nthread
+    )
+    steps = env.episode_steps(returns, spec.horizon)
     returns32 = returns.astype(np.float32)
     seconds, cpu = time.perf_counter() - start_time, time.process_time() - start_cpu
     return Chunk(spec.start, spec.stop, params, returns32, steps, seconds, Chunk.hash(params, returns32), cpu)
@@ -407,3 +398,24 @@ class ChunkBar:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def collect_dataset(
+    env: EnvSpec,
+    arch: PolicyArch,
+    num_policies: int,
+    num_episodes: int,
+    horizon: int,
+    rng: np.random.Generator,
+    on_progress: ProgressFn = no_progress,
+    **chunking,
+) -> PolicyDataset:
+    """Algorithm 1: K Glorot policies, B Monte Carlo returns each, stepped as one batch.
+
+    Goes through ``pvnviz.collect`` (one stream per policy, drawn from one 63-bit draw of
+    ``rng``); ``chunking`` passes ``chunk_policies``, ``executor``, ``store``, ``resume`` and
+    ``on_chunk`` on to it. The data never depend on the chunking or the executor.
+    """
+    check_rollout_counts(num_policies, num_episodes, horizon)
+    plan = plan_from_rng(env.name, arch, num_policies, num_episodes, horizon, rng, chunking.pop("chunk_policies", 0))
+    return collect(plan, on_progress=on_progress, **chunking)

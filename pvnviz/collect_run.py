@@ -36,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def collects(config: Any) -> bool:
     """Whether the experiment starts with Algorithm 1 (CartPole and Swimmer)."""
-    return getattr(config, "env", None) in ("cartpole", "swimmer") and hasattr(config, "num_policies")
+    from pvnviz.envs import ENVIRONMENTS
+
+    return getattr(config, "env", None) in ENVIRONMENTS and hasattr(config, "num_policies")
 
 
 def check_arguments(args: argparse.Namespace, config: Any) -> None:

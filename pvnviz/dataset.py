@@ -2,7 +2,7 @@
 
 K policies are Glorot-initialised (``pvnviz.policies``) and each is rolled out B times;
 all K x B episodes advance in lockstep in the batched environment, in chunks
-of policies that do not change the data (``pvnviz.collect``). The dataset keeps
+of policies that do not change the data (``pvnviz.collect.collect_dataset``). The dataset keeps
 the list of returns per policy; a training-set filter (Section 6.2) drops the policies
 whose mean return exceeds a limit, and the dropped ones are kept for the histogram.
 
@@ -16,9 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pvnviz.envs import EnvSpec, check_rollout_counts
 from pvnviz.policies import PolicyArch
-from pvnviz.progress import ProgressFn, no_progress
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,7 +37,9 @@ class PolicyDataset:
     @property
     def num_env_steps(self) -> int:
         """Environment steps spent (each return of an undiscounted, reward-1 task is its length)."""
-        return int(self.returns.size * self.horizon) if self.env_name != "cartpole" else int(self.returns.sum())
+        from pvnviz.envs import get_env  # a saved dataset names its environment
+
+        return get_env(self.env_name).episode_steps(self.returns, self.horizon)
 
     def kept(self, return_limit: float | None) -> np.ndarray:
         """Mask of policies the training-set filter keeps (mean return <= limit)."""
@@ -71,26 +71,3 @@ class PolicyDataset:
                 horizon=int(data["horizon"]),
                 seconds=float(data["seconds"]),
             )
-
-
-def collect_dataset(
-    env: EnvSpec,
-    arch: PolicyArch,
-    num_policies: int,
-    num_episodes: int,
-    horizon: int,
-    rng: np.random.Generator,
-    on_progress: ProgressFn = no_progress,
-    **chunking,
-) -> PolicyDataset:
-    """Algorithm 1: K Glorot policies, B Monte Carlo returns each, stepped as one batch.
-
-    Goes through ``pvnviz.collect`` (one stream per policy, drawn from one 63-bit draw of
-    ``rng``); ``chunking`` passes ``chunk_policies``, ``executor``, ``store``, ``resume`` and
-    ``on_chunk`` on to it. The data never depend on the chunking or the executor.
-    """
-    from pvnviz.collect import collect, plan_from_rng
-
-    check_rollout_counts(num_policies, num_episodes, horizon)
-    plan = plan_from_rng(env.name, arch, num_policies, num_episodes, horizon, rng, chunking.pop("chunk_policies", 0))
-    return collect(plan, on_progress=on_progress, **chunking)

@@ -13,14 +13,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from pvnviz.ascent import AscentTrace, ascend, remeasure
+from pvnviz.collect import collect_dataset
 from pvnviz.configs import check, check_finite, param
-from pvnviz.dataset import PolicyDataset, collect_dataset
+from pvnviz.dataset import PolicyDataset
 from pvnviz.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
 from pvnviz.envs import ENVIRONMENTS, get_env
 from pvnviz.fingerprint import PROBE_INITS, initial_probes
@@ -322,11 +322,13 @@ def ascend_through(
 def env_steps(env_name: str, mean_returns: np.ndarray, num_episodes: int, horizon: int) -> int:
     """Environment steps spent measuring policies with these mean returns over ``num_episodes`` each.
 
-    CartPole pays reward 1 per step, so an episode's return is its length; Swimmer always runs ``horizon``.
+    A return of an environment whose episodes vary in length (reward 1 per step) is its length; others run
+    ``horizon`` steps (``EnvSpec.episode_steps``).
     """
-    if env_name == "cartpole":
-        return int(round(float(np.sum(mean_returns)) * num_episodes))
-    return int(np.size(mean_returns) * num_episodes * horizon)
+    env = get_env(env_name)
+    if env.fixed_length:
+        return int(np.size(mean_returns) * num_episodes * horizon)
+    return int(round(float(np.sum(mean_returns)) * num_episodes))
 
 
 @dataclass
@@ -387,12 +389,6 @@ class ExperimentResult:
             "inputs": per_input,
             "timings_seconds": self.timings,
         }
-
-    def save(self, out_dir: str | Path) -> None:
-        """Write the run's arrays and networks into ``out_dir`` (the layout: ``pvnviz.run_files``)."""
-        from pvnviz.run_files import save_result
-
-        save_result(self, out_dir)
 
 
 def run_experiment(

@@ -53,13 +53,8 @@ POLYTOPE_LIMITS: dict[str, tuple[int, int]] = {
     "num_polytope_points": (10, 1_000_000),
 }
 
-# Measured rates (this project's 2-core reference machine, one process):
-# env steps per second of a full-length episode, `python -m pvnviz.bench ray` and tests/test_sizing.py;
-# CartPole's episodes of random policies end early, which the rate of "horizon steps" includes.
-STEPS_PER_SECOND = {"cartpole": 12e6, "swimmer": 30e3}
-# bytes per episode in a batch (states, observations, returns, the policy's activations), peak RSS growth
-BYTES_PER_EPISODE = {"cartpole": 450, "swimmer": 1600}
-DEFAULT_STEPS_PER_SECOND, DEFAULT_BYTES_PER_EPISODE = 30e3, 2000
+# Measured rates (this project's 2-core reference machine, one process). Each environment's own rates,
+# env steps per second and bytes per running episode, are on its EnvSpec (tests/test_sizing.py checks them).
 TRAIN_STEP_OVERHEAD_S = 3e-4  # one Adam step of a small PVN, batch 32 (Section 3-4)
 SECONDS_PER_FLOP = 1.5e-10  # effective, forward + backward, float32 on one core
 ASCENT_STEP_S = 5e-4  # one Adam step of all starts through a frozen PVN (Algorithm 3)
@@ -126,8 +121,7 @@ def estimate(config: Any) -> Estimate:
     from pvnviz.envs import get_env
 
     env = get_env(config.env)
-    rate = STEPS_PER_SECOND.get(config.env, DEFAULT_STEPS_PER_SECOND)
-    per_episode = BYTES_PER_EPISODE.get(config.env, DEFAULT_BYTES_PER_EPISODE)
+    rate, per_episode = env.steps_per_second, env.bytes_per_episode  # measured per environment (its module)
     policy_params = config.arch().num_params
     k, b, h = config.num_policies, config.num_episodes, config.horizon
     inputs = len(config.inputs)

@@ -76,7 +76,7 @@ import mujoco
 import numpy as np
 from mujoco.batch import Batch
 
-from pvnviz.envs import check_rollout_counts
+from pvnviz.env_spec import check_rollout_counts
 
 # gymnasium Swimmer-v5 defaults, named as its constructor arguments.
 FRAME_SKIP = 4
@@ -441,8 +441,10 @@ def visited_states(rng: np.random.Generator, num_states: int, horizon: int = 200
 
 
 def env_spec():
-    """The Swimmer as a ``pvnviz.envs.EnvSpec`` (deterministic tanh policies, 8 observations, 2 actions)."""
-    from pvnviz.envs import EnvSpec
+    """The Swimmer as an ``EnvSpec`` (gymnasium's Swimmer-v5 model; deterministic tanh policies, 8 obs, 2 actions)."""
+    import gymnasium
+
+    from pvnviz.env_spec import EnvSpec
 
     rotor_limit = float(np.radians(100.0))  # the hinge range of swimmer.xml's two rotors
     return EnvSpec(
@@ -463,4 +465,12 @@ def env_spec():
         state_bounds=(None, (-rotor_limit, rotor_limit), (-rotor_limit, rotor_limit), None, None, None, None, None),
         rollout_returns=rollout_returns,
         visited_states=visited_states,
+        reset_states=reset_states,
+        rollout_returns_from_states=rollout_returns_from_states,
+        observation_space=gymnasium.spaces.Box(-np.inf, np.inf, (OBSERVATION_SIZE,), np.float64),
+        action_space=gymnasium.spaces.Box(-1.0, 1.0, (ACTION_SIZE,), np.float32),
+        bounds_label="the rotors' joint limits",
+        steps_per_second=30e3,
+        bytes_per_episode=1600,
+        fixed_length=True,
     )

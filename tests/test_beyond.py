@@ -10,7 +10,7 @@ from pvnviz.ascent import evaluate_returns
 from pvnviz.envs import get_env
 from pvnviz.experiment import STAGES, ExperimentConfig, _rng, env_steps, run_experiment
 from pvnviz.presets import PRESETS
-from pvnviz.run_files import load_result
+from pvnviz.run_files import load_result, save_result
 
 NOISY = ExperimentConfig(
     num_policies=150,
@@ -54,7 +54,7 @@ def test_env_steps_counts_cartpole_lengths_and_swimmer_horizons():
 def test_runs_without_fresh_fields_still_load(noisy_run, tmp_path):
     from pvnviz.runs import write_manifest, write_run
 
-    noisy_run.save(tmp_path)
+    save_result(noisy_run, tmp_path)
     write_run(tmp_path, "cartpole", 3, NOISY, noisy_run.summary())
     curves = tmp_path / "curves_fingerprint.npz"
     with np.load(curves) as c:
@@ -74,7 +74,7 @@ def test_ensemble_run_saves_and_loads(tmp_path):
     result = run_experiment(config, seed=0)
     trace = result.traces["fingerprint"]
     assert trace.disagreement.shape == (config.ascent_steps + 1, 2) and (trace.disagreement >= 0).all()
-    result.save(tmp_path)
+    save_result(result, tmp_path)
     write_run(tmp_path, "cartpole", 0, config, result.summary())
     loaded = load_result(tmp_path, "cartpole")
     np.testing.assert_allclose(loaded.traces["fingerprint"].disagreement, trace.disagreement)

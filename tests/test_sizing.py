@@ -49,7 +49,7 @@ def test_memory_estimate_of_the_scoring_batch_covers_a_measured_rollout(env):
     evaluate_returns(spec, arch, params, b, 50, np.random.default_rng(1))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert peak <= sizing.BYTES_PER_EPISODE[env] * k * b, (peak, k * b)
+    assert peak <= spec.bytes_per_episode * k * b, (peak, k * b)
 
 
 def test_the_issues_oversized_settings_are_refused_before_work():

@@ -413,7 +413,7 @@ def render_results(
         )
         steps = range(len(result.trained["fingerprint"].probe_snapshots))
         animate(f"{config.env}_probes", steps, lambda s: figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y), frame=s), label="snapshot", start=len(steps) - 1)  # noqa: E501
-        bounds = "termination bounds" if config.env == "cartpole" else "the rotors' joint limits"
+        bounds = get_env(config.env).bounds_label
         moving = (
             "press ▶ to watch them move as they are trained jointly with the PVN (Algorithm 2)"
             if config.train_probes

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from pvnviz.dataset import collect_dataset
+from pvnviz.collect import collect_dataset
 from pvnviz.envs import get_env
 from pvnviz.policies import PolicyArch, forward_numpy
 

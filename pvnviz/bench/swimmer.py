@@ -31,7 +31,7 @@ from mujoco import rollout as mj_rollout
 
 from pvnviz import swimmer
 from pvnviz.bench import BenchParser, non_negative_int, positive_int
-from pvnviz.envs import check_rollout_counts
+from pvnviz.env_spec import check_rollout_counts
 from pvnviz.policies import PolicyArch, forward_numpy, glorot_params
 
 HIDDEN_SIZE = 30

@@ -7,8 +7,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from pvnviz.ascent import AscentTrace
+from pvnviz.cartpole import X_THRESHOLD
 from pvnviz.dataset import PolicyDataset
-from pvnviz.envs import EnvSpec
+from pvnviz.env_spec import EnvSpec
 from pvnviz.experiment import Split
 from pvnviz.figures import theme
 from pvnviz.histogram import ReturnBins
@@ -314,7 +315,11 @@ def cartpole_steps(states: dict[str, np.ndarray], frame_every: int = 2) -> list[
 
 
 def cartpole_replay(
-    states: dict[str, np.ndarray], pole_length: float = 1.0, frame_every: int = 2, frame: int | None = None
+    states: dict[str, np.ndarray],
+    pole_length: float = 1.0,
+    frame_every: int = 2,
+    frame: int | None = None,
+    track: float = X_THRESHOLD,
 ) -> go.Figure:
     """Cart and pole, one panel per policy; states[label] is (T+1, 4), NaN after termination.
 
@@ -362,7 +367,7 @@ def cartpole_replay(
     for col in range(1, len(labels) + 1):
         fig.add_trace(
             go.Scatter(
-                x=[-2.4, 2.4],
+                x=[-track, track],  # the cart's termination bound (pvnviz.cartpole)
                 y=[0, 0],
                 mode="lines",
                 line=dict(color=theme.NEUTRAL, width=1),

@@ -15,6 +15,7 @@ import imageio.v3 as iio
 import numpy as np
 from PIL import Image, ImageDraw
 
+from pvnviz.cartpole import X_THRESHOLD
 from pvnviz.figures import theme
 
 BACKGROUND = "white"
@@ -119,7 +120,9 @@ def probes_gif(trained, dims: tuple[int, int], labels: Sequence[str] = ("", ""))
     return encode(frames)
 
 
-def cartpole_gif(states: dict[str, np.ndarray], frame_every: int = 2, pole_length: float = 1.0) -> bytes:
+def cartpole_gif(
+    states: dict[str, np.ndarray], frame_every: int = 2, pole_length: float = 1.0, track: float = X_THRESHOLD
+) -> bytes:
     """Cart and pole per policy side by side; states[label] is (T+1, 4), NaN after termination."""
     labels = list(states)
     lengths = {k: int(np.isfinite(v[:, 0]).sum()) for k, v in states.items()}
@@ -130,7 +133,7 @@ def cartpole_gif(states: dict[str, np.ndarray], frame_every: int = 2, pole_lengt
         for k, label in enumerate(labels):
             left = 20 + k * (PANEL + 20)
             panel = Panel(draw, (left, 30, left + PANEL, 30 + PANEL // 2), (-2.6, 2.6), (-0.2, 1.3), label[:48])
-            panel.line([-2.4, 2.4], [0, 0], theme.NEUTRAL, 1)
+            panel.line([-track, track], [0, 0], theme.NEUTRAL, 1)  # the cart's termination bound
             x, _, theta, _ = states[label][min(t, lengths[label] - 1)]
             corners = [panel.px(x - 0.25, 0), panel.px(x + 0.25, 0.15)]
             draw.rectangle((corners[0][0], corners[1][1], corners[1][0], corners[0][1]), fill="#888888", outline=INK)

@@ -1,0 +1,56 @@
+"""What the PVN pipeline needs of an environment (Section 6): the ``EnvSpec`` interface and its checks.
+
+A leaf module: the environments (``pvnviz.cartpole``, ``pvnviz.swimmer``) build their ``EnvSpec``
+from it, and ``pvnviz.envs`` is the registry above them, so no environment imports the registry.
+An ``EnvSpec`` says what a policy for the environment looks like (observation and action sizes,
+discrete or continuous), how to collect returns for K policies x B episodes in lockstep
+(``rollout_returns``), and how to name and bound the state dimensions for the probe-state figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+def check_rollout_counts(num_policies: int, num_episodes: int, horizon: int) -> None:
+    """ValueError, saying what to change, unless every count is at least 1."""
+    for name, value, example in (
+        ("horizon", horizon, "e.g. 100 for CartPole, 1000 for Swimmer"),
+        ("num_policies", num_policies, "a positive number of policies"),
+        ("num_episodes", num_episodes, "a positive number of episodes per policy"),
+    ):
+        if int(value) < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}; pass {example}.")
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """What the PVN pipeline needs to know about one environment."""
+
+    name: str
+    obs_dim: int
+    act_dim: int
+    discrete: bool
+    state_labels: tuple[str, ...]
+    state_bounds: tuple[tuple[float, float] | None, ...]  # termination bounds, where there are any
+    rollout_returns: Callable[..., np.ndarray]  # (policy_fn, *, num_policies, num_episodes, horizon, rng, on_progress)
+    visited_states: Callable[[np.random.Generator, int], np.ndarray]  # (rng, n) -> (n, obs_dim)
+    reset_states: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]  # (rng, (K, B)) -> (K, B, state)
+    # (policy_fn, states (K, B, state), *, horizon, on_progress, nthread) -> returns (K, B)
+    rollout_returns_from_states: Callable[..., np.ndarray]
+    observation_space: Any  # gymnasium.spaces.Box of one observation
+    action_space: Any  # gymnasium.spaces.Discrete or Box of one action
+    bounds_label: str  # what state_bounds are, in words, for the probe figures' captions
+    steps_per_second: float  # measured rate of one core (pvnviz.sizing's estimates)
+    bytes_per_episode: int  # memory of one running episode in a batch (pvnviz.sizing)
+    fixed_length: bool  # every episode runs the whole horizon (else: reward 1 per step, a return is its length)
+
+    def episode_steps(self, returns: np.ndarray, horizon: int) -> int:
+        """Environment steps that episodes with these returns took (what Algorithm 1 and 3 spend)."""
+        if self.fixed_length:
+            return int(np.size(returns) * horizon)
+        return int(round(float(np.sum(returns))))
