@@ -117,6 +117,25 @@ def _force(action: np.ndarray) -> np.ndarray:
     return (np.asarray(action) == ACTION_RIGHT) * (2.0 * FORCE_MAGNITUDE) - FORCE_MAGNITUDE
 
 
+def _euler_step(
+    cart_position: np.ndarray,
+    cart_velocity: np.ndarray,
+    pole_angle: np.ndarray,
+    pole_angular_velocity: np.ndarray,
+    force: np.ndarray,
+    where: np.ndarray | bool = True,
+) -> None:
+    """gymnasium's "euler" integrator, the only copy of CartPole's update: in place, only ``where`` it is True.
+
+    Accelerations come from the old state; positions advance with the old velocities, then the velocities.
+    """
+    cart_acceleration, angular_acceleration = _accelerations(pole_angle, pole_angular_velocity, force)
+    np.add(cart_position, TIME_STEP * cart_velocity, out=cart_position, where=where)
+    np.add(pole_angle, TIME_STEP * pole_angular_velocity, out=pole_angle, where=where)
+    np.add(cart_velocity, TIME_STEP * cart_acceleration, out=cart_velocity, where=where)
+    np.add(pole_angular_velocity, TIME_STEP * angular_acceleration, out=pole_angular_velocity, where=where)
+
+
 def step_physics(state: np.ndarray, action: np.ndarray) -> np.ndarray:
     """Return the next state after one Euler step, exactly gymnasium's formula.
 
@@ -124,19 +143,9 @@ def step_physics(state: np.ndarray, action: np.ndarray) -> np.ndarray:
     in {0, 1} (1 pushes right, anything else pushes left, as in gymnasium).
     The input is not modified.
     """
-    state = np.asarray(state, dtype=np.float64)
-    cart_position, cart_velocity, pole_angle, pole_angular_velocity = np.moveaxis(state, -1, 0)
-    cart_acceleration, angular_acceleration = _accelerations(pole_angle, pole_angular_velocity, _force(action))
-    # "euler" integrator: positions advance with the old velocities.
-    return np.stack(
-        [
-            cart_position + TIME_STEP * cart_velocity,
-            cart_velocity + TIME_STEP * cart_acceleration,
-            pole_angle + TIME_STEP * pole_angular_velocity,
-            pole_angular_velocity + TIME_STEP * angular_acceleration,
-        ],
-        axis=-1,
-    )
+    variables = np.array(np.moveaxis(np.asarray(state, dtype=np.float64), -1, 0), order="C", copy=True)
+    _euler_step(*variables, _force(action))
+    return np.moveaxis(variables, 0, -1)
 
 
 def _is_terminal(cart_position: np.ndarray, pole_angle: np.ndarray) -> np.ndarray:
@@ -207,12 +216,7 @@ def _simulate(
                 f"policy_fn must return integer actions of shape {alive.shape}, got "
                 f"{actions.dtype} array of shape {actions.shape}; sample the actions inside the policy."
             )
-        cart_acceleration, angular_acceleration = _accelerations(pole_angle, pole_angular_velocity, _force(actions))
-        # "euler" integrator: positions first, with the old velocities; only running episodes move.
-        np.add(cart_position, TIME_STEP * cart_velocity, out=cart_position, where=alive)
-        np.add(pole_angle, TIME_STEP * pole_angular_velocity, out=pole_angle, where=alive)
-        np.add(cart_velocity, TIME_STEP * cart_acceleration, out=cart_velocity, where=alive)
-        np.add(pole_angular_velocity, TIME_STEP * angular_acceleration, out=pole_angular_velocity, where=alive)
+        _euler_step(cart_position, cart_velocity, pole_angle, pole_angular_velocity, _force(actions), where=alive)
         returns += alive  # reward 1.0 on every step taken, including the terminating one
         if record:
             active[..., step] = alive

@@ -186,10 +186,19 @@ def reset_states(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray
     return states
 
 
+def observe(qpos: np.ndarray, qvel: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The only definition of Swimmer-v5's observation (..., 8): ``qpos[2:]`` then ``qvel`` (into ``out``)."""
+    if out is None:
+        out = np.empty((*qpos.shape[:-1], OBSERVATION_SIZE), dtype=np.result_type(qpos, qvel))
+    out[..., :3] = qpos[..., 2:]
+    out[..., 3:] = qvel
+    return out
+
+
 def observations_from_states(states: np.ndarray) -> np.ndarray:
     """Observations (..., 8) of full physics states (..., 11): ``qpos[2:]`` then ``qvel``."""
     states = np.asarray(states, dtype=np.float64)
-    return np.concatenate([states[..., QPOS_SLICE][..., 2:], states[..., QVEL_SLICE]], axis=-1)
+    return observe(states[..., QPOS_SLICE], states[..., QVEL_SLICE])
 
 
 def _validate_threads(nthread: int | None) -> int:
@@ -274,8 +283,7 @@ def simulate(
         records["qpos"][:, 0] = stepper.qpos
     try:
         for step in range(horizon):
-            observation[:, :3] = stepper.qpos[:, 2:]
-            observation[:, 3:] = stepper.qvel
+            observe(stepper.qpos, stepper.qvel, out=observation)
             actions = policy_fn(observation.reshape(*batch_shape, OBSERVATION_SIZE))
             actions = _check_actions(actions, batch_shape).reshape(count, ACTION_SIZE)
             x_before[:] = stepper.qpos[:, 0]
@@ -300,8 +308,7 @@ def simulate(
                     steps_run, horizon, f"{PROGRESS_STAGE}: step {steps_run}, {count} episodes, {rate:,.0f} env-steps/s"
                 )
         if record:
-            records["observations"][:, horizon, :3] = stepper.qpos[:, 2:]
-            records["observations"][:, horizon, 3:] = stepper.qvel
+            observe(stepper.qpos, stepper.qvel, out=records["observations"][:, horizon])
     finally:
         stepper.close()
     return returns.reshape(batch_shape), records

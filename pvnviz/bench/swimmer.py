@@ -169,8 +169,7 @@ def physics_limit_steps_per_second(
             data.qpos[:] = state[swimmer.QPOS_SLICE]
             data.qvel[:] = state[swimmer.QVEL_SLICE]
             mujoco.mj_forward(model, data)
-        observation[:3] = data.qpos[2:]
-        observation[3:] = data.qvel
+        swimmer.observe(data.qpos, data.qvel, out=observation)
         data.ctrl[:] = control_fn(steps, observation)
         tick = time.thread_time()
         mujoco.mj_step(model, data, nstep=swimmer.FRAME_SKIP)
