@@ -4,12 +4,13 @@ import numpy as np
 import streamlit as st
 
 from pvnviz.figures import gif
-from pvnviz.figures.experiment import cartpole_replay, cartpole_steps
+from pvnviz.figures.replay import cartpole_replay, cartpole_steps
 from pvnviz.presets import PRESETS
 from pvnviz.replay import cartpole_episodes
 from ui import explain, gif_download, require_navigation, what_to_look_at
-from ui.experiment import obtain_result, policy_pair, render_results, sidebar_config
+from ui.experiment import obtain_result, sidebar_config
 from ui.player import animate
+from ui.results import policy_pair, render_results
 
 require_navigation()
 

@@ -9,7 +9,7 @@ import streamlit as st
 
 from pvnviz import mdp as mdp_lib
 from pvnviz.configs import ConfigError, help_text
-from pvnviz.figures import gif
+from pvnviz.figures import gif, polytope_training
 from pvnviz.figures import polytope as figs
 from pvnviz.figures import polytope_ascent as ascent_figs
 from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_polytope_pvn, training_key
@@ -208,7 +208,8 @@ def session_figure(slot: str, signature: object, build: Callable[[], go.Figure])
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def training_figs(config: PolytopeConfig, seed: int, _exact, _trained, _learned):
-    return figs.polytope_loss_figure(_trained), figs.predictions_figure(_exact, _trained, _learned)
+    loss = polytope_training.polytope_loss_figure(_trained)
+    return loss, polytope_training.predictions_figure(_exact, _trained, _learned)
 
 
 exact = cached_exact(key, seed)

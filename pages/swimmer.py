@@ -3,12 +3,13 @@
 import streamlit as st
 
 from pvnviz.figures import gif
-from pvnviz.figures.experiment import swimmer_replay, swimmer_steps
+from pvnviz.figures.replay import swimmer_replay, swimmer_steps
 from pvnviz.presets import PRESETS
 from pvnviz.replay import swimmer_episodes
 from ui import explain, gif_download, require_navigation, what_to_look_at
-from ui.experiment import obtain_result, policy_pair, render_results, sidebar_config
+from ui.experiment import obtain_result, sidebar_config
 from ui.player import animate
+from ui.results import policy_pair, render_results
 
 require_navigation()
 

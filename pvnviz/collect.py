@@ -370,36 +370,6 @@ def plan_from_rng(
     )
 
 
-class ChunkBar:
-    """One tqdm bar over all chunks on stderr: env-steps/s, ETA and workers alive."""
-
-    def __init__(self, label: str = "collect", disable: bool = False):
-        self.label, self.disable = label, disable
-        self.bar = None
-        self.started = time.perf_counter()
-        self.first_steps: int | None = None
-        self.on_start: Callable[[int, int], None] | None = None  # (chunks already done, total), before the bar
-
-    def __call__(self, done: int, total: int, steps: int, workers: int) -> None:
-        from tqdm import tqdm
-
-        if self.bar is None:
-            if self.on_start is not None:
-                self.on_start(done, total)
-            self.bar = tqdm(total=total, initial=done, desc=self.label, unit="chunk", disable=self.disable)
-            self.first_steps = steps
-        else:
-            self.bar.update(done - self.bar.n)
-        rate = (steps - (self.first_steps or 0)) / max(time.perf_counter() - self.started, 1e-9)
-        self.bar.set_postfix_str(f"{rate:,.0f} env-steps/s, {workers} workers alive")
-        if done >= total:
-            self.close()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 def collect_dataset(
     env: EnvSpec,
     arch: PolicyArch,

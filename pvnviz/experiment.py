@@ -19,104 +19,18 @@ import torch
 
 from pvnviz.ascent import AscentTrace, ascend, remeasure
 from pvnviz.collect import collect_dataset
-from pvnviz.configs import check, check_finite, param
 from pvnviz.dataset import PolicyDataset
 from pvnviz.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
-from pvnviz.envs import ENVIRONMENTS, get_env
-from pvnviz.fingerprint import PROBE_INITS, initial_probes
+from pvnviz.envs import get_env
+from pvnviz.experiment_config import DATASET_FIELDS, ExperimentConfig, dataset_config  # noqa: F401 (the API)
+from pvnviz.fingerprint import initial_probes
 from pvnviz.histogram import ReturnBins
-from pvnviz.policies import PolicyArch, glorot_params
+from pvnviz.policies import glorot_params
 from pvnviz.progress import ProgressFn, no_progress
 from pvnviz.pvn import INPUT_MODES, PVN, MetricsFn, TrainedPVN, train_pvn
 from pvnviz.rounds import active_rounds
-from pvnviz.sizing import check_limits
 
 STAGES = {"collect": 0, "split": 1, "probes": 2, "train": 3, "starts": 4, "ascent": 5, "fresh": 6}
-
-
-@dataclass(frozen=True)
-class ExperimentConfig:
-    """Settings of a PVN experiment on an environment; defaults are CartPole MLP (Appendix B)."""
-
-    env: str = param("cartpole", "Environment: cartpole or swimmer.")
-    policy_hidden: tuple[int, ...] = param((30,), "Hidden layer sizes of the policies; () is a linear policy.")
-    num_policies: int = param(1000, "Random policies in the dataset (K).")
-    num_episodes: int = param(100, "Monte Carlo rollouts per policy (B).")
-    horizon: int = param(100, "Episode length cap (CartPole: 100 as in the paper, 200 = v0, 500 = v1).")
-    return_limit: float | None = param(30.0, "Training-set filter: drop policies whose mean return exceeds this.")
-    num_bins: int = param(41, "Return-histogram bins m.")
-    num_probes: int = param(20, "Probing states n of the fingerprint.")
-    train_probes: bool = param(True, "Train the probing states jointly with the PVN (else frozen).")
-    probe_init: str = param("noise", "Probe initialisation: noise, or visited (states seen in the environment).")
-    pvn_hidden: tuple[int, ...] = param((80,), "Hidden layer sizes of the PVN.")
-    temperature: float = param(3.0, "Softmax temperature of the PVN's output.")
-    learning_rate: float = param(0.003, "Adam learning rate of the PVN (and probes).")
-    train_steps: int = param(3000, "PVN training steps.")
-    batch_size: int = param(32, "PVN minibatch size.")
-    val_fraction: float = param(0.1, "Share of kept policies held out for validation.")
-    inputs: tuple[str, ...] = param(INPUT_MODES, "PVN inputs to compare: fingerprint and/or flattened.")
-    num_starts: int = param(5, "Starting policies of the ascent (the same for every input).")
-    ascent_steps: int = param(400, "Gradient ascent steps (paper: linear 100, MLP 400, Swimmer 1000).")
-    ascent_learning_rate: float = param(0.001, "Adam learning rate of the ascent.")
-    eval_every: int = param(20, "Score the ascent's iterates by Monte Carlo every this many steps.")
-    eval_episodes: int = param(100, "Rollouts per scored iterate.")
-    log_every: int = param(50, "Record losses and probe positions every this many training steps.")
-    keep_best: bool = param(False, "Early stopping: keep the PVN of the recorded step with the lowest validation KL.")
-    ensemble_size: int = param(1, "PVNs trained at once on bootstrap resamples (1: a single PVN, the paper's).")
-    pessimism: float = param(0.0, "kappa: an ensemble's ascent climbs mean - kappa * std of J_hat across members.")
-    rounds: int = param(
-        1, "Active rounds: ascend, fine-tune the PVN on the checked iterates, ascend on (1: zero-shot)."
-    )
-    round_train_steps: int = param(300, "PVN fine-tuning steps between two active rounds.")
-    fresh_episodes: int = param(
-        100, "Rollouts re-measuring each start's chosen iterate on fresh episodes (0: skip); the headline number."
-    )
-
-    def __post_init__(self) -> None:
-        check_finite(self)
-        check_limits(self)  # every count and layer size within pvnviz.sizing.LIMITS
-        check(self.env in ENVIRONMENTS, f"env must be one of {', '.join(ENVIRONMENTS)}; got {self.env!r}.")
-        for name in (
-            "num_policies",
-            "num_episodes",
-            "num_starts",
-            "train_steps",
-            "batch_size",
-            "eval_every",
-            "eval_episodes",
-            "log_every",
-        ):
-            check(getattr(self, name) >= 1, f"{name} must be at least 1; got {getattr(self, name)}.")
-        check(self.horizon >= 1, f"horizon must be at least 1 step; got {self.horizon}.")
-        check(self.num_bins >= 2, f"num_bins must be at least 2; got {self.num_bins}.")
-        check(self.num_probes >= 1, f"num_probes must be at least 1; got {self.num_probes}.")
-        check(self.ascent_steps >= 0, "ascent_steps must be 0 or more.")
-        check(self.ensemble_size >= 1, f"ensemble_size must be at least 1; got {self.ensemble_size}.")
-        check(self.pessimism >= 0, f"pessimism must be 0 or more; got {self.pessimism}.")
-        check(self.rounds >= 1, f"rounds must be at least 1; got {self.rounds}.")
-        check(self.round_train_steps >= 1, f"round_train_steps must be at least 1; got {self.round_train_steps}.")
-        check(self.fresh_episodes >= 0, f"fresh_episodes must be 0 or more; got {self.fresh_episodes}.")
-        check(all(h >= 1 for h in self.policy_hidden + self.pvn_hidden), "layer sizes must be positive.")
-        check(self.temperature > 0, "temperature must be positive.")
-        check(self.learning_rate > 0 and self.ascent_learning_rate > 0, "learning rates must be positive.")
-        check(0.0 <= self.val_fraction < 1.0, "val_fraction must be in [0, 1).")
-        check(self.probe_init in PROBE_INITS, f"probe_init must be one of {PROBE_INITS}.")
-        check(
-            len(self.inputs) >= 1 and all(i in INPUT_MODES for i in self.inputs),
-            f"inputs must be a non-empty subset of {INPUT_MODES}; got {self.inputs}.",
-        )
-
-    def arch(self) -> PolicyArch:
-        env = get_env(self.env)
-        return PolicyArch(env.obs_dim, env.act_dim, tuple(self.policy_hidden), env.discrete)
-
-
-DATASET_FIELDS = ("env", "policy_hidden", "num_policies", "num_episodes", "horizon")
-
-
-def dataset_config(config: ExperimentConfig) -> ExperimentConfig:
-    """The config with every field the dataset does not depend on reset to its default (a cache key)."""
-    return dataclasses.replace(ExperimentConfig(), **{f: getattr(config, f) for f in DATASET_FIELDS})
 
 
 def _rng(seed: int, stage: str) -> np.random.Generator:

@@ -1,65 +1,28 @@
 """Batched closed-loop Swimmer on MuJoCo: the environment of Section 6.3 of the paper.
 
-"Policy Evaluation Networks" (Harb et al., 2020), Section 6.3, trains a Policy
-Evaluation Network on MuJoCo's Swimmer: it needs the returns of thousands of
-small policies, each run for several 1000-step episodes. This module steps all
-K x B episodes at once in C (MuJoCo's own thread pool, one thread per core); the
-only Python loop is the one over environment steps, with one batched policy
-evaluation and one batched physics call per step.
+The PVN needs the returns of thousands of small policies, each run for 1000-step episodes: this module
+steps all K x B episodes at once in C (MuJoCo's thread pool); the only Python loop is over environment
+steps, with one batched policy evaluation and one batched physics call per step.
 
-The semantics are exactly gymnasium's ``Swimmer-v5`` (source:
-``gymnasium/envs/mujoco/swimmer_v5.py`` and ``mujoco_env.py`` in gymnasium
-1.4.0), with its defaults:
+The semantics are exactly gymnasium's ``Swimmer-v5`` (gymnasium 1.4.0, defaults), tested step by step:
 
-* Model: the same ``swimmer.xml``, loaded from gymnasium's installed assets
-  directory (3 capsules, 2 hinge motors, RK4 integrator, timestep 0.01 s);
-  collision detection is skipped because no geom can collide (see
-  :func:`load_model`), which does not change any number.
-* ``frame_skip`` 4: one environment step is 4 MuJoCo steps (``mj_step``) with
-  the control held constant, so ``dt = timestep * frame_skip = 0.04`` s.
-* Observation (8 numbers): ``qpos[2:]`` (front-tip angle, 2 rotor angles) then
-  ``qvel`` (tip x/y velocity, 3 angular velocities), float64
-  (``exclude_current_positions_from_observation=True``).
-* Reward: ``forward_reward_weight * x_velocity - ctrl_cost_weight * sum(action**2)``
-  with ``forward_reward_weight`` 1.0, ``ctrl_cost_weight`` 1e-4 and
-  ``x_velocity = (qpos[0] after - qpos[0] before) / dt``.
-* Actions are *not* clipped by the environment: ``data.ctrl`` receives the raw
-  action, MuJoCo clamps it to ``ctrlrange`` [-1, 1] inside the physics
-  (``ctrllimited``), and the control cost uses the unclipped action.
-* Reset: ``qpos = init_qpos + U(-0.1, 0.1)^5`` drawn first, then
-  ``qvel = init_qvel + U(-0.1, 0.1)^5`` (``reset_noise_scale`` 0.1), both from
-  the same generator, MuJoCo's warm-start accelerations zero.
-* No termination; episodes are truncated after ``horizon`` steps (gymnasium's
-  ``TimeLimit`` default is 1000).
+* Model: gymnasium's own ``swimmer.xml`` (3 capsules, 2 hinge motors, RK4, timestep 0.01 s); collision
+  detection is skipped because no geom can collide (:func:`load_model`), which changes no number.
+* ``frame_skip`` 4, so ``dt`` = 0.04 s. Observation (8, float64): ``qpos[2:]`` then ``qvel`` (:func:`observe`).
+* Reward: ``x_velocity - 1e-4 * sum(action**2)`` with ``x_velocity = (qpos[0] after - before) / dt``.
+  Actions are not clipped by the environment (MuJoCo clamps ``ctrl`` to [-1, 1]; the cost uses the raw action).
+* Reset: ``qpos = init_qpos + U(-0.1, 0.1)^5`` then ``qvel = U(-0.1, 0.1)^5``, one generator. No termination.
 
-Exactness and the physics engine: gymnasium steps one ``MjData`` continuously,
-so the constraint solver's warm start (``qacc_warmstart``) carries over from one
-environment step to the next. It matters whenever a rotor reaches its +-100
-degree joint limit (a constraint becomes active), which strong policies do
-often. The solver's answer then depends slightly on where it starts, and the
-swimmer's sensitive dynamics amplify that: restarting the warm start at zero
-every environment step changed the 1000-step return by more than 1e-6 in about
-20 % of random-MLP episodes (by up to 10, on returns of typical size 40). ``mujoco.rollout`` cannot carry it: it
-restarts every call from an mjSTATE_FULLPHYSICS state (no warm start) and has
-no way to return the warm start it ended with. The engine is therefore
-``mujoco.batch.Batch`` (MuJoCo >= 4.0), which keeps each episode's
-whole integration state (mjSTATE_INTEGRATION, warm start included) in a row
-of a C array and steps all rows on a persistent thread pool; its results are
-bit-identical to gymnasium's. The ``mujoco.rollout`` engine, kept for comparison
-(bit-identical as long as no joint limit is hit, approximately right afterwards),
-and the physics-limit measurement live in ``pvnviz.bench.swimmer``.
+Exactness: gymnasium keeps one ``MjData`` per episode, so the constraint solver's warm start carries over
+between steps; it matters whenever a rotor reaches its +-100 degree limit (without it, 20 % of random-MLP
+episodes changed by more than 1e-6, by up to 10). ``mujoco.batch.Batch`` keeps each episode's whole
+integration state, warm start included, and is bit-identical to gymnasium; the ``mujoco.rollout`` engine,
+which restarts the warm start every call, and the physics-limit measurement live in ``pvnviz.bench.swimmer``.
 
-Array layouts (K policies, B episodes per policy, T = horizon):
-
-* state: ``(..., STATE_SIZE)`` float64, MuJoCo's mjSTATE_FULLPHYSICS vector for
-  this model: ``[time, qpos (5), qvel (5)]`` with qpos = (torso x, torso y,
-  torso angle, rotor 1 angle, rotor 2 angle); batched rollouts use ``(K, B, 11)``.
-* policy observation: ``(K, B, 8)`` float64; the policy returns ``(K, B, 2)``
-  actions (any float dtype; converted to float64).
-* returns: ``(K, B)`` float64 undiscounted returns.
-* trajectories: observations ``(K, B, T + 1, 8)``, qpos ``(K, B, T + 1, 5)``,
-  actions ``(K, B, T, 2)``, rewards ``(K, B, T)``, optional body positions
-  ``(K, B, T + 1, 3, 3)`` and capsule end points ``(K, B, T + 1, 3, 2, 3)``.
+Array layouts (K policies, B episodes per policy, T = horizon): state ``(..., 11)`` float64, MuJoCo's
+mjSTATE_FULLPHYSICS ``[time, qpos (5), qvel (5)]``; observations ``(K, B, 8)``; actions ``(K, B, 2)``;
+returns ``(K, B)``; trajectories: observations ``(K, B, T + 1, 8)``, qpos ``(K, B, T + 1, 5)``, actions
+``(K, B, T, 2)``, rewards ``(K, B, T)`` (bodies for replays: ``pvnviz.replay``).
 """
 
 from __future__ import annotations
@@ -103,13 +66,8 @@ ProgressCallback = Callable[[int, int, str], None]
 
 
 class SwimmerTrajectories(NamedTuple):
-    """Full record of a batched Swimmer rollout (K policies x B episodes x T steps).
-
-    ``observations[..., t, :]`` is what the policy saw before action ``t``;
-    index T is the observation after the last step. ``x_displacement`` is the
-    final minus initial x position of the torso's frame origin (``qpos[0]``, the
-    point whose velocity is rewarded; gymnasium calls it the "tip").
-    """
+    """Full record of a batched Swimmer rollout: ``observations[..., t, :]`` is what the policy saw before
+    action ``t`` (index T: after the last step); ``x_displacement`` is the final minus initial ``qpos[0]``."""
 
     observations: np.ndarray  # (K, B, T + 1, 8) float64
     qpos: np.ndarray  # (K, B, T + 1, 5) float64
@@ -117,8 +75,6 @@ class SwimmerTrajectories(NamedTuple):
     rewards: np.ndarray  # (K, B, T) float64
     returns: np.ndarray  # (K, B) float64, rewards summed over time
     x_displacement: np.ndarray  # (K, B) float64
-    body_positions: np.ndarray | None  # (K, B, T + 1, 3, 3) xpos of BODY_NAMES, if recorded
-    segment_endpoints: np.ndarray | None  # (K, B, T + 1, 3, 2, 3) front/back end of each capsule, if recorded
 
 
 def model_path() -> Path:
@@ -371,17 +327,13 @@ def rollout_trajectories(
     initial_states: np.ndarray,
     *,
     horizon: int = DEFAULT_HORIZON,
-    record_bodies: bool = False,
     on_progress: ProgressCallback | None = None,
     nthread: int | None = None,
 ) -> SwimmerTrajectories:
     """Roll out from given full physics states (K, B, 11) and record everything.
 
-    Meant for a handful of episodes (it stores every step). With
-    ``record_bodies`` it also returns the world positions of the 3 links
-    (``BODY_NAMES``) and the two end points (front, back) of each capsule at
-    every step, for drawing a replay; these come from ``mj_kinematics`` on the
-    recorded ``qpos``, about 10 us per frame.
+    Meant for a handful of episodes (it stores every step); ``pvnviz.replay.body_frames`` turns the
+    recorded ``qpos`` into the bodies' positions for drawing.
     """
     initial_states = _check_initial_states(initial_states)
     check_rollout_counts(initial_states.shape[0], initial_states.shape[1], horizon)
@@ -390,7 +342,6 @@ def rollout_trajectories(
     returns, records = simulate(policy_fn, initial_states, horizon, True, on_progress, threads)
     batch_shape = initial_states.shape[:-1]
     qpos = records["qpos"]
-    bodies, segments = body_frames(qpos) if record_bodies else (None, None)
 
     def shaped(array: np.ndarray | None) -> np.ndarray | None:
         return None if array is None else array.reshape(*batch_shape, *array.shape[1:])
@@ -402,37 +353,7 @@ def rollout_trajectories(
         rewards=shaped(records["rewards"]),
         returns=returns,
         x_displacement=(qpos[:, -1, 0] - qpos[:, 0, 0]).reshape(batch_shape),
-        body_positions=shaped(bodies),
-        segment_endpoints=shaped(segments),
     )
-
-
-def body_frames(qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Link positions (..., 3, 3) and capsule end points (..., 3, 2, 3) for joint positions (..., 5).
-
-    Runs ``mj_kinematics`` once per frame (a Python loop: use it for replays, not training).
-    End points are (front, back) along each capsule's axis, in world coordinates.
-    """
-    model = load_model()
-    qpos = np.asarray(qpos, dtype=np.float64)
-    flat = qpos.reshape(-1, NUM_POSITIONS)
-    body_ids = [model.body(name).id for name in BODY_NAMES]
-    geom_ids = [int(np.flatnonzero(model.geom_bodyid == body)[0]) for body in body_ids]
-    half_lengths = model.geom_size[geom_ids, 1]
-    data = mujoco.MjData(model)
-    bodies = np.empty((flat.shape[0], len(BODY_NAMES), 3))
-    segments = np.empty((flat.shape[0], len(BODY_NAMES), 2, 3))
-    for frame, positions in enumerate(flat):
-        data.qpos[:] = positions
-        mujoco.mj_kinematics(model, data)
-        bodies[frame] = data.xpos[body_ids]
-        centers = data.geom_xpos[geom_ids]
-        axes = data.geom_xmat[geom_ids].reshape(-1, 3, 3)[:, :, 2]  # capsule axis = geom z axis
-        # MuJoCo orients each capsule's z axis towards the swimmer's front (+x at qpos = 0)
-        segments[frame, :, 0] = centers + half_lengths[:, None] * axes
-        segments[frame, :, 1] = centers - half_lengths[:, None] * axes
-    lead = qpos.shape[:-1]
-    return bodies.reshape(*lead, len(BODY_NAMES), 3), segments.reshape(*lead, len(BODY_NAMES), 2, 3)
 
 
 def visited_states(rng: np.random.Generator, num_states: int, horizon: int = 200) -> np.ndarray:
@@ -459,15 +380,9 @@ def env_spec():
         obs_dim=OBSERVATION_SIZE,
         act_dim=ACTION_SIZE,
         discrete=False,
-        state_labels=(
-            "front-tip angle",
-            "rotor 1 angle",
-            "rotor 2 angle",
-            "tip x velocity",
-            "tip y velocity",
-            "tip angular velocity",
-            "rotor 1 velocity",
-            "rotor 2 velocity",
+        state_labels=tuple(
+            "front-tip angle,rotor 1 angle,rotor 2 angle,tip x velocity,tip y velocity,tip angular velocity,"
+            "rotor 1 velocity,rotor 2 velocity".split(",")
         ),
         state_bounds=(None, (-rotor_limit, rotor_limit), (-rotor_limit, rotor_limit), None, None, None, None, None),
         rollout_returns=rollout_returns,

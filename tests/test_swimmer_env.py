@@ -9,6 +9,7 @@ from gym_reference import swimmer as make_gymnasium_swimmer
 from pvnviz import swimmer
 from pvnviz.bench import swimmer as bench_swimmer
 from pvnviz.bench.swimmer import RandomMLPPolicies
+from pvnviz.replay import body_frames
 
 TOLERANCE = 1e-6
 HORIZON = 1000
@@ -158,22 +159,23 @@ def test_trajectory_record_shapes_and_bodies():
     policies = RandomMLPPolicies.init(np.random.default_rng(3), 2)
     initial = swimmer.reset_states(np.random.default_rng(4), (2, 1))
     horizon = 20
-    trajectories = swimmer.rollout_trajectories(policies, initial, horizon=horizon, record_bodies=True)
+    trajectories = swimmer.rollout_trajectories(policies, initial, horizon=horizon)
+    bodies, segments = body_frames(trajectories.qpos)
     assert trajectories.observations.shape == (2, 1, horizon + 1, 8)
     assert trajectories.qpos.shape == (2, 1, horizon + 1, 5)
     assert trajectories.actions.shape == (2, 1, horizon, 2)
     assert trajectories.rewards.shape == (2, 1, horizon)
-    assert trajectories.body_positions.shape == (2, 1, horizon + 1, 3, 3)
-    assert trajectories.segment_endpoints.shape == (2, 1, horizon + 1, 3, 2, 3)
+    assert bodies.shape == (2, 1, horizon + 1, 3, 3)
+    assert segments.shape == (2, 1, horizon + 1, 3, 2, 3)
     qpos = trajectories.qpos
     np.testing.assert_allclose(trajectories.x_displacement, qpos[:, :, -1, 0] - qpos[:, :, 0, 0])
     np.testing.assert_allclose(trajectories.observations[..., :3], qpos[..., 2:])
     # the torso's frame origin is the slider position (qpos[0], qpos[1])
-    np.testing.assert_allclose(trajectories.body_positions[..., 0, :2], qpos[..., :2], atol=1e-12)
-    lengths = np.linalg.norm(np.diff(trajectories.segment_endpoints, axis=-2)[..., 0, :], axis=-1)
+    np.testing.assert_allclose(bodies[..., 0, :2], qpos[..., :2], atol=1e-12)
+    lengths = np.linalg.norm(np.diff(segments, axis=-2)[..., 0, :], axis=-1)
     np.testing.assert_allclose(lengths, 1.0)  # each capsule is 1 unit long
     # consecutive links meet: back end of one capsule = front end of the next
-    ends = trajectories.segment_endpoints
+    ends = segments
     np.testing.assert_allclose(ends[..., :-1, 1, :], ends[..., 1:, 0, :], atol=1e-9)
 
 

@@ -39,7 +39,7 @@ def _padded_range(values: np.ndarray, pad: float = 0.1) -> list[float]:
     return [lo - margin, hi + margin]
 
 
-def _polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, cloud: bool = True) -> None:
+def polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, cloud: bool = True) -> None:
     """Cloud (optional), the image of the square's sides, corners and optimum; WebGL markers when the cloud is
     drawn, so the markers added after it stay on top of its 5,000 points."""
     kw = {} if row is None else dict(row=row, col=col)
@@ -108,7 +108,7 @@ def _polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, clou
 def polytope_figure(exact: ExactView, trained: TrainedPolytopePVN | None = None) -> go.Figure:
     """The value polytope coloured by J, corners, optimum, train/test policies (Fig. 2a-b)."""
     fig = go.Figure()
-    _polytope_outline(fig, exact)
+    polytope_outline(fig, exact)
     if trained is not None:
         for name, values, color in (
             ("train policies", trained.train_values, theme.TRAIN),
@@ -252,7 +252,7 @@ def fields_figure(
 def ascent_animation(exact: ExactView, learned: LearnedView | None = None) -> go.Figure:
     """Both ascent paths step by step, on the policy square and in the polytope (Fig. 3c)."""
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=("Policy square", "Value polytope"))
-    _polytope_outline(fig, exact, row=1, col=2, cloud=False)
+    polytope_outline(fig, exact, row=1, col=2, cloud=False)
     paths = [("exact ascent", exact.ascent, theme.EXACT)]
     if learned is not None:
         paths.append(("learned ascent (exact values)", learned.ascent, theme.LEARNED))
@@ -356,47 +356,3 @@ def ascent_returns_figure(
     fig.update_xaxes(title_text="ascent step")
     fig.update_yaxes(title_text="J = d0 · V")
     return theme.style(fig, "Objective along the ascent", height=380)
-
-
-def polytope_loss_figure(trained: TrainedPolytopePVN) -> go.Figure:
-    """Train and test MSE during PVN training (Fig. 2c)."""
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=trained.eval_steps, y=trained.train_loss, name="train", line=dict(color=theme.TRAIN)))
-    fig.add_trace(go.Scatter(x=trained.eval_steps, y=trained.test_loss, name="test", line=dict(color=theme.TEST)))
-    fig.update_xaxes(title_text="training step")
-    fig.update_yaxes(title_text="MSE of V (log scale)", type="log")
-    return theme.style(fig, "PVN training curves", height=380)
-
-
-def predictions_figure(exact: ExactView, trained: TrainedPolytopePVN, learned: LearnedView) -> go.Figure:
-    """Exact against PVN-predicted values inside the polytope (Appendix A figure)."""
-    fig = go.Figure()
-    _polytope_outline(fig, exact, cloud=False)
-    for name, true_v, pred_v, color in (
-        ("train", trained.train_values, learned.train_predicted, theme.TRAIN),
-        ("test", trained.test_values, learned.test_predicted, theme.TEST),
-    ):
-        seg_x = np.stack([true_v[:, 0], pred_v[:, 0], np.full(len(true_v), np.nan)], 1).ravel()
-        seg_y = np.stack([true_v[:, 1], pred_v[:, 1], np.full(len(true_v), np.nan)], 1).ravel()
-        fig.add_trace(
-            go.Scatter(
-                x=seg_x, y=seg_y, mode="lines", line=dict(color=color, width=1), showlegend=False, hoverinfo="skip"
-            )
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=true_v[:, 0], y=true_v[:, 1], mode="markers", name=f"{name}: exact", marker=dict(color=color, size=8)
-            )
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=pred_v[:, 0],
-                y=pred_v[:, 1],
-                mode="markers",
-                name=f"{name}: PVN",
-                marker=dict(color=color, size=9, symbol="x"),
-            )
-        )
-    fig.update_xaxes(title_text="V(s1)")
-    fig.update_yaxes(title_text="V(s2)")
-    return theme.style(fig, "Exact (●) against predicted (×) values", height=420)

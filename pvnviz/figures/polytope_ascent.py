@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from pvnviz.figures import theme
-from pvnviz.figures.polytope import _polytope_outline, _quiver, arrow_scale
+from pvnviz.figures.polytope import _quiver, arrow_scale, polytope_outline
 from pvnviz.polytope import ExactView, LearnedView
 
 
@@ -29,7 +29,7 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
     player shows; Fig. 3c).
     """
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, subplot_titles=("Policy square", "Value polytope"))
-    _polytope_outline(fig, exact, row=1, col=2, cloud=False)
+    polytope_outline(fig, exact, row=1, col=2, cloud=False)
     paths = [("exact ascent", exact.ascent, theme.EXACT)]
     if learned is not None:
         paths.append(("learned ascent", learned.ascent, theme.LEARNED))
