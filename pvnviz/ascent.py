@@ -19,7 +19,7 @@ import torch
 from pvnviz.env_spec import EnvSpec
 from pvnviz.policies import PolicyArch, sampling_policy
 from pvnviz.progress import ProgressFn, no_progress
-from pvnviz.pvn import PVN, torch_threads
+from pvnviz.pvn import PVN
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,6 @@ def evaluate_returns(
     return returns.mean(axis=1)
 
 
-@torch_threads(1)
 def ascend(
     model: PVN,
     env: EnvSpec,

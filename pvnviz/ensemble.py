@@ -28,7 +28,7 @@ from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from pvnviz.progress import ProgressFn, no_progress
-from pvnviz.pvn import PVN, TrainedPVN, kl_loss, torch_threads
+from pvnviz.pvn import PVN, TrainedPVN, kl_loss
 
 
 class _LogProbs(nn.Module):
@@ -123,7 +123,6 @@ class TrainedEnsemble:
     val_spread: float  # mean disagreement (std of J_hat across members) on held-out policies
 
 
-@torch_threads(1)
 def train_ensemble(
     ensemble: PVNEnsemble,
     *,

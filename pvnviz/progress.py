@@ -7,7 +7,6 @@ a callback that moves an ``st.progress`` bar, the CLI one that draws a terminal 
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 
 ProgressFn = Callable[[int, int, str], None]
@@ -37,26 +36,29 @@ def cancellable(cancel: Callable[[], bool], inner: ProgressFn = no_progress) -> 
 
 
 class TerminalProgress:
-    """A one-line terminal progress bar (stderr), one bar per stage name."""
+    """Terminal progress on stderr through tqdm: one bar per stage (the text before ``:`` in ``info``)."""
 
-    def __init__(self, stream=sys.stderr, width: int = 30):
-        self.stream, self.width = stream, width
-        self._last = 0.0
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self._bar = None
         self._stage = ""
 
     def __call__(self, done: int, total: int, info: str) -> None:
-        stage = info.split(":")[0]
-        now = time.perf_counter()
-        finished = done >= total
-        if stage == self._stage and not finished and now - self._last < 0.2:
-            return
-        if stage != self._stage and self._stage:
-            self.stream.write("\n")
-        self._stage, self._last = stage, now
-        filled = int(self.width * done / max(total, 1))
-        bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(f"\r[{bar}] {done}/{total} {info[:60]:<60}")
-        if finished:
-            self.stream.write("\n")
-            self._stage = ""
-        self.stream.flush()
+        from tqdm import tqdm
+
+        stage, _, detail = info.partition(":")
+        if self._bar is None or stage != self._stage or self._bar.total != total:
+            self.close()
+            self._bar = tqdm(total=total, desc=stage[:40], file=self.stream, mininterval=0.2)
+            self._stage = stage
+        self._bar.n = min(done, total)
+        self._bar.set_postfix_str(detail.strip()[:60], refresh=False)
+        self._bar.refresh()
+        if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        self._bar, self._stage = None, ""
+
