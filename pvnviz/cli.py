@@ -125,7 +125,14 @@ def _experiment(name: str) -> Experiment:
     return EXPERIMENTS[name]() if name in EXPERIMENTS else _environment(name)()
 
 
+_BARS: list = []  # this run's terminal progress, closed before the ending line
+
+
 def _fail(message: str, status: int = 2) -> int:
+    if _BARS:  # a bar may have been cut mid-line: the ending starts on its own line
+        while _BARS:
+            _BARS.pop().close()
+        sys.stderr.write("\n")
     print(f"error: {message}", file=sys.stderr)
     return status
 
@@ -190,12 +197,13 @@ def _run(args: argparse.Namespace) -> int:
     if getattr(config, "env", args.experiment) != args.experiment:
         raise ConfigError(f"env is fixed by the experiment name: run `{config.env}` instead of --set env=...")
     collect_run.check_arguments(args, config)
-    if hasattr(config, "env"):  # sized before anything is allocated
-        estimate = check_memory(config)
-        if not args.quiet and sys.stderr.isatty():  # beside the progress bars; a pipe gets the one-line endings only
-            print(f"estimated: {estimate.describe()} on one core of a laptop-class CPU", file=sys.stderr)
+    estimate = check_memory(config)  # sized before anything is allocated
+    if not args.quiet and sys.stderr.isatty():  # beside the progress bars; a pipe gets the one-line endings only
+        print(f"estimated: {estimate.describe()} on one core of a laptop-class CPU", file=sys.stderr)
     staging = begin_run(args.out, args.overwrite)  # fail before the long work, not after it
     progress = (lambda done, total, info: None) if args.quiet else TerminalProgress()
+    if not args.quiet:
+        _BARS.append(progress)
     extra, cleanup = {}, None
     if collect_run.collects(config):  # Algorithm 1 in chunks, locally or on Ray, resumable
         extra["dataset"], cleanup = collect_run.collect_for_cli(args, config, args.quiet)

@@ -116,9 +116,34 @@ def _mlp_params(sizes: list[int]) -> int:
     return sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:], strict=False))
 
 
+POLYTOPE_STEP_OVERHEAD_S = 1.2e-5  # one fused RMSProp step of the polytope PVN (pvnviz.tiny_mlp), batch 32
+
+
+def estimate_polytope(config: Any) -> Estimate:
+    """Peak bytes and seconds of ``run_polytope(config)`` (Section 6.1): PVN training dominates the time."""
+    flops = 12.0 * config.hidden_size  # forward and backward of 2 -> hidden -> 2, per example
+    step = POLYTOPE_STEP_OVERHEAD_S + SECONDS_PER_FLOP * config.batch_size * flops
+    memory = {
+        "num_polytope_points": config.num_polytope_points * 64,
+        "batch_size": config.batch_size * config.hidden_size * 8 * 4,
+        "num_policies": config.num_policies * 64,
+    }
+    parts = {"train": config.train_steps * step, "ascent": config.ascent_steps * 2e-4 + config.grid_size**2 * 1e-5}
+    return Estimate(
+        bytes=BASE_BYTES + int(sum(memory.values())),
+        seconds=float(sum(parts.values())),
+        largest=max(memory, key=memory.get),
+        parts=parts,
+    )
+
+
 def estimate(config: Any) -> Estimate:
-    """Peak bytes and seconds of ``run_experiment(config)`` (one seed, every input in ``config.inputs``)."""
+    """Peak bytes and seconds of ``run_experiment(config)`` (one seed, every input in ``config.inputs``), or of the
+    polytope experiment for a ``PolytopeConfig``."""
     from pvnviz.envs import get_env
+
+    if not hasattr(config, "env"):
+        return estimate_polytope(config)
 
     env = get_env(config.env)
     rate, per_episode = env.steps_per_second, env.bytes_per_episode  # measured per environment (its module)
@@ -192,7 +217,7 @@ def check_budget(config: Any, budget_seconds: float) -> Estimate:
             "collect": "num_policies, num_episodes or horizon",
             "train": "train_steps, batch_size, num_probes or pvn_hidden",
             "ascent": "ascent_steps, num_starts or eval_episodes (or raise eval_every)",
-        }[slowest]
+        }[slowest] if hasattr(config, "env") else "train_steps, batch_size or hidden_size"
         raise ConfigError(
             f"this run would take {format_seconds(est.seconds)} ({slowest} {format_seconds(est.parts[slowest])}), "
             f"over the {format_seconds(budget_seconds)} budget for live runs; lower {hint}, "
