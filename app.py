@@ -5,6 +5,7 @@ import sys
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from ui import navigation as ui_navigation
 from ui import urlcheck
 
 st.set_page_config(page_title="PVN Lab", page_icon="🧭", layout="wide")
@@ -14,15 +15,7 @@ DEFAULT_SEED = 4
 # sidebar shows the seed of what the page draws.
 PAGE_SEEDS = {"cartpole": 0, "swimmer": 0}
 
-pages = [
-    st.Page("pages/home.py", title="Start here", icon=":material/home:", default=True),
-    st.Page(
-        "pages/polytope.py", title="Value polytope (2-state MDP)", icon=":material/change_history:", url_path="polytope"
-    ),
-    st.Page("pages/cartpole.py", title="CartPole (Section 6.2)", icon=":material/sports_esports:", url_path="cartpole"),
-    st.Page("pages/swimmer.py", title="Swimmer (Section 6.3)", icon=":material/pool:", url_path="swimmer"),
-]
-navigation = st.navigation(pages)
+navigation = ui_navigation.navigation()  # app.py's pages (ui/navigation.py), routed by st.navigation
 urlcheck.snapshot(navigation.url_path)  # the link as opened, before any widget takes or drops its values
 first_visit = f"visited_{navigation.url_path}"
 if navigation.url_path in PAGE_SEEDS and first_visit not in st.session_state:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -27,6 +27,41 @@ def check_rollout_counts(num_policies: int, num_episodes: int, horizon: int) -> 
             raise ValueError(f"{name} must be at least 1, got {value}; pass {example}.")
 
 
+class PolicyFunction(Protocol):
+    def __call__(self, observations: np.ndarray, /) -> np.ndarray: ...  # (K, B, obs) -> actions (K, B[, act])
+
+
+class RolloutReturns(Protocol):
+    """Undiscounted returns (K, B) of K policies x B episodes from the environment's reset distribution."""
+
+    def __call__(
+        self,
+        policy_fn: PolicyFunction,
+        /,
+        *,
+        num_policies: int,
+        num_episodes: int,
+        horizon: int,
+        rng: np.random.Generator,
+        on_progress: Callable[[int, int, str], None] | None = None,
+    ) -> np.ndarray: ...
+
+
+class RolloutReturnsFromStates(Protocol):
+    """Undiscounted returns (K, B) from given states (K, B, state); ``nthread`` where the physics has threads."""
+
+    def __call__(
+        self,
+        policy_fn: PolicyFunction,
+        states: np.ndarray,
+        /,
+        *,
+        horizon: int,
+        on_progress: Callable[[int, int, str], None] | None = None,
+        nthread: int | None = None,
+    ) -> np.ndarray: ...
+
+
 @dataclass(frozen=True)
 class EnvSpec:
     """What the PVN pipeline needs to know about one environment."""
@@ -37,11 +72,10 @@ class EnvSpec:
     discrete: bool
     state_labels: tuple[str, ...]
     state_bounds: tuple[tuple[float, float] | None, ...]  # termination bounds, where there are any
-    rollout_returns: Callable[..., np.ndarray]  # (policy_fn, *, num_policies, num_episodes, horizon, rng, on_progress)
+    rollout_returns: RolloutReturns
     visited_states: Callable[[np.random.Generator, int], np.ndarray]  # (rng, n) -> (n, obs_dim)
     reset_states: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]  # (rng, (K, B)) -> (K, B, state)
-    # (policy_fn, states (K, B, state), *, horizon, on_progress, nthread) -> returns (K, B)
-    rollout_returns_from_states: Callable[..., np.ndarray]
+    rollout_returns_from_states: RolloutReturnsFromStates
     observation_space: Any  # gymnasium.spaces.Box of one observation
     action_space: Any  # gymnasium.spaces.Discrete or Box of one action
     bounds_label: str  # what state_bounds are, in words, for the probe figures' captions

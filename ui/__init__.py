@@ -15,6 +15,8 @@ from typing import Any
 
 import streamlit as st
 
+from ui.navigation import require_navigation  # noqa: F401  (pages call it first)
+
 MAX_RESULTS = 48
 
 
@@ -74,18 +76,3 @@ def gif_download(label: str, make: Callable[[], bytes], file_name: str, **kwargs
 def what_to_look_at(text: str) -> None:
     """The short caption under a figure."""
     st.markdown(f"**What to look at.** {text}")
-
-
-def require_navigation() -> None:
-    """Make sure app.py's st.navigation is in charge, even on a fresh server's first request.
-
-    Streamlit treats an app with a ``pages/`` folder as a v1 multipage app until the
-    entry script has called ``st.navigation`` once; a shared link that opens a page
-    first would then run that page alone, without app.py's sidebar. Clearing the v1
-    flag and rerunning hands the request to app.py, which routes it to this page.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
