@@ -13,6 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 _FROM_APP = "_page_run_from_app"  # session-state mark: app.py routed this run to the page
+CURRENT_PAGE = "_current_page"  # the URL path of the page this run draws (set by app.py)
 
 
 def app_pages() -> list[st.Page]:
@@ -36,6 +37,7 @@ def navigation() -> st.Page:
     """app.py's ``st.navigation`` over ``app_pages()``: the page this run should draw."""
     page = st.navigation(app_pages())
     st.session_state[_FROM_APP] = True
+    st.session_state[CURRENT_PAGE] = page.url_path
     return page
 
 

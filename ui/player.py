@@ -18,19 +18,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui import chart
+from ui.navigation import CURRENT_PAGE
 
 SPEEDS = {"¼×": 0.25, "½×": 0.5, "1×": 1.0, "2×": 2.0, "4×": 4.0}
 
 
 def _active_slot() -> str:
     """Session-state key naming the player that owns the keyboard on the current page."""
-    try:
-        from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-        page = get_script_run_ctx().pages_manager.current_page_script_hash
-    except AttributeError:  # no script context (bare mode)
-        page = ""
-    return f"_player_active_{page}"
+    return f"_player_active_{st.session_state.get(CURRENT_PAGE, '')}"
 
 
 def chart_key(name: str) -> str:
