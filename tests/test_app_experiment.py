@@ -239,6 +239,35 @@ def test_polytope_ascent_gif_has_a_frame_per_shown_step():
     assert frames.shape[0] == 31
 
 
+def test_mp4_export_holds_the_gifs_frames():
+    """The MP4 download decodes (ffmpeg, independently of the encoder's code path) to the GIF's frames."""
+    import imageio_ffmpeg
+
+    from pvnviz.polytope import PolytopeConfig, exact_view
+
+    animation = gif.ascent_gif(exact_view(PolytopeConfig(ascent_steps=30, num_polytope_points=200), 4))
+    frames = iio.imread(animation, index=None)[..., :3].astype(int)
+    video = gif.to_mp4(animation)
+    reader = imageio_ffmpeg.read_frames(_tmp_file(video))
+    meta = reader.__next__()
+    width, height = meta["size"]
+    assert width % 2 == 0 and height % 2 == 0 and width >= frames.shape[2] and height >= frames.shape[1]
+    rows, cols = frames.shape[1:3]
+    decoded = [np.frombuffer(f, np.uint8).reshape(height, width, 3)[:rows, :cols] for f in reader]
+    assert len(decoded) == len(frames)
+    for shown, original in ((decoded[0], frames[0]), (decoded[-1], frames[-1])):
+        assert np.abs(shown.astype(int) - original).mean() < 8  # lossy H.264, same picture
+
+
+def _tmp_file(data: bytes) -> str:
+    import tempfile
+
+    handle = tempfile.NamedTemporaryFile(suffix=".mp4", delete=False)
+    handle.write(data)
+    handle.close()
+    return handle.name
+
+
 def test_projector_toggle_enlarges_fonts_and_lines():
     at = open_page("pages/cartpole.py")
     before = figures(at)

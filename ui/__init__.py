@@ -69,8 +69,21 @@ def chart(fig, name: str = "figure", container: Any = None, **kwargs: Any) -> An
 
 
 def gif_download(label: str, make: Callable[[], bytes], file_name: str, **kwargs: Any) -> None:
-    """A download button whose GIF is drawn only when clicked (``make`` runs then)."""
-    st.download_button(label, data=make, file_name=file_name, mime="image/gif", on_click="ignore", **kwargs)
+    """Two download buttons, GIF and MP4, whose animation is drawn only when clicked (``make`` runs then)."""
+    from pvnviz.figures import gif
+
+    left, right = st.columns(2)
+    left.download_button(label, data=make, file_name=file_name, mime="image/gif", on_click="ignore", **kwargs)
+    key = kwargs.pop("key", None)
+    right.download_button(
+        label.replace("(GIF)", "(MP4)"),
+        data=lambda: gif.to_mp4(make()),
+        file_name=file_name.rsplit(".", 1)[0] + ".mp4",
+        mime="video/mp4",
+        on_click="ignore",
+        key=None if key is None else f"{key}_mp4",
+        **kwargs,
+    )
 
 
 def what_to_look_at(text: str) -> None:

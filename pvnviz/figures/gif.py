@@ -69,6 +69,34 @@ def encode(frames: list[Image.Image], duration_ms: int = 80) -> bytes:
     return iio.imwrite("<bytes>", stack, extension=".gif", duration=duration_ms, loop=0)
 
 
+def to_mp4(gif: bytes) -> bytes:
+    """The same animation as an H.264 MP4 (for slides and video players), at the GIF's frame rate.
+
+    Frames are padded to even sizes (yuv420p needs them); ffmpeg comes with the imageio-ffmpeg wheel.
+    """
+    import tempfile
+    from pathlib import Path
+
+    import imageio_ffmpeg
+
+    frames = iio.imread(gif, index=None)[..., :3]  # (F, H, W, 3)
+    duration_ms = float(iio.immeta(gif, index=0).get("duration", 80)) or 80.0
+    height, width = frames.shape[1] + frames.shape[1] % 2, frames.shape[2] + frames.shape[2] % 2
+    padded = np.full((len(frames), height, width, 3), 255, dtype=np.uint8)
+    padded[:, : frames.shape[1], : frames.shape[2]] = frames
+    with tempfile.TemporaryDirectory(prefix="pvn-mp4-") as tmp:
+        path = Path(tmp) / "animation.mp4"
+        writer = imageio_ffmpeg.write_frames(
+            str(path), (width, height), fps=1000.0 / duration_ms, codec="libx264", pix_fmt_out="yuv420p",
+            macro_block_size=1, output_params=["-movflags", "+faststart"],
+        )  # fmt: skip
+        writer.send(None)
+        for frame in padded:
+            writer.send(np.ascontiguousarray(frame))
+        writer.close()
+        return path.read_bytes()
+
+
 def _canvas(width: int, height: int, caption: str) -> tuple[Image.Image, ImageDraw.ImageDraw]:
     image = Image.new("RGB", (width, height), BACKGROUND)
     draw = ImageDraw.Draw(image)
