@@ -4,7 +4,9 @@
 ``paper`` and ``beyond`` presets (dataset + Algorithm 3's checks), ARS V1-t and V2-t (Mania et al.,
 2018; 64 directions, top 32, step 0.02, noise 0.03, untuned) with the budget the ``beyond``
 run spent, and best-of-random-policies (the best policy of the dataset, no limit). Every
-final policy is re-measured on 100 fresh episodes from a stream no method used. Prints one JSON line per method.
+final policy is re-measured on 100 fresh episodes from a stream no method used. Prints one JSON line per method;
+``data/cartpole-budget.jsonl`` holds seeds 10-14 (``--seed 10 11 12 13 14 > data/cartpole-budget.jsonl``), drawn on
+the CartPole page by ``load_rows`` and ``pvnviz.figures.beyond.budget_figure``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -81,6 +84,21 @@ def compare(seed: int, fresh_episodes: int = 100) -> list[dict]:
                 fresh_best=float(fresh),
             )
         )
+    return rows
+
+
+def load_rows(path: str | Path) -> list[dict]:
+    """The rows of a saved comparison (one JSON object per line); ValueError naming the line if one is not a row."""
+    rows = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            rows.append({"method": str(row["method"]), "seed": int(row["seed"]), "env_steps": int(row["env_steps"]),
+                         "fresh_mean": float(row["fresh_mean"])})  # fmt: skip
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(f"{Path(path).name}, line {number}: not a comparison row.") from None
     return rows
 
 

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -129,3 +130,29 @@ def test_active_rounds_keep_and_count_every_check(members):
     np.testing.assert_allclose(trace.params[per_round], one.best_params)
     summary = result.summary()["inputs"]["fingerprint"]
     assert summary["check_env_steps"] == env_steps("cartpole", trace.true_returns, 3, config.horizon)
+
+
+def test_the_shipped_budget_comparison_is_drawn_on_the_cartpole_page():
+    """Seeds 10-14 of `python -m pvnviz.compare`, every method at a comparable budget, on the page."""
+    from conftest import figures, open_page
+    from pvnviz.compare import load_rows
+
+    rows = load_rows(Path(__file__).resolve().parents[1] / "data" / "cartpole-budget.jsonl")
+    methods = {r["method"] for r in rows}
+    assert methods == {"PVN paper", "PVN beyond", "best of random policies", "ARS V1-t", "ARS V2-t"}
+    assert sorted({r["seed"] for r in rows}) == [10, 11, 12, 13, 14] and len(rows) == 25
+    pvn = max(r["env_steps"] for r in rows if r["method"].startswith("PVN"))
+    assert all(r["env_steps"] <= 1.02 * pvn for r in rows)  # ARS gets the larger PVN budget, no more
+    at = open_page("pages/cartpole.py")
+    budget = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("CartPole: the same"))
+    assert {t["name"] for t in budget["data"]} == methods
+    assert sum(len(t["x"]) for t in budget["data"]) == 25
+
+
+def test_a_damaged_comparison_file_names_its_line(tmp_path):
+    from pvnviz.compare import load_rows
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"method": "A", "seed": 1, "env_steps": 5, "fresh_mean": 1.0}\n{"method": "B"}\n')
+    with pytest.raises(ValueError, match="line 2"):
+        load_rows(path)
