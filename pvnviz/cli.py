@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pvnviz import collect_run
+from pvnviz.argtypes import OneLineParser, non_negative_int
 from pvnviz.configs import ConfigError, apply_overrides
 from pvnviz.progress import TerminalProgress
 from pvnviz.runs import MANIFEST, RunError, RunFailure, begin_run, check_manifest, publish, write_manifest, write_run
@@ -74,31 +75,13 @@ def _experiments() -> list[str]:
     return [*EXPERIMENTS, *(name for name in ENVIRONMENTS if name in PRESETS)]
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, ending bad arguments with one line (not the usage block) and status 2."""
-
-    def error(self, message: str):  # type: ignore[override]
-        print(f"error: {message} (see `{self.prog} --help`)", file=sys.stderr)
-        raise SystemExit(2)
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed must be a whole number; got {text!r}") from None
-    if not 0 <= value < 2**63:
-        raise argparse.ArgumentTypeError(f"--seed must be between 0 and 2**63 - 1; got {value}")
-    return value
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m pvnviz", description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog="python -m pvnviz", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one experiment headless and save it")
     run.add_argument("experiment", help="polytope, cartpole or swimmer (any registered environment)")
     run.add_argument("--preset", default="paper", help="settings preset (default: paper)")
-    run.add_argument("--seed", type=_seed, default=0, help="random seed, 0 or more (default: 0)")
+    run.add_argument("--seed", type=non_negative_int, default=0, help="random seed, 0 or more (default: 0)")
     run.add_argument("--out", required=True, help="folder to write the run into")
     run.add_argument(
         "--set",

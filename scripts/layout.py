@@ -36,7 +36,11 @@ def imports(path: Path, modules: dict[str, Path]) -> set[str]:
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            # `from pkg import mod` depends on pkg.mod; `from pkg import name` on pkg itself
+            names = [
+                f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                for alias in node.names
+            ]
         for name in names:
             while name and name not in modules:
                 name = name.rpartition(".")[0]
@@ -80,12 +84,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def main() -> int:
     modules = project_modules()
-    graph = {
-        name: {m for m in imports(path, modules) if not (name.startswith(m + ".") and path.name == "__init__.py")}
-        for name, path in modules.items()
-    }
-    for name in modules:
-        graph[name] = {m for m in graph[name] if m != name and not name.startswith(m + ".")}  # a package's own parts
+    graph = {name: imports(path, modules) for name, path in modules.items()}  # a child importing its package counts
     sizes = {name: len(path.read_text().splitlines()) for name, path in modules.items()}
     for name in sorted(modules, key=lambda n: -sizes[n]):
         mark = "  over" if sizes[name] > LIMIT else ""

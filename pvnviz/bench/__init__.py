@@ -19,41 +19,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pvnviz.argtypes import OneLineParser, non_negative_int
+
 BENCHMARKS = ("polytope", "cartpole", "swimmer", "ray", "ui", "all")
-
-
-class BenchParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line on stderr and exit status 2 (no usage block)."""
-
-    def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def positive_int(text: str) -> int:
-    """An ``argparse`` type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    """An ``argparse`` type: a whole number of at least 0 (seeds)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m pvnviz.bench``; returns the exit status."""
-    parser = BenchParser(prog="python -m pvnviz.bench", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m pvnviz.bench", description=__doc__.splitlines()[0])
     parser.add_argument("which", choices=BENCHMARKS)
     parser.add_argument("--seed", type=non_negative_int, default=0)
     parser.add_argument("--no-pipeline", action="store_true", help="CartPole: skip timing the Paper pipeline")
@@ -80,7 +53,7 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
 
         swimmer_args = swimmer.parse_args([*rest, "--seed", str(args.seed)])
     elif rest:
-        BenchParser(prog=f"python -m pvnviz.bench {args.which}").error(f"unrecognized arguments: {' '.join(rest)}")
+        OneLineParser(prog=f"python -m pvnviz.bench {args.which}").error(f"unrecognized arguments: {' '.join(rest)}")
     from pvnviz.bench import core
 
     if args.which in ("polytope", "all"):

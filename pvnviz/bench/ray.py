@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from pvnviz.bench import BenchParser, positive_int
+from pvnviz.argtypes import OneLineParser, positive_int
 from pvnviz.collect import LocalExecutor, Plan, collect
 from pvnviz.policies import PolicyArch
 
@@ -105,7 +105,7 @@ def format_ray(r: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = BenchParser(prog="python -m pvnviz.bench ray", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m pvnviz.bench ray", description=__doc__.splitlines()[0])
     parser.add_argument("--num-policies", type=positive_int, default=16)
     parser.add_argument("--num-episodes", type=positive_int, default=50)
     parser.add_argument("--horizon", type=positive_int, default=200)

@@ -30,7 +30,7 @@ import numpy as np
 from mujoco import rollout as mj_rollout
 
 from pvnviz import swimmer
-from pvnviz.bench import BenchParser, non_negative_int, positive_int
+from pvnviz.argtypes import OneLineParser, non_negative_int, positive_int
 from pvnviz.env_spec import check_rollout_counts
 from pvnviz.policies import PolicyArch, forward_numpy, glorot_params
 
@@ -345,7 +345,7 @@ def format_report(result: dict) -> str:
 
 def parse_args(argv: list[str] | None = None):
     """The benchmark's options; a bad number prints one line on stderr and exits with status 2."""
-    parser = BenchParser(prog="python -m pvnviz.bench swimmer", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m pvnviz.bench swimmer", description=__doc__.splitlines()[0])
     parser.add_argument("--num-policies", type=positive_int, default=2000)
     parser.add_argument("--num-episodes", type=positive_int, default=5)
     parser.add_argument("--horizon", type=positive_int, default=100)

@@ -18,7 +18,7 @@ import statistics
 import time
 from pathlib import Path
 
-from pvnviz.bench import BenchParser, positive_int
+from pvnviz.argtypes import OneLineParser, positive_int
 from pvnviz.bench.browser import IDLE, launch, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,7 +107,7 @@ def slider_move(page, label: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = BenchParser(prog="python -m pvnviz.bench ui", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m pvnviz.bench ui", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--repeats", type=positive_int, default=3, help="repetitions of each measurement (median shown)"
     )
