@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import errno
+import functools
 import json
 import os
 import signal
@@ -108,13 +109,9 @@ def _experiment(name: str) -> Experiment:
     return EXPERIMENTS[name]() if name in EXPERIMENTS else _environment(name)()
 
 
-_BARS: list = []  # this run's terminal progress, closed before the ending line
-
-
-def _fail(message: str, status: int = 2) -> int:
-    if _BARS:  # a bar may have been cut mid-line: the ending starts on its own line
-        while _BARS:
-            _BARS.pop().close()
+def _fail(message: str, status: int = 2, progress: TerminalProgress | None = None) -> int:
+    if progress is not None and progress.drawn:  # a bar may be cut mid-line: the ending starts on its own line
+        progress.close()
         sys.stderr.write("\n")
     print(f"error: {message}", file=sys.stderr)
     return status
@@ -134,26 +131,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "manifest":
         return _manifest(args.folder)
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    bar = TerminalProgress() if args.command == "run" and not args.quiet else None
+    fail = functools.partial(_fail, progress=bar)
     try:
-        return _run(args)
+        return _run(args, bar)
     except KeyboardInterrupt:
-        return _fail("interrupted (Ctrl-C); nothing was written to --out, a run already there is unchanged.", 130)
+        return fail("interrupted (Ctrl-C); nothing was written to --out, a run already there is unchanged.", 130)
     except Terminated:
-        return _fail("terminated (SIGTERM); nothing was written to --out, a run already there is unchanged.", 143)
+        return fail("terminated (SIGTERM); nothing was written to --out, a run already there is unchanged.", 143)
     except MemoryError:
-        return _fail("out of memory; lower num_policies, num_episodes or eval_episodes (see --set).", 1)
+        return fail("out of memory; lower num_policies, num_episodes or eval_episodes (see --set).", 1)
     except OSError as err:
         if err.errno == errno.ENOSPC:
-            return _fail("the disk is full; free space, then run again (a run already in --out is unchanged).", 1)
-        return _fail(f"{err.strerror or err} ({type(err).__name__}); a run already in --out is unchanged.", 1)
+            return fail("the disk is full; free space, then run again (a run already in --out is unchanged).", 1)
+        return fail(f"{err.strerror or err} ({type(err).__name__}); a run already in --out is unchanged.", 1)
     except RunFailure as err:
-        return _fail(str(err), 1)
+        return fail(str(err), 1)
     except (ConfigError, RunError, ValueError) as err:
-        return _fail(str(err))
+        return fail(str(err))
     except Exception as err:  # noqa: BLE001 - the CLI's promise: one line, never a traceback
         if os.environ.get("PVN_DEBUG"):
             raise
-        return _fail(f"the run failed: {type(err).__name__}: {err} (set PVN_DEBUG=1 for the traceback).", 1)
+        return fail(f"the run failed: {type(err).__name__}: {err} (set PVN_DEBUG=1 for the traceback).", 1)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -165,7 +164,7 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, bar: TerminalProgress | None) -> int:
     experiment = _experiment(args.experiment)
     if args.command == "settings":
         config = next(iter(experiment.presets.values()))()
@@ -184,9 +183,7 @@ def _run(args: argparse.Namespace) -> int:
     if not args.quiet and sys.stderr.isatty():  # beside the progress bars; a pipe gets the one-line endings only
         print(f"estimated: {estimate.describe()} on one core of a laptop-class CPU", file=sys.stderr)
     staging = begin_run(args.out, args.overwrite)  # fail before the long work, not after it
-    progress = (lambda done, total, info: None) if args.quiet else TerminalProgress()
-    if not args.quiet:
-        _BARS.append(progress)
+    progress = bar if bar is not None else (lambda done, total, info: None)
     extra, cleanup = {}, None
     if collect_run.collects(config):  # Algorithm 1 in chunks, locally or on Ray, resumable
         extra["dataset"], cleanup = collect_run.collect_for_cli(args, config, args.quiet)

@@ -61,13 +61,18 @@ class PolicyDataset:
     @classmethod
     def load(cls, path: str | Path) -> PolicyDataset:
         with np.load(path, allow_pickle=False) as data:
-            a = data["arch"].tolist()
-            arch = PolicyArch(obs_dim=a[0], act_dim=a[1], discrete=bool(a[2]), hidden=tuple(a[3:]))
-            return cls(
-                env_name=str(data["env_name"]),
-                arch=arch,
-                params=data["params"],
-                returns=data["returns"],
-                horizon=int(data["horizon"]),
-                seconds=float(data["seconds"]),
-            )
+            return cls.from_arrays({key: data[key] for key in data.files})
+
+    @classmethod
+    def from_arrays(cls, data: dict[str, np.ndarray]) -> PolicyDataset:
+        """The dataset from the arrays ``save`` writes (``pvnviz.run_files`` checks them first)."""
+        a = data["arch"].tolist()
+        arch = PolicyArch(obs_dim=a[0], act_dim=a[1], discrete=bool(a[2]), hidden=tuple(a[3:]))
+        return cls(
+            env_name=str(data["env_name"]),
+            arch=arch,
+            params=data["params"],
+            returns=data["returns"],
+            horizon=int(data["horizon"]),
+            seconds=float(data["seconds"]),
+        )

@@ -83,8 +83,11 @@ class EnvSpec:
     bytes_per_episode: int  # memory of one running episode in a batch (pvnviz.sizing)
     fixed_length: bool  # every episode runs the whole horizon (else: reward 1 per step, a return is its length)
 
-    def episode_steps(self, returns: np.ndarray, horizon: int) -> int:
-        """Environment steps that episodes with these returns took (what Algorithm 1 and 3 spend)."""
+    def episode_steps(self, returns: np.ndarray, horizon: int, episodes_per_return: int = 1) -> int:
+        """Environment steps that episodes with these returns took (what Algorithm 1 and 3 spend).
+
+        ``episodes_per_return`` > 1: each entry is the mean return of that many episodes (Algorithm 3's checks).
+        """
         if self.fixed_length:
-            return int(np.size(returns) * horizon)
-        return int(round(float(np.sum(returns))))
+            return int(np.size(returns) * episodes_per_return * horizon)
+        return int(round(float(np.sum(returns)) * episodes_per_return))

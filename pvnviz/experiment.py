@@ -196,33 +196,12 @@ def ascend_through(
         y = np.concatenate([parts.bins.pmf(dataset.returns[parts.train_idx]), *[parts.bins.pmf(means[:, None])] * 3])
         vx, vy = dataset.params[parts.val_idx], parts.bins.pmf(dataset.returns[parts.val_idx])
         rng = np.random.default_rng([seed, STAGES["train"], len(means)])
-        steps, batch, lr = config.round_train_steps, config.batch_size, config.learning_rate
+        steps = config.round_train_steps
+        data = dict(params=x, targets=y, val_params=vx, val_targets=vy, train_steps=steps, log_every=steps)
+        settings = dict(batch_size=config.batch_size, learning_rate=config.learning_rate, rng=rng)
         if isinstance(model, PVNEnsemble):
-            return train_ensemble(
-                model,
-                params=x,
-                targets=y,
-                val_params=vx,
-                val_targets=vy,
-                train_steps=steps,
-                batch_size=batch,
-                learning_rate=lr,
-                rng=rng,
-                log_every=steps,
-            ).ensemble
-        return train_pvn(
-            model,
-            params=x,
-            targets=y,
-            val_params=vx,
-            val_targets=vy,
-            train_steps=steps,
-            batch_size=batch,
-            learning_rate=lr,
-            rng=rng,
-            log_every=steps,
-            snapshot_every=steps,
-        ).model
+            return train_ensemble(model, **data, **settings).ensemble
+        return train_pvn(model, **data, **settings, snapshot_every=steps).model
 
     if dataset is None or parts is None:
         trace = one_round(model, starting_policies(config, seed), 0)
@@ -234,15 +213,8 @@ def ascend_through(
 
 
 def env_steps(env_name: str, mean_returns: np.ndarray, num_episodes: int, horizon: int) -> int:
-    """Environment steps spent measuring policies with these mean returns over ``num_episodes`` each.
-
-    A return of an environment whose episodes vary in length (reward 1 per step) is its length; others run
-    ``horizon`` steps (``EnvSpec.episode_steps``).
-    """
-    env = get_env(env_name)
-    if env.fixed_length:
-        return int(np.size(mean_returns) * num_episodes * horizon)
-    return int(round(float(np.sum(mean_returns)) * num_episodes))
+    """Environment steps spent measuring policies with these mean returns over ``num_episodes`` each."""
+    return get_env(env_name).episode_steps(mean_returns, horizon, episodes_per_return=num_episodes)
 
 
 @dataclass

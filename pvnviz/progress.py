@@ -42,6 +42,7 @@ class TerminalProgress:
         self.stream = stream
         self._bar = None
         self._stage = ""
+        self.drawn = False  # whether any bar was started (its line may be cut by an error)
 
     def __call__(self, done: int, total: int, info: str) -> None:
         from tqdm import tqdm
@@ -50,7 +51,7 @@ class TerminalProgress:
         if self._bar is None or stage != self._stage or self._bar.total != total:
             self.close()
             self._bar = tqdm(total=total, desc=stage[:40], file=self.stream, mininterval=0.2)
-            self._stage = stage
+            self._stage, self.drawn = stage, True
         self._bar.n = min(done, total)
         self._bar.set_postfix_str(detail.strip()[:60], refresh=False)
         self._bar.refresh()

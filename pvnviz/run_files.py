@@ -21,6 +21,7 @@ import dataclasses
 import json
 import pickle
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,10 +85,11 @@ def check_config(info: RunInfo, experiment: str | None):
     return config
 
 
-def check_dataset(folder: Path, config: Any) -> np.ndarray:
-    """dataset.npz against the config (K x P parameters, K x B returns, env, horizon, architecture); the kept mask."""
+def check_dataset(folder: Path, config: Any) -> dict[str, np.ndarray]:
+    """dataset.npz against the config (K x P parameters, K x B returns, env, horizon, architecture); its arrays."""
     name = "dataset.npz"
-    data = _arrays(folder, name, {"params": "f", "returns": "f", "env_name": "U", "horizon": "iu", "arch": "iu"})
+    required = {"params": "f", "returns": "f", "env_name": "U", "horizon": "iu", "arch": "iu", "seconds": "f"}
+    data = _arrays(folder, name, required)
     arch = config.arch()
     k, b = config.num_policies, config.num_episodes
     _shape(name, "params", data["params"], (k, arch.num_params), "num_policies x the policy's parameters")
@@ -101,12 +103,11 @@ def check_dataset(folder: Path, config: Any) -> np.ndarray:
     expected_arch = [arch.obs_dim, arch.act_dim, int(arch.discrete), *arch.hidden]
     if data["arch"].tolist() != expected_arch:
         raise _fail(name, f"its policy architecture {data['arch'].tolist()} is not config.json's {expected_arch}")
-    means = data["returns"].mean(axis=1)  # as PolicyDataset.mean_returns, so the kept count is the page's
-    return np.ones(k, dtype=bool) if config.return_limit is None else means <= config.return_limit
+    return data
 
 
-def check_split(folder: Path, config: Any, kept: np.ndarray) -> None:
-    """split.json: disjoint train and validation indices of kept policies, and config.json's bins."""
+def check_split(folder: Path, config: Any, kept: np.ndarray) -> dict:
+    """split.json: disjoint train and validation indices of kept policies, and config.json's bins; its content."""
     name = "split.json"
     try:
         meta = json.loads((folder / name).read_text())
@@ -136,10 +137,11 @@ def check_split(folder: Path, config: Any, kept: np.ndarray) -> None:
         raise _fail(name, f"the bins' range [{g_min}, {g_max}] is not an interval")
     if num_bins != config.num_bins:
         raise _fail(name, f"{num_bins} bins, config.json says num_bins {config.num_bins}")
+    return meta
 
 
-def check_curves(folder: Path, config: Any, mode: str) -> None:
-    """curves_<input>.npz: training curves of one length, Algorithm 3's arrays over num_starts starts."""
+def check_curves(folder: Path, config: Any, mode: str) -> dict[str, np.ndarray]:
+    """curves_<input>.npz: training curves of one length, Algorithm 3's arrays over num_starts starts; its arrays."""
     name = f"curves_{mode}.npz"
     c = _arrays(
         folder,
@@ -186,6 +188,7 @@ def check_curves(folder: Path, config: Any, mode: str) -> None:
         _finite(name, "fresh_returns", c["fresh_returns"])
     if "disagreement" in c:
         _shape(name, "disagreement", c["disagreement"], predicted.shape, "one spread per ascent step and start")
+    return c
 
 
 def check_network(name: str, state: Any, expected: dict) -> None:
@@ -218,14 +221,23 @@ def load_network(folder: Path, name: str, expected: dict) -> dict:
     return state
 
 
-def check_run(folder: Path, info: RunInfo, experiment: str | None = None):
-    """Every file of a run against its config.json before anything is built from them; the config."""
+@dataclass(frozen=True)
+class CheckedRun:
+    """A run's files, read once and checked against its config.json: what ``load_result`` builds from."""
+
+    config: ExperimentConfig
+    dataset: PolicyDataset
+    split: dict
+    curves: dict[str, dict[str, np.ndarray]]
+
+
+def check_run(folder: Path, info: RunInfo, experiment: str | None = None) -> CheckedRun:
+    """Every file of a run against its config.json before anything is built from them (each file read once)."""
     config = check_config(info, experiment)
-    kept = check_dataset(folder, config)
-    check_split(folder, config, kept)
-    for mode in config.inputs:
-        check_curves(folder, config, mode)
-    return config
+    dataset = PolicyDataset.from_arrays(check_dataset(folder, config))
+    split = check_split(folder, config, dataset.kept(config.return_limit))
+    curves = {mode: check_curves(folder, config, mode) for mode in config.inputs}
+    return CheckedRun(config, dataset, split, curves)
 
 
 def save_result(result: ExperimentResult, out_dir: str | Path) -> None:
@@ -273,10 +285,9 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
 
     info = read_run(path, experiment)
     folder = Path(path)
-    config = check_run(folder, info, experiment)  # every file against config.json, before anything is built
+    checked = check_run(folder, info, experiment)  # every file against config.json, before anything is built
+    config, dataset, meta = checked.config, checked.dataset, checked.split
     try:
-        dataset = PolicyDataset.load(folder / "dataset.npz")
-        meta = json.loads((folder / "split.json").read_text())
         bins = ReturnBins(*meta["bins"])
         parts = Split(
             dataset.kept(config.return_limit),
@@ -289,28 +300,28 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
             shell = dataclasses.replace(config, probe_init="noise")  # saved probes replace these: no rollouts
             model = build_pvn(shell, bins, mode, info.seed)
             model.load_state_dict(load_network(folder, f"pvn_{mode}.pt", model.state_dict()))
-            with np.load(folder / f"curves_{mode}.npz", allow_pickle=False) as c:
-                snaps = c["probe_snapshots"]
-                trained[mode] = TrainedPVN(
-                    model,
-                    mode,
-                    c["steps"],
-                    c["train_loss"],
-                    c["val_loss"],
-                    c["snapshot_steps"],
-                    snaps if snaps.size else None,
-                    float(c["seconds"]),
-                )
-                traces[mode] = AscentTrace(
-                    mode,
-                    c["eval_steps"],
-                    c["true_returns"],
-                    c["predicted"],
-                    c["params"],
-                    float(c["ascent_seconds"]),
-                    c["fresh_returns"] if "fresh_returns" in c.files else None,  # runs before the fresh stage
-                    c["disagreement"] if "disagreement" in c.files else None,
-                )
+            c = checked.curves[mode]
+            snaps = c["probe_snapshots"]
+            trained[mode] = TrainedPVN(
+                model,
+                mode,
+                c["steps"],
+                c["train_loss"],
+                c["val_loss"],
+                c["snapshot_steps"],
+                snaps if snaps.size else None,
+                float(c["seconds"]),
+            )
+            traces[mode] = AscentTrace(
+                mode,
+                c["eval_steps"],
+                c["true_returns"],
+                c["predicted"],
+                c["params"],
+                float(c["ascent_seconds"]),
+                c.get("fresh_returns"),  # None in runs before the fresh stage
+                c.get("disagreement"),
+            )
             if config.ensemble_size > 1:
                 ensemble = build_ensemble(shell, bins, mode, info.seed)
                 ensemble.load_state_dict(load_network(folder, f"ensemble_{mode}.pt", ensemble.state_dict()))

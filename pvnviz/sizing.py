@@ -208,9 +208,9 @@ def check_memory(config: Any, available: int | None = None) -> Estimate:
     return est
 
 
-def check_budget(config: Any, budget_seconds: float) -> Estimate:
-    """The estimate, or ConfigError if it would take longer than ``budget_seconds`` (the app's live-run budget)."""
-    est = estimate(config)
+def check_budget(config: Any, budget_seconds: float, est: Estimate | None = None) -> Estimate:
+    """The estimate (``est`` if already made), or ConfigError if it would take longer than ``budget_seconds``."""
+    est = estimate(config) if est is None else est
     if est.seconds > budget_seconds:
         slowest = max(est.parts, key=est.parts.get)
         hint = {

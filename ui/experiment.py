@@ -97,8 +97,7 @@ def _over_budget(config: ExperimentConfig | None) -> str | None:
     if config is None:
         return None
     try:
-        check_memory(config)
-        check_budget(config, live_budget_seconds())
+        check_budget(config, live_budget_seconds(), check_memory(config))  # one estimate for both checks
     except ConfigError as err:
         return str(err)
     return None
