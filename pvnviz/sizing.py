@@ -58,7 +58,6 @@ POLYTOPE_LIMITS: dict[str, tuple[int, int]] = {
 TRAIN_STEP_OVERHEAD_S = 3e-4  # one Adam step of a small PVN, batch 32 (Section 3-4)
 SECONDS_PER_FLOP = 1.5e-10  # effective, forward + backward, float32 on one core
 ASCENT_STEP_S = 5e-4  # one Adam step of all starts through a frozen PVN (Algorithm 3)
-CHUNK_STEPS = 5_000_000  # env steps per collection chunk (pvnviz.collect.DEFAULT_CHUNK_STEPS)
 BASE_BYTES = 400 * 2**20  # the interpreter, torch, numpy, mujoco
 
 
@@ -140,6 +139,7 @@ def estimate_polytope(config: Any) -> Estimate:
 def estimate(config: Any) -> Estimate:
     """Peak bytes and seconds of ``run_experiment(config)`` (one seed, every input in ``config.inputs``), or of the
     polytope experiment for a ``PolytopeConfig``."""
+    from pvnviz.collect import DEFAULT_CHUNK_STEPS  # one collection chunk is what runs at once
     from pvnviz.envs import get_env
 
     if not hasattr(config, "env"):
@@ -156,7 +156,7 @@ def estimate(config: Any) -> Estimate:
 
     memory = {
         "num_policies": k * (policy_params * 8 + b * 8) * 2,  # the dataset, and its kept copy
-        "num_episodes": min(k * b, max(1, CHUNK_STEPS // h)) * per_episode,  # one collection chunk
+        "num_episodes": min(k * b, max(1, DEFAULT_CHUNK_STEPS // h)) * per_episode,  # one collection chunk
         "eval_episodes": kept * (config.eval_episodes * per_episode + policy_params * 8) * rounds,
         "fresh_episodes": config.num_starts * config.fresh_episodes * per_episode,
     }
