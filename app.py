@@ -1,7 +1,5 @@
 """PVN Lab: page config, navigation and the shared sidebar (global seed)."""
 
-import sys
-
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
@@ -55,11 +53,5 @@ with st.sidebar:
     st.caption("Policy Evaluation Networks — Harb, Schaul, Precup, Bacon (ICML 2020).")
 
 notice = st.container()  # above the page: what the link asked for that the page could not use
-finished = False
-try:
-    navigation.run()
-    finished = True
-finally:
-    stopped = type(sys.exc_info()[1]).__name__ == "StopException"  # st.stop() after an explained error
-    if finished or stopped:
-        urlcheck.warn_ignored(navigation.url_path, notice)
+navigation.run()  # a page that stops after an explained error calls urlcheck.stop(), which warns first
+urlcheck.warn_ignored(navigation.url_path, notice)

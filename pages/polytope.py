@@ -13,7 +13,7 @@ from pvnviz.figures import gif, polytope_training
 from pvnviz.figures import polytope as figs
 from pvnviz.figures import polytope_ascent as ascent_figs
 from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_polytope_pvn, training_key
-from ui import chart, computed, explain, gif_download, require_navigation
+from ui import chart, computed, explain, gif_download, require_navigation, urlcheck
 from ui.player import chart_key, player
 
 require_navigation()
@@ -179,7 +179,7 @@ try:
     )
 except (ConfigError, ValueError) as err:
     st.error(f"These settings do not make a valid MDP: {err}")
-    st.stop()
+    urlcheck.stop()
 key = training_key(mdp_config)  # everything but the ascent: what the polytope and the PVN depend on
 
 

@@ -34,6 +34,7 @@ class AscentTrace:
     seconds: float
     fresh_returns: np.ndarray | None = None  # (A,) the chosen iterates re-measured on fresh episodes, or None
     disagreement: np.ndarray | None = None  # (T + 1, A) an ensemble's spread (std of J_hat) along each path
+    start_counts: bool = False  # the start (index 0) may be chosen: a measured policy of the dataset, not a random one
 
     @property
     def selection_bias(self) -> np.ndarray | None:
@@ -45,10 +46,13 @@ class AscentTrace:
         """Per start, the scored iterate with the highest true return (A,).
 
         As in Algorithm 3, only iterates after an update count; the untouched start
-        (index 0) is used only when no step was taken.
+        (index 0) is used only when no step was taken, or when ``start_counts`` (a start taken
+        from the dataset is a candidate answer itself: the ascent must beat it to replace it).
         """
         if len(self.true_returns) == 1:
             return np.zeros(self.true_returns.shape[1], dtype=int)
+        if self.start_counts:
+            return np.argmax(self.true_returns, axis=0)
         return 1 + np.argmax(self.true_returns[1:], axis=0)
 
     @property

@@ -154,9 +154,25 @@ def train_members(
     )
 
 
-def starting_policies(config: ExperimentConfig, seed: int) -> np.ndarray:
-    """The A starts (Glorot), the same for every input."""
-    return glorot_params(config.arch(), config.num_starts, _rng(seed, "starts"))
+def starting_policies(
+    config: ExperimentConfig, seed: int, dataset: PolicyDataset | None = None, parts: Split | None = None
+) -> np.ndarray:
+    """The A starts, the same for every input: random (Glorot), or the dataset's best training policies.
+
+    ``start_from="dataset"`` takes the ``num_starts`` training policies with the highest measured mean
+    returns (ties in index order): the ascent then climbs from the best the PVN saw, at no env-step cost.
+    """
+    if config.start_from == "random":
+        return glorot_params(config.arch(), config.num_starts, _rng(seed, "starts"))
+    if dataset is None or parts is None:
+        raise ValueError("start_from='dataset' needs the dataset and its split.")
+    if len(parts.train_idx) < config.num_starts:
+        raise ValueError(
+            f"start_from='dataset' needs {config.num_starts} training policies; the split has "
+            f"{len(parts.train_idx)}: lower num_starts or raise return_limit."
+        )
+    order = np.argsort(-dataset.mean_returns[parts.train_idx], kind="stable")[: config.num_starts]
+    return dataset.params[parts.train_idx[order]].astype(np.float32).copy()
 
 
 def ascend_through(
@@ -177,7 +193,7 @@ def ascend_through(
 
     def one_round(model, starts: np.ndarray, r: int) -> AscentTrace:
         rng = _rng(seed, "ascent") if r == 0 else np.random.default_rng([seed, STAGES["ascent"], r])
-        return ascend(
+        trace = ascend(
             model,
             env,
             starts=starts,
@@ -189,6 +205,7 @@ def ascend_through(
             rng=rng,
             on_progress=on_progress,
         )
+        return dataclasses.replace(trace, start_counts=config.start_from == "dataset")
 
     def finetune(model, params: np.ndarray, means: np.ndarray):
         # The checked iterates join the training set (3 copies each, so batches see them), targets at their means.
@@ -203,10 +220,11 @@ def ascend_through(
             return train_ensemble(model, **data, **settings).ensemble
         return train_pvn(model, **data, **settings, snapshot_every=steps).model
 
+    starts = starting_policies(config, seed, dataset, parts)
     if dataset is None or parts is None:
-        trace = one_round(model, starting_policies(config, seed), 0)
+        trace = one_round(model, starts, 0)
     else:
-        trace = active_rounds(model, starting_policies(config, seed), config.rounds, one_round, finetune)
+        trace = active_rounds(model, starts, config.rounds, one_round, finetune)
     if config.fresh_episodes < 1:
         return trace
     return remeasure(trace, env, config.arch(), config.fresh_episodes, config.horizon, _rng(seed, "fresh"), on_progress)

@@ -18,6 +18,8 @@ from pvnviz.policies import PolicyArch
 from pvnviz.pvn import INPUT_MODES
 from pvnviz.sizing import check_limits
 
+START_FROM = ("random", "dataset")  # where Algorithm 3's ascent starts (ExperimentConfig.start_from)
+
 
 @dataclass(frozen=True)
 class ExperimentConfig:
@@ -41,6 +43,11 @@ class ExperimentConfig:
     val_fraction: float = param(0.1, "Share of kept policies held out for validation.")
     inputs: tuple[str, ...] = param(INPUT_MODES, "PVN inputs to compare: fingerprint and/or flattened.")
     num_starts: int = param(5, "Starting policies of the ascent (the same for every input).")
+    start_from: str = param(
+        "random",
+        "Ascent starts: random (Glorot, Algorithm 3) or dataset (the best training policies of the dataset, "
+        "by their measured returns: no environment step spent).",
+    )
     ascent_steps: int = param(400, "Gradient ascent steps (paper: linear 100, MLP 400, Swimmer 1000).")
     ascent_learning_rate: float = param(0.001, "Adam learning rate of the ascent.")
     eval_every: int = param(20, "Score the ascent's iterates by Monte Carlo every this many steps.")
@@ -76,6 +83,10 @@ class ExperimentConfig:
         check(self.num_bins >= 2, f"num_bins must be at least 2; got {self.num_bins}.")
         check(self.num_probes >= 1, f"num_probes must be at least 1; got {self.num_probes}.")
         check(self.ascent_steps >= 0, "ascent_steps must be 0 or more.")
+        check(
+            self.start_from in START_FROM,
+            f"start_from must be one of {', '.join(START_FROM)}; got {self.start_from!r}.",
+        )
         check(self.ensemble_size >= 1, f"ensemble_size must be at least 1; got {self.ensemble_size}.")
         check(self.pessimism >= 0, f"pessimism must be 0 or more; got {self.pessimism}.")
         check(self.rounds >= 1, f"rounds must be at least 1; got {self.rounds}.")

@@ -41,6 +41,7 @@ def concatenate(traces: list[AscentTrace]) -> AscentTrace:
         params=np.concatenate([t.params for t in traces]),
         seconds=sum(t.seconds for t in traces),
         disagreement=np.concatenate(disagreement) if len(disagreement) == len(traces) else None,
+        start_counts=traces[0].start_counts,
     )
 
 

@@ -321,6 +321,7 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
                 float(c["ascent_seconds"]),
                 c.get("fresh_returns"),  # None in runs before the fresh stage
                 c.get("disagreement"),
+                start_counts=config.start_from == "dataset",
             )
             if config.ensemble_size > 1:
                 ensemble = build_ensemble(shell, bins, mode, info.seed)

@@ -156,3 +156,37 @@ def test_a_damaged_comparison_file_names_its_line(tmp_path):
     path.write_text('{"method": "A", "seed": 1, "env_steps": 5, "fresh_mean": 1.0}\n{"method": "B"}\n')
     with pytest.raises(ValueError, match="line 2"):
         load_rows(path)
+
+
+def test_dataset_starts_are_the_best_training_policies_and_stay_choosable(tmp_path):
+    config = dataclasses.replace(NOISY, start_from="dataset", num_starts=3, eval_every=10, eval_episodes=5)
+    result = run_experiment(config, seed=2)
+    dataset, parts = result.dataset, result.split
+    # the three training policies with the highest measured means, found here by a plain sort over the rows
+    ranked = sorted(parts.train_idx.tolist(), key=lambda i: (-float(dataset.mean_returns[i]), i))[:3]
+    trace = result.traces["fingerprint"]
+    np.testing.assert_array_equal(trace.params[0], dataset.params[ranked])
+    assert all(i not in parts.val_idx for i in ranked)
+    # the start is a candidate answer: Algorithm 3's choice is never below the start's own check
+    assert trace.start_counts and np.all(trace.best_returns >= trace.true_returns[0])
+    np.testing.assert_array_equal(trace.best_returns, trace.true_returns.max(axis=0))
+    from pvnviz.runs import write_manifest, write_run
+
+    save_result(result, tmp_path)
+    write_run(tmp_path, "cartpole", 2, config, result.summary())
+    write_manifest(tmp_path)
+    loaded = load_result(tmp_path, "cartpole").traces["fingerprint"]
+    assert loaded.start_counts
+    np.testing.assert_array_equal(loaded.best_index, trace.best_index)
+
+
+def test_random_starts_never_choose_the_untouched_start():
+    trace = run_experiment(dataclasses.replace(NOISY, num_starts=3, eval_every=10), seed=2).traces["fingerprint"]
+    assert not trace.start_counts and np.all(trace.best_index >= 1)
+
+
+def test_an_unknown_start_rule_is_refused_with_the_choices():
+    from pvnviz.configs import ConfigError
+
+    with pytest.raises(ConfigError, match="start_from must be one of random, dataset"):
+        dataclasses.replace(NOISY, start_from="best")

@@ -41,6 +41,20 @@ def test_url_reproduces_the_view(server, browser):
     page.close()
 
 
+def test_a_link_with_inf_opens_the_page_and_names_the_value(server, browser):
+    """``?seed=inf`` crashed Streamlit 1.67's integer number_input; now it is dropped from the URL and named."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server}/polytope?seed=inf&gamma=0.5")
+    wait_idle(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    warning = page.locator("[data-testid='stAlert']").filter(has_text="link holds values").first
+    assert "seed=inf" in warning.inner_text()
+    assert "seed=inf" not in page.url and "gamma=0.5" in page.url, page.url
+    slider = page.locator("[data-testid='stSlider']").filter(has_text="Discount").first
+    assert "0.50" in slider.text_content()  # the link's other values are kept
+    page.close()
+
+
 @pytest.mark.parametrize("path", list(PAGES))
 def test_page_in_a_real_browser(server, browser, path):
     expected_charts, shot = PAGES[path]

@@ -20,7 +20,7 @@ from pvnviz.figures import experiment as figs
 from pvnviz.run_files import load_result
 from pvnviz.runs import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
 from pvnviz.sizing import check_budget, check_memory
-from ui import MAX_RESULTS, _store, chart, computed
+from ui import MAX_RESULTS, _store, chart, computed, urlcheck
 from ui.jobs import Job
 from ui.settings import FIELDS, PRESET_CONFIGS, _current_preset, _key, sidebar_config  # noqa: F401 (pages)
 
@@ -29,7 +29,7 @@ def _last_good(env_name: str) -> ExperimentResult:
     """After bad input: the last result this session computed, so nothing computed is lost."""
     last = st.session_state.get(_key(env_name, "last_result"))
     if last is None:
-        st.stop()
+        urlcheck.stop()
     st.caption("Showing your last valid run until the settings are fixed.")
     return last
 
@@ -239,7 +239,7 @@ def obtain_result(
         last = _open(shipped_runs[label][2], env_name)
     if last is None:
         st.info("No result for these settings yet: press **Run with these settings** in the sidebar.")
-        st.stop()
+        urlcheck.stop()
     st.warning(
         f"These settings have not been run yet (seed {seed}). Shown below: {_describe(last, presets)}. "
         "Press **Run with these settings** in the sidebar to train them, or **Reset to the paper** to see the "

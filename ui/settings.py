@@ -14,6 +14,7 @@ import streamlit as st
 
 from pvnviz.configs import ConfigError, help_text
 from pvnviz.experiment import ExperimentConfig
+from pvnviz.experiment_config import START_FROM
 
 # (config field, label, kind, extra widget kwargs); kind: int, float, bool, select, layers
 FIELDS = [
@@ -51,6 +52,7 @@ FIELDS = [
         "Gradient ascent (Section 5)",
         [
             ("num_starts", "Starting policies A", "int", dict(min_value=1, max_value=100, step=1)),
+            ("start_from", "Ascent starts", "select", dict(options=list(START_FROM))),
             ("ascent_steps", "Ascent steps T", "int", dict(min_value=0, max_value=10000, step=50)),
             (
                 "ascent_learning_rate",

@@ -10,9 +10,11 @@ value used instead.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NoReturn
 
 import streamlit as st
+
+from ui.navigation import CURRENT_PAGE
 
 _SNAPSHOT = "_url_at_open"
 _PENDING = "_url_check_pending"
@@ -25,26 +27,22 @@ def snapshot(page: str) -> None:
     if page not in opened:
         opened[page] = {k: st.query_params.get_all(k)[-1] for k in st.query_params.keys() if k not in _HIDDEN}
         st.session_state[_PENDING] = page
-        for key, text in opened[page].items():
-            if _non_finite(text):  # no widget here takes inf or nan
-                _forget(key)
+        _drop_non_finite(opened[page])
 
 
-def _forget(key: str) -> None:
-    """Drop a link value before any widget reads it.
+def _drop_non_finite(url: dict[str, str]) -> None:
+    """Remove ``inf`` and ``nan`` link values before any widget reads them, then rerun.
 
     Streamlit 1.67's integer number_input raises OverflowError (an exception on the page) when a link
-    holds ``inf`` for it: its URL seeding catches ValueError only. ``st.query_params`` has no public way to
-    change the values widgets are seeded from, so this reaches into them; if that ever fails, the page
-    behaves as Streamlit does (tests/test_fuzz.py would show it).
+    holds ``inf`` for it: its URL seeding catches ValueError only. No widget here takes inf or nan, so
+    they are deleted from ``st.query_params``; that updates the run's query string, and ``st.rerun()``
+    seeds the widgets from it. The snapshot keeps the values, so ``warn_ignored`` still names them.
     """
-    try:
+    bad = [key for key, text in url.items() if _non_finite(text)]
+    for key in bad:
         del st.query_params[key]
-        from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-        get_script_run_ctx().session_state._state.query_params._initial_query_params.pop(key, None)
-    except Exception:  # noqa: BLE001 - best effort, see above
-        pass
+    if bad:
+        st.rerun()
 
 
 def _non_finite(text: str) -> bool:
@@ -80,6 +78,13 @@ def ignored(url: dict[str, str], state: Any) -> list[str]:
             shown = text if len(text) <= 40 else text[:40] + "…"
             messages.append(f"`{key}={shown}` cannot be used here, so **{key}** is {value!r} instead.")
     return messages
+
+
+def stop() -> NoReturn:
+    """``st.stop()`` after an explained error: the link's warning first (app.py draws it only after a whole page)."""
+    warn_ignored(st.session_state.get(CURRENT_PAGE, ""))
+    st.stop()
+    raise AssertionError("st.stop() returned")  # st.stop() raises; for type checkers
 
 
 def warn_ignored(page: str, container: Any = None) -> None:
