@@ -10,19 +10,27 @@ no environment, so each environment's ``env_spec`` can use it). A new environmen
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pvnviz.scene import Panel, Part, Replay
 
-ReplayFunction = Callable[[Any, np.ndarray, int, int], Replay]  # (arch, params (K, P), horizon, seed) -> Replay
+if TYPE_CHECKING:
+    from pvnviz.policies import PolicyArch
+
+ReplayFunction = Callable[["PolicyArch", np.ndarray, int, int], Replay]  # (arch, params (K, P), horizon, seed)
 CART_HALF_WIDTH, CART_HEIGHT = 0.25, 0.15  # drawn size of CartPole's cart (the pole hinges on its top)
 
 
 def shared_start_episodes(
-    reset_states: Callable, rollout_trajectories: Callable, arch: Any, params: np.ndarray, horizon: int, seed: int
-):
+    reset_states: Callable,
+    rollout_trajectories: Callable,
+    arch: PolicyArch,
+    params: np.ndarray,
+    horizon: int,
+    seed: int,
+) -> Any:
     """One episode per policy (K, 1) from one start state drawn with ``seed``; the trajectories of the rollout."""
     from pvnviz.policies import sampling_policy
 
@@ -37,7 +45,7 @@ def cart_and_pole(
 ) -> ReplayFunction:
     """CartPole's replay: cart and pole side by side per policy, the track drawn to the termination bound."""
 
-    def replay(arch: Any, params: np.ndarray, horizon: int, seed: int) -> Replay:
+    def replay(arch: PolicyArch, params: np.ndarray, horizon: int, seed: int) -> Replay:
         traj = shared_start_episodes(reset_states, rollout_trajectories, arch, params, horizon, seed)
         alive = np.concatenate([np.ones((len(params), 1), bool), traj.active[:, 0]], axis=1)  # state t reached?
         panels = []
@@ -74,7 +82,7 @@ def swimmer_bodies(
 ) -> ReplayFunction:
     """Swimmer's replay: the links seen from above (MuJoCo kinematics), stacked per policy, with the front's path."""
 
-    def replay(arch: Any, params: np.ndarray, horizon: int, seed: int) -> Replay:
+    def replay(arch: PolicyArch, params: np.ndarray, horizon: int, seed: int) -> Replay:
         traj = shared_start_episodes(reset_states, rollout_trajectories, arch, params, horizon, seed)
         _, segments = body_frames(traj.qpos[:, 0], load_model(), body_names)  # (K, T+1, links, 2 ends, xyz)
         returns, distance = traj.returns[:, 0], traj.x_displacement[:, 0]
