@@ -2,19 +2,14 @@
 
 from pathlib import Path
 
-import numpy as np
 import streamlit as st
 
 from pvnviz.compare import load_rows
-from pvnviz.figures import gif
 from pvnviz.figures.beyond import budget_figure
-from pvnviz.figures.replay import cartpole_replay, cartpole_steps
 from pvnviz.presets import PRESETS
-from pvnviz.replay import cartpole_episodes
-from ui import chart, explain, gif_download, require_navigation, what_to_look_at
+from ui import chart, explain, require_navigation, what_to_look_at
 from ui.experiment import obtain_result, sidebar_config
-from ui.player import animate
-from ui.results import policy_pair, render_results
+from ui.results import render_results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,20 +51,7 @@ paper_note = (
 )
 
 
-def replay(result, trace, start: int) -> None:
-    states = cartpole_episodes(result.config.arch(), policy_pair(trace, start), result.config.horizon, seed)
-    labels = ["before ascent", "after ascent (best seen)"]
-    steps = np.isfinite(states[:, :, 0]).sum(1) - 1
-    panels = {f"{lab}: {steps[i]} steps": states[i] for i, lab in enumerate(labels)}
-    animate("cartpole_replay", cartpole_steps(panels), lambda t: cartpole_replay(panels, frame=t))
-    gif_download("Download this replay (GIF)", lambda: gif.cartpole_gif(panels), "cartpole-replay.gif")
-    what_to_look_at(
-        "The same start state and random stream for both policies. Press ▶: the starting policy "
-        "drops the pole or leaves the track early; the ascended one balances much longer."
-    )
-
-
-render_results(result, paper_note, replay=replay)
+render_results(result, paper_note)
 
 st.subheader("The same budget for random search (beyond the paper)")
 try:

@@ -2,14 +2,10 @@
 
 import streamlit as st
 
-from pvnviz.figures import gif
-from pvnviz.figures.replay import swimmer_replay, swimmer_steps
 from pvnviz.presets import PRESETS
-from pvnviz.replay import swimmer_episodes
-from ui import explain, gif_download, require_navigation, what_to_look_at
+from ui import explain, require_navigation
 from ui.experiment import obtain_result, sidebar_config
-from ui.player import animate
-from ui.results import policy_pair, render_results
+from ui.results import render_results
 
 require_navigation()
 
@@ -82,22 +78,4 @@ paper_note = (
 )
 
 
-def replay(result, trace, start: int) -> None:
-    segments, returns, distance = swimmer_episodes(
-        result.config.arch(), policy_pair(trace, start), result.config.horizon, seed
-    )
-    labels = [
-        f"before ascent: return {returns[0]:.0f}, travelled {distance[0]:+.2f} m",
-        f"after ascent (best seen): return {returns[1]:.0f}, travelled {distance[1]:+.2f} m",
-    ]
-    panels = dict(zip(labels, segments))
-    animate("swimmer_replay", swimmer_steps(panels), lambda t: swimmer_replay(panels, frame=t))
-    gif_download("Download this replay (GIF)", lambda: gif.swimmer_gif(panels), "swimmer-replay.gif")
-    what_to_look_at(
-        "MuJoCo body positions of the three links, seen from above, from the same start state; the blue line is "
-        f"the path of the front link. Press ▶: over the episode the start policy travels {distance[0]:+.2f} m and "
-        f"the ascended one {distance[1]:+.2f} m (forward is to the right; a return sums the forward velocity)."
-    )
-
-
-render_results(result, paper_note, baselines=BASELINES, baseline_source="Spinning Up baselines", replay=replay)
+render_results(result, paper_note, baselines=BASELINES, baseline_source="Spinning Up baselines")

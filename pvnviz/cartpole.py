@@ -47,7 +47,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pvnviz.env_spec import check_rollout_counts
+from pvnviz import replay
+from pvnviz.env_spec import EnvSpec, check_rollout_counts
 
 # Physics constants, named as in gymnasium's CartPoleEnv.__init__.
 GRAVITY = 9.8
@@ -352,8 +353,6 @@ def env_spec():
     """CartPole as an ``EnvSpec`` (gymnasium's CartPole-v1 physics; stochastic softmax policies, 2 actions)."""
     import gymnasium
 
-    from pvnviz.env_spec import EnvSpec
-
     def rollout(policy_fn, *, num_policies, num_episodes, horizon, rng, on_progress: ProgressCallback | None = None):
         return rollout_returns(
             policy_fn,
@@ -397,4 +396,5 @@ def env_spec():
         steps_per_second=12e6,  # horizon steps of random policies, whose episodes end early
         bytes_per_episode=450,
         fixed_length=False,
+        replay=replay.cart_and_pole(reset_states, rollout_trajectories, X_THRESHOLD),
     )

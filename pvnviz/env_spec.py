@@ -1,10 +1,11 @@
 """What the PVN pipeline needs of an environment (Section 6): the ``EnvSpec`` interface and its checks.
 
-A leaf module: the environments (``pvnviz.cartpole``, ``pvnviz.swimmer``) build their ``EnvSpec``
-from it, and ``pvnviz.envs`` is the registry above them, so no environment imports the registry.
+It imports only the leaf ``pvnviz.scene``: the environments (``pvnviz.cartpole``, ``pvnviz.swimmer``) build
+their ``EnvSpec`` from it, and ``pvnviz.envs`` is the registry above them, so no environment imports the registry.
 An ``EnvSpec`` says what a policy for the environment looks like (observation and action sizes,
 discrete or continuous), how to collect returns for K policies x B episodes in lockstep
-(``rollout_returns``), and how to name and bound the state dimensions for the probe-state figures.
+(``rollout_returns``), how to name and bound the state dimensions for the probe-state figures, and what
+a replay of its episodes draws (``replay``, a ``pvnviz.scene.Replay``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+
+from pvnviz.scene import Replay
 
 
 def check_rollout_counts(num_policies: int, num_episodes: int, horizon: int) -> None:
@@ -82,6 +85,9 @@ class EnvSpec:
     steps_per_second: float  # measured rate of one core (pvnviz.sizing's estimates)
     bytes_per_episode: int  # memory of one running episode in a batch (pvnviz.sizing)
     fixed_length: bool  # every episode runs the whole horizon (else: reward 1 per step, a return is its length)
+    # (arch, params (K, P), horizon, seed) -> one episode per policy from one start, to draw (pvnviz.scene);
+    # None: the pages show no replay
+    replay: Callable[[Any, np.ndarray, int, int], Replay] | None = None
 
     def episode_steps(self, returns: np.ndarray, horizon: int, episodes_per_return: int = 1) -> int:
         """Environment steps that episodes with these returns took (what Algorithm 1 and 3 spend).

@@ -39,7 +39,8 @@ import mujoco
 import numpy as np
 from mujoco.batch import Batch
 
-from pvnviz.env_spec import check_rollout_counts
+from pvnviz import replay
+from pvnviz.env_spec import EnvSpec, check_rollout_counts
 
 # gymnasium Swimmer-v5 defaults, named as its constructor arguments.
 FRAME_SKIP = 4
@@ -372,8 +373,6 @@ def env_spec():
     """The Swimmer as an ``EnvSpec`` (gymnasium's Swimmer-v5 model; deterministic tanh policies, 8 obs, 2 actions)."""
     import gymnasium
 
-    from pvnviz.env_spec import EnvSpec
-
     rotor_limit = float(np.radians(100.0))  # the hinge range of swimmer.xml's two rotors
     return EnvSpec(
         name="swimmer",
@@ -395,4 +394,5 @@ def env_spec():
         steps_per_second=30e3,
         bytes_per_episode=1600,
         fixed_length=True,
+        replay=replay.swimmer_bodies(reset_states, rollout_trajectories, load_model, BODY_NAMES),
     )

@@ -17,6 +17,7 @@ from pvnviz.figures import gif
 from pvnviz.presets import PRESETS
 from pvnviz.progress import Cancelled, cancellable
 from pvnviz.run_files import load_result
+from pvnviz.scene import Panel, Part, Replay
 
 QUICK = PRESETS["cartpole"]["quick"]()
 PAPER = PRESETS["cartpole"]["paper"]()
@@ -220,15 +221,18 @@ def test_gifs_decode_with_one_frame_per_animation_step(quick_run):
     trained = quick_run.trained["fingerprint"]
     frames = iio.imread(gif.probes_gif(trained, (0, 2)), index=None)
     assert frames.shape[0] == len(trained.snapshot_steps)
-    states = np.zeros((2, 31, 4))
-    states[0, 21:] = np.nan  # the first episode ends at step 20
-    states[:, :, 2] = np.linspace(-0.2, 0.2, 31)
-    frames = iio.imread(gif.cartpole_gif({"a": states[0], "b": states[1]}, frame_every=2), index=None)
-    assert frames.shape[0] == 16  # steps 0, 2, ..., 30
+    rng = np.random.default_rng(0)
+    track = Part("track", np.array([[[-2.4, 0.0], [2.4, 0.0]]]))
+    short, long = (Panel((track, Part("pole", rng.normal(size=(n, 2, 2)))), n, f"{n} frames") for n in (21, 31))
+    columns = Replay("t", (short, long), "x", "y", (-3, 3), (-1, 1), "columns", 2, 40, "")
+    frames = iio.imread(gif.replay_gif(columns, ["a", "b"]), index=None)
+    assert frames.shape[0] == 16  # steps 0, 2, ..., 30: the longer episode sets the length
     assert not np.array_equal(frames[0], frames[-1])
-    segments = np.random.default_rng(0).normal(size=(2, 21, 3, 2, 3))
-    frames = iio.imread(gif.swimmer_gif({"a": segments[0], "b": segments[1]}, frame_every=10), index=None)
+    stacked = [Panel((Part("links", rng.normal(size=(21, 4, 2))),), 21, "") for _ in range(2)]
+    rows = Replay("t", tuple(stacked), "x", "y", None, None, "rows", 10, 50, "")
+    frames = iio.imread(gif.replay_gif(rows, ["a", "b"]), index=None)
     assert frames.shape[0] == 3
+    assert frames.shape[1] > frames.shape[2] / 2  # panels stacked: taller than a row of panels
 
 
 def test_polytope_ascent_gif_has_a_frame_per_shown_step():

@@ -57,3 +57,27 @@ def test_a_registered_environment_runs_end_to_end_through_the_cli(line, tmp_path
 def test_an_unregistered_environment_is_refused_by_name(capsys):
     assert main(["run", "line", "--out", "/tmp/never-written"]) == 2
     assert "unknown experiment 'line'" in capsys.readouterr().err
+
+
+def _results_page(path: str) -> None:
+    from pathlib import Path
+
+    from pvnviz.run_files import load_result
+    from ui.results import render_results
+
+    render_results(load_result(Path(path), "line"), "note")
+
+
+def test_a_registered_environment_shows_its_own_replay_on_the_results_page(line, tmp_path):
+    import json
+
+    from streamlit.testing.v1 import AppTest
+
+    out = tmp_path / "line-run"
+    assert main(["run", "line", "--preset", "paper", "--seed", "3", "--out", str(out), "--quiet"]) == 0
+    at = AppTest.from_function(_results_page, args=(str(out),), default_timeout=120).run()
+    assert not at.exception and not at.error
+    assert at.radio(key="line_replay_mode") and at.select_slider(key="line_replay_frame").options
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert "Replay: the point on its rail (time step 0)" in titles  # toy_env.replay, drawn by the generic figure
+    assert any("The point stays between the walls" in m.value for m in at.markdown)

@@ -160,7 +160,7 @@ def test_trajectory_record_shapes_and_bodies():
     initial = swimmer.reset_states(np.random.default_rng(4), (2, 1))
     horizon = 20
     trajectories = swimmer.rollout_trajectories(policies, initial, horizon=horizon)
-    bodies, segments = body_frames(trajectories.qpos)
+    bodies, segments = body_frames(trajectories.qpos, swimmer.load_model(), swimmer.BODY_NAMES)
     assert trajectories.observations.shape == (2, 1, horizon + 1, 8)
     assert trajectories.qpos.shape == (2, 1, horizon + 1, 5)
     assert trajectories.actions.shape == (2, 1, horizon, 2)

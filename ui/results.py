@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import streamlit as st
 
@@ -12,9 +10,12 @@ from pvnviz.envs import get_env
 from pvnviz.experiment import ExperimentResult
 from pvnviz.figures import experiment as figs
 from pvnviz.figures import gif
+from pvnviz.figures.replay import replay_figure, replay_steps
 from ui import chart, gif_download, what_to_look_at
 from ui.player import animate
 from ui.settings import FIELDS, _key  # noqa: F401
+
+REPLAY_NAMES = ("before ascent", "after ascent (best seen)")  # the policies of policy_pair, in order
 
 
 def render_results(
@@ -22,11 +23,11 @@ def render_results(
     paper_note: str,
     baselines: dict | None = None,
     baseline_source: str = "",
-    replay: Callable | None = None,
 ) -> None:
     """Every figure of the experiment, each with its 'what to look at'."""
     config, dataset, split = result.config, result.dataset, result.split
     env = get_env(config.env)
+    replay = env.replay
     summary = result.summary()
     st.download_button(
         "Download this run (zip: config, summary, arrays, PVN weights)",
@@ -174,7 +175,19 @@ def render_results(
             key = f"{config.env}_replay_start"
             start = st.slider("Start", 1, trace.params.shape[1], replay_start(result) + 1, key=key, bind="query-params")
             start -= 1
-        replay(result, trace, start)
+        render_replay(result, trace, start)
+
+
+def render_replay(result: ExperimentResult, trace, start: int) -> None:
+    """The environment's replay (``EnvSpec.replay``) of start ``start`` before and after its ascent: a player,
+    GIF/MP4 downloads and the environment's caption."""
+    env = result.config.env
+    seed = int(st.session_state.get("seed", 0))
+    replay = get_env(env).replay(result.config.arch(), policy_pair(trace, start), result.config.horizon, seed)
+    labels = [f"{name}: {panel.summary}" for name, panel in zip(REPLAY_NAMES, replay.panels)]
+    animate(f"{env}_replay", replay_steps(replay), lambda t: replay_figure(replay, labels, frame=t))
+    gif_download("Download this replay (GIF)", lambda: gif.replay_gif(replay, labels), f"{env}-replay.gif")
+    what_to_look_at(replay.caption)
 
 
 def replay_start(result: ExperimentResult) -> int:

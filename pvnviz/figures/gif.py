@@ -2,7 +2,7 @@
 
 One function per animation, from the same result data the plotly builders take to GIF bytes:
 the polytope ascent paths (Section 6.1, Fig. 3c), the probing states through training (Section 4),
-the CartPole replay (Section 6.2) and the Swimmer replay (Section 6.3). Every frame carries its own
+and any environment's replay (Section 5). Every frame carries its own
 step label, so no two frames are equal and the GIF keeps one frame per animation step.
 Colours are the concept colours of ``theme``.
 """
@@ -15,8 +15,8 @@ import imageio.v3 as iio
 import numpy as np
 from PIL import Image, ImageDraw
 
-from pvnviz.cartpole import X_THRESHOLD
 from pvnviz.figures import theme
+from pvnviz.scene import Part, Replay
 
 BACKGROUND = "white"
 INK = "#333333"
@@ -148,44 +148,43 @@ def probes_gif(trained, dims: tuple[int, int], labels: Sequence[str] = ("", ""))
     return encode(frames)
 
 
-def cartpole_gif(
-    states: dict[str, np.ndarray], frame_every: int = 2, pole_length: float = 1.0, track: float = X_THRESHOLD
-) -> bytes:
-    """Cart and pole per policy side by side; states[label] is (T+1, 4), NaN after termination."""
-    labels = list(states)
-    lengths = {k: int(np.isfinite(v[:, 0]).sum()) for k, v in states.items()}
-    steps = theme.frame_steps(max(lengths.values()), frame_every)
+def replay_gif(replay: Replay, labels: Sequence[str]) -> bytes:
+    """Any environment's replay (``pvnviz.scene.Replay``), one panel per policy titled ``labels``, side by side or
+    stacked as its layout says; a finished episode holds its last frame."""
+    columns, n = replay.layout == "columns", len(replay.panels)
+    limits = []
+    for panel in replay.panels:
+        if replay.fit_aspect:  # one metre as long across as up, per panel (twice as wide as tall)
+            points = replay.all_points(panel)
+            limits.append(_equal_aspect(_limits(points[:, 0]), _limits(points[:, 1]), 2.0))
+        else:
+            limits.append((replay.x_range, replay.y_range))
     frames = []
-    for t in steps:
-        image, draw = _canvas(len(labels) * (PANEL + 20) + 20, PANEL // 2 + 80, f"time step {t}")
-        for k, label in enumerate(labels):
-            left = 20 + k * (PANEL + 20)
-            panel = Panel(draw, (left, 30, left + PANEL, 30 + PANEL // 2), (-2.6, 2.6), (-0.2, 1.3), label[:48])
-            panel.line([-track, track], [0, 0], theme.NEUTRAL, 1)  # the cart's termination bound
-            x, _, theta, _ = states[label][min(t, lengths[label] - 1)]
-            corners = [panel.px(x - 0.25, 0), panel.px(x + 0.25, 0.15)]
-            draw.rectangle((corners[0][0], corners[1][1], corners[1][0], corners[0][1]), fill="#888888", outline=INK)
-            panel.line([x, x + pole_length * np.sin(theta)], [0.15, 0.15 + pole_length * np.cos(theta)], "#c8781e", 6)
+    for t in theme.frame_steps(replay.num_frames, replay.frame_every):
+        if columns:
+            image, draw = _canvas(n * (PANEL + 20) + 20, PANEL // 2 + 80, f"time step {t}")
+        else:
+            image, draw = _canvas(PANEL * 2 + 40, n * (PANEL // 2 + 30) + 50, f"time step {t}")
+        for k, (panel, label) in enumerate(zip(replay.panels, labels)):
+            if columns:
+                left, top, width, title = 20 + k * (PANEL + 20), 30, PANEL, label[:48]
+            else:
+                left, top, width, title = 20, 25 + k * (PANEL // 2 + 30), 2 * PANEL, label[:80]
+            box = Panel(draw, (left, top, left + width, top + PANEL // 2), *limits[k], title)
+            for part in panel.parts:
+                _draw_part(box, part, t)
         frames.append(image)
-    return encode(frames, duration_ms=40)
+    return encode(frames, duration_ms=replay.frame_ms)
 
 
-def swimmer_gif(segments: dict[str, np.ndarray], frame_every: int = 10) -> bytes:
-    """Swimmer bodies from above, one panel per policy; segments[label] is (T+1, 3, 2, 3)."""
-    labels = list(segments)
-    num_frames = min(len(s) for s in segments.values())
-    steps = theme.frame_steps(num_frames, frame_every)
-    limits = {k: _equal_aspect(_limits(v[..., 0]), _limits(v[..., 1]), 2.0) for k, v in segments.items()}
-    frames = []
-    for t in steps:
-        image, draw = _canvas(PANEL * 2 + 40, len(labels) * (PANEL // 2 + 30) + 50, f"time step {t}")
-        for k, label in enumerate(labels):
-            top = 25 + k * (PANEL // 2 + 30)
-            xlim, ylim = limits[label]
-            panel = Panel(draw, (20, top, 20 + 2 * PANEL, top + PANEL // 2), xlim, ylim, label[:80])
-            front = segments[label][: t + 1, 0, 0]  # (t+1, 3): path of the front link's front end
-            panel.line(front[:, 0], front[:, 1], theme.EXACT, 1)
-            for link in segments[label][t]:  # (2 ends, xyz)
-                panel.line(link[:, 0], link[:, 1], "#c8781e", 5)
-        frames.append(image)
-    return encode(frames, duration_ms=60)
+def _draw_part(box: Panel, part: Part, t: int) -> None:
+    """One part at time step t, styled by its role (``pvnviz.scene.ROLES``) as ``figures.replay`` styles it."""
+    points = part.points[0, : t + 1] if part.role == "trail" else part.at(t)  # a trail grows with the episode
+    xs, ys = points[:, 0], points[:, 1]
+    if part.role == "body":
+        box.draw.polygon([box.px(x, y) for x, y in zip(xs, ys)], fill="#888888", outline=INK)
+    else:
+        color, width = {"track": (theme.NEUTRAL, 1), "trail": (theme.EXACT, 1), "pole": ("#c8781e", 6)}.get(
+            part.role, ("#c8781e", 5)
+        )
+        box.line(xs, ys, color, width)
