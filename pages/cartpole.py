@@ -4,12 +4,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from pvnviz.compare import load_rows
-from pvnviz.figures.beyond import budget_figure
 from pvnviz.presets import PRESETS
-from ui import chart, explain, require_navigation, what_to_look_at
+from ui import explain, require_navigation
 from ui.experiment import obtain_result, sidebar_config
-from ui.results import render_results
+from ui.results import render_budget, render_results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,17 +51,11 @@ paper_note = (
 
 render_results(result, paper_note)
 
-st.subheader("The same budget for random search (beyond the paper)")
-try:
-    budget_rows = load_rows(ROOT / "data" / "cartpole-budget.jsonl")
-except (OSError, ValueError) as err:
-    st.warning(f"The shipped comparison cannot be read: {err}")
-else:
-    chart(budget_figure(budget_rows), "cartpole-budget")
-    what_to_look_at(
-        "Each point is one method's final policy on one seed (10-14), re-measured on 100 fresh episodes, against "
-        "the environment steps it spent (Section 6.2's dataset plus Algorithm 3's checks for the PVN; rollouts "
-        "for ARS, Mania et al. 2018, given the larger PVN budget). The paper's zero-shot PVN (`paper`) beats the "
-        "best random policy it trained on; with active rounds (`beyond`) it reaches about 97, as ARS with state "
-        "normalisation (V2-t) does with the same budget. Made by `python -m pvnviz.compare --seed 10 11 12 13 14`."
-    )
+render_budget(
+    "cartpole-budget.jsonl",
+    "Each point is one method's final policy on one seed (10-14), re-measured on 100 fresh episodes, against "
+    "the environment steps it spent (Section 6.2's dataset plus Algorithm 3's checks for the PVN; rollouts "
+    "for ARS, Mania et al. 2018, given the larger PVN budget). The paper's zero-shot PVN (`paper`) beats the "
+    "best random policy it trained on; with active rounds (`beyond`) it reaches about 97, as ARS with state "
+    "normalisation (V2-t) does with the same budget. Made by `python -m pvnviz.compare --seed 10 11 12 13 14`.",
+)

@@ -12,7 +12,7 @@ require_navigation()
 PRESET_NAMES = {
     "budget-10000x1": "10 M steps: 10,000 policies x 1 rollout",
     "budget-2000x5": "10 M steps: 2000 policies x 5 rollouts",
-    "beyond": "Beyond zero-shot: 10,000 x 1 and 3 active rounds",
+    "beyond": "Beyond zero-shot: 10,000 x 1, best-policy starts, 6 active rounds",
     "paper": "Paper (Appendix B: 2000 x 500 rollouts, 10^9 steps, hours)",
     "quick": "Quick (live, under a minute)",
 }
@@ -29,7 +29,8 @@ st.title("Swimmer: zero-shot ascent on MuJoCo")
 st.caption(
     "Section 6.3. Gymnasium's Swimmer-v5 on MuJoCo, batched in C: deterministic tanh MLP policies, "
     "undiscounted returns over 1000 steps. The page opens a shipped paper-scale run (`data/swimmer-beyond`: the "
-    "paper's 10 M environment steps on 10,000 policies x 1 rollout, then 3 active rounds); pick the 10,000 x 1 "
+    "paper's 10 M environment steps on 10,000 policies x 1 rollout; ascents from the dataset's 5 best policies in 6 "
+    "active rounds); pick the 10,000 x 1 "
     "preset for the zero-shot ascent on the same dataset, 2000 x 5 for Appendix B's policy count; the Run button "
     "trains the sidebar's settings live."
 )

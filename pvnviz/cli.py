@@ -182,10 +182,14 @@ def _run(args: argparse.Namespace, bar: TerminalProgress | None) -> int:
     estimate = check_memory(config)  # sized before anything is allocated
     if not args.quiet and sys.stderr.isatty():  # beside the progress bars; a pipe gets the one-line endings only
         print(f"estimated: {estimate.describe()} on one core of a laptop-class CPU", file=sys.stderr)
+    # a saved run's dataset (--dataset-from), checked before anything else: no collection
+    saved = collect_run.dataset_from(args, config) if getattr(args, "dataset_from", None) else None
     staging = begin_run(args.out, args.overwrite)  # fail before the long work, not after it
     progress = bar if bar is not None else (lambda done, total, info: None)
     extra, cleanup = {}, None
-    if collect_run.collects(config):  # Algorithm 1 in chunks, locally or on Ray, resumable
+    if saved is not None:
+        extra["dataset"] = saved
+    elif collect_run.collects(config):  # Algorithm 1 in chunks, locally or on Ray, resumable
         extra["dataset"], cleanup = collect_run.collect_for_cli(args, config, args.quiet)
     result = experiment.run(config, args.seed, progress, **extra)
     summary = result.summary()

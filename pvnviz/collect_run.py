@@ -10,6 +10,7 @@ that check out and redoes the others; a finished run removes its chunks.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Callable
@@ -33,6 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--chunk-policies", type=int, default=None, help="policies per chunk: a work split only, the data do not change"
     )
     parser.add_argument("--cpus-per-task", type=int, default=1, help="Ray: CPUs (physics threads) per chunk task")
+    parser.add_argument(
+        "--dataset-from",
+        default=None,
+        metavar="RUN",
+        help="reuse the dataset of a saved run with the same seed and dataset settings (no collection)",
+    )
 
 
 def collects(config: Any) -> bool:
@@ -88,6 +95,30 @@ def check_arguments(args: argparse.Namespace, config: Any) -> None:
         raise ConfigError(f"--chunk-policies must be at least 1, got {args.chunk_policies}.")
     if args.cpus_per_task < 1:
         raise ConfigError(f"--cpus-per-task must be at least 1, got {args.cpus_per_task}.")
+    if args.dataset_from is not None and (chosen or not collects(config)):
+        raise ConfigError("--dataset-from replaces the collection: drop --backend/--resume/--chunk-policies.")
+
+
+def dataset_from(args: argparse.Namespace, config: Any) -> PolicyDataset:
+    """The dataset of the run ``--dataset-from``: checked, and the one ``collect(config, --seed)`` would give.
+
+    The saved run must have the same experiment, seed and every setting the dataset depends on
+    (``dataset_config``); its files are checked as the app checks them before any is used.
+    """
+    from pvnviz.experiment_config import dataset_config
+    from pvnviz.run_files import check_run
+    from pvnviz.runs import read_run
+
+    info = read_run(args.dataset_from, args.experiment)
+    checked = check_run(Path(args.dataset_from), info, args.experiment)
+    if info.seed != args.seed:
+        raise ConfigError(f"--dataset-from holds seed {info.seed}'s dataset; pass --seed {info.seed}.")
+    mine, theirs = dataset_config(config), dataset_config(checked.config)
+    if mine != theirs:
+        differ = [f for f in dataclasses.fields(mine) if getattr(mine, f.name) != getattr(theirs, f.name)]
+        names = ", ".join(f"{f.name} ({getattr(theirs, f.name)!r} there)" for f in differ)
+        raise ConfigError(f"--dataset-from was collected with other dataset settings: {names}.")
+    return checked.dataset
 
 
 def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple[PolicyDataset, Callable[[], None]]:

@@ -1,12 +1,12 @@
 """The same environment-step budget for random search and for the PVN (issue 9, item 4).
 
-``python -m pvnviz.compare --seed S`` runs, on CartPole MLP [30] at horizon 100: the PVN
-``paper`` and ``beyond`` presets (dataset + Algorithm 3's checks), ARS V1-t and V2-t (Mania et al.,
-2018; 64 directions, top 32, step 0.02, noise 0.03, untuned) with the budget the ``beyond``
-run spent, and best-of-random-policies (the best policy of the dataset, no limit). Every
-final policy is re-measured on 100 fresh episodes from a stream no method used. Prints one JSON line per method;
-``data/cartpole-budget.jsonl`` holds seeds 10-14 (``--seed 10 11 12 13 14 > data/cartpole-budget.jsonl``), drawn on
-the CartPole page by ``load_rows`` and ``pvnviz.figures.beyond.budget_figure``.
+``python -m pvnviz.compare [--env cartpole|swimmer] --seed S`` runs the PVN's zero-shot preset
+(CartPole ``paper``, Swimmer ``budget-10000x1``) and its ``beyond`` preset on one dataset (dataset +
+Algorithm 3's checks), ARS V1-t and V2-t (Mania et al., 2018; ``SETTINGS``, untuned) with the larger
+of the two PVN budgets, and best-of-random-policies (the best policy of the dataset, no limit). Every
+final policy is re-measured on fresh episodes from a stream no method used. Prints one JSON line per
+method; ``data/cartpole-budget.jsonl`` (seeds 10-14) and ``data/swimmer-budget.jsonl`` hold the shipped
+comparisons, drawn on the pages by ``load_rows`` and ``pvnviz.figures.beyond.budget_figure``.
 """
 
 from __future__ import annotations
@@ -14,25 +14,57 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from pvnviz.ars import EnvObjective, ars
 from pvnviz.ascent import evaluate_returns
+from pvnviz.dataset import PolicyDataset
 from pvnviz.envs import get_env
-from pvnviz.experiment import _rng, run_experiment
+from pvnviz.experiment import _rng, dataset_config, run_experiment
 from pvnviz.policies import glorot_params
 from pvnviz.presets import PRESETS
 
 
-def compare(seed: int, fresh_episodes: int = 100) -> list[dict]:
+@dataclass(frozen=True)
+class Setting:
+    """One environment's comparison: the two PVN presets and ARS's hyperparameters (Mania et al. 2018)."""
+
+    zero_shot: str  # the PVN preset without rounds
+    beyond: str  # the PVN preset with this project's additions
+    directions: int  # ARS: N directions per iteration
+    top: int  # ARS: b best directions used
+    step_size: float  # ARS: alpha
+    noise: float  # ARS: nu
+    fresh_episodes: int  # re-measurement of every final policy
+
+
+SETTINGS = {
+    # CartPole: ARS untuned (64 directions, top 32); 100 fresh episodes as the PVN runs use.
+    "cartpole": Setting("paper", "beyond", 64, 32, 0.02, 0.03, 100),
+    # Swimmer: Mania et al.'s Swimmer step and noise (0.02, 0.01), 8 directions (top 4) so that one
+    # iteration is a batch of 16 episodes; 10 fresh episodes as the PVN runs use.
+    "swimmer": Setting("budget-10000x1", "beyond", 8, 4, 0.02, 0.01, 10),
+}
+
+
+def compare(seed: int, env_name: str = "cartpole", dataset: PolicyDataset | None = None) -> list[dict]:
+    """One JSON row per method: its environment steps and the fresh return of its final policies.
+
+    ``dataset``: the two PVN presets' dataset (``collect`` of either, they share it), to skip collecting it.
+    """
+    setting = SETTINGS[env_name]
     rows = []
-    env = get_env("cartpole")
+    env = get_env(env_name)
     budget = 0
-    for preset in ("paper", "beyond"):
-        config = dataclasses.replace(PRESETS["cartpole"][preset](), inputs=("fingerprint",))
-        result = run_experiment(config, seed)
+    presets = [PRESETS[env_name][name]() for name in (setting.zero_shot, setting.beyond)]
+    assert dataset_config(presets[0]) == dataset_config(presets[1]), "the two PVN presets must share their dataset"
+    for preset in (setting.zero_shot, setting.beyond):
+        config = dataclasses.replace(PRESETS[env_name][preset](), inputs=("fingerprint",))
+        result = run_experiment(config, seed, dataset=dataset)
+        dataset = result.dataset
         s = result.summary()
         f = s["inputs"]["fingerprint"]
         spent = s["dataset_env_steps"] + f["check_env_steps"]
@@ -40,44 +72,51 @@ def compare(seed: int, fresh_episodes: int = 100) -> list[dict]:
         rows.append(
             dict(
                 method=f"PVN {preset}",
+                env=env_name,
                 seed=seed,
                 env_steps=spent,
                 fresh_mean=f["fresh_mean_return"],
                 fresh_best=max(f["fresh_return_per_start"]),
             )
         )
-        if preset == "paper":
-            data = result.dataset
-            best = data.params[np.argmax(data.mean_returns)][None]
-            fresh = evaluate_returns(env, config.arch(), best, fresh_episodes, config.horizon, _rng(seed, "fresh"))
+        if preset == setting.zero_shot:
+            best = dataset.params[np.argmax(dataset.mean_returns)][None]
+            fresh = evaluate_returns(
+                env, config.arch(), best, setting.fresh_episodes, config.horizon, _rng(seed, "fresh")
+            )
             rows.append(
                 dict(
                     method="best of random policies",
+                    env=env_name,
                     seed=seed,
                     env_steps=s["dataset_env_steps"],
                     fresh_mean=float(fresh[0]),
                     fresh_best=float(fresh[0]),
                 )
             )
-    arch = PRESETS["cartpole"]["beyond"]().arch()
+    config = PRESETS[env_name][setting.beyond]()
+    arch, horizon = config.arch(), config.horizon
     for version, normalise in (("ARS V1-t", False), ("ARS V2-t", True)):
         rng = np.random.default_rng([seed, 100, int(normalise)])
-        objective = EnvObjective(env, arch, 1, 100, rng, normalise)
+        objective = EnvObjective(env, arch, 1, horizon, rng, normalise)
         theta0 = glorot_params(arch, 1, rng)[0]
-        result = ars(objective, theta0, 10**6, 64, 32, 0.02, 0.03, rng, budget)
+        result = ars(
+            objective, theta0, 10**6, setting.directions, setting.top, setting.step_size, setting.noise, rng, budget
+        )
         final = objective.policy(result.theta[None], update=False) if normalise else None
         fresh_rng = _rng(seed, "fresh")
         if final is None:
-            fresh = evaluate_returns(env, arch, result.theta[None], fresh_episodes, 100, fresh_rng)[0]
+            fresh = evaluate_returns(env, arch, result.theta[None], setting.fresh_episodes, horizon, fresh_rng)[0]
         else:
             fresh = float(
                 env.rollout_returns(
-                    final, num_policies=1, num_episodes=fresh_episodes, horizon=100, rng=fresh_rng
+                    final, num_policies=1, num_episodes=setting.fresh_episodes, horizon=horizon, rng=fresh_rng
                 ).mean()
             )
         rows.append(
             dict(
                 method=version,
+                env=env_name,
                 seed=seed,
                 env_steps=int(result.env_steps[-1]),
                 fresh_mean=float(fresh),
@@ -105,11 +144,21 @@ def load_rows(path: str | Path) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, nargs="+", default=[0])
+    parser.add_argument("--env", choices=sorted(SETTINGS), default="cartpole", help="environment (default cartpole)")
+    parser.add_argument(
+        "--dataset-from",
+        nargs="*",
+        default=[],
+        help="one saved run per seed (e.g. a budget-10000x1 run) whose dataset.npz the PVN presets use",
+    )
     parser.add_argument("--html", help="also write the chart (returns against env steps) to this HTML file")
     args = parser.parse_args()
     rows = []
-    for seed in args.seed:
-        for row in compare(seed):
+    if args.dataset_from and len(args.dataset_from) != len(args.seed):
+        parser.error("--dataset-from needs one run per --seed")
+    for i, seed in enumerate(args.seed):
+        dataset = PolicyDataset.load(Path(args.dataset_from[i]) / "dataset.npz") if args.dataset_from else None
+        for row in compare(seed, args.env, dataset):
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.html:

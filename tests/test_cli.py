@@ -62,3 +62,31 @@ def test_reading_a_folder_that_is_not_a_run(tmp_path):
         read_run(tmp_path)
     with pytest.raises(RunError, match="not a folder"):
         read_run(tmp_path / "nope")
+
+
+SMALL = ["--preset", "quick", "--quiet", "--set", "num_policies=60", "--set", "num_episodes=4",
+         "--set", "train_steps=60", "--set", "ascent_steps=20", "--set", "inputs=fingerprint"]  # fmt: skip
+
+
+def test_dataset_from_reuses_a_saved_runs_dataset_and_refuses_another(tmp_path, capsys):
+    import numpy as np
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert main(["run", "cartpole", "--seed", "3", "--out", str(first), *SMALL]) == 0
+    assert main(["run", "cartpole", "--seed", "3", "--out", str(second), "--dataset-from", str(first), *SMALL,
+                 "--set", "ascent_learning_rate=0.01"]) == 0  # fmt: skip
+    with np.load(first / "dataset.npz") as a, np.load(second / "dataset.npz") as b:
+        np.testing.assert_array_equal(a["params"], b["params"])
+        np.testing.assert_array_equal(a["returns"], b["returns"])
+    assert json.loads((second / "config.json").read_text())["config"]["ascent_learning_rate"] == 0.01
+    capsys.readouterr()
+    for extra, message in (
+        (["--seed", "4"], "pass --seed 3"),
+        (["--seed", "3", "--set", "num_episodes=5"], "num_episodes (4 there)"),
+        (["--seed", "3", "--resume"], "drop --backend"),
+    ):
+        out = tmp_path / "refused"
+        assert main(["run", "cartpole", "--out", str(out), "--dataset-from", str(first), *SMALL, *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1, err
+        assert not out.exists()

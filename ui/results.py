@@ -233,3 +233,20 @@ def _render_beyond(result: ExperimentResult) -> None:
 def policy_pair(trace, start: int) -> np.ndarray:
     """(2, P): the start policy and the best-seen policy of its ascent."""
     return np.stack([trace.params[0, start], trace.best_params[start]])
+
+
+def render_budget(name: str, text: str, env_title: str = "CartPole", y_range: tuple | None = (0, 105)) -> None:
+    """The shipped same-budget comparison ``data/<name>`` (``python -m pvnviz.compare``), with its explanation."""
+    from pathlib import Path
+
+    from pvnviz.compare import load_rows
+    from pvnviz.figures.beyond import budget_figure
+
+    st.subheader("The same budget for random search (beyond the paper)")
+    try:
+        rows = load_rows(Path(__file__).resolve().parents[1] / "data" / name)
+    except (OSError, ValueError) as err:
+        st.warning(f"The shipped comparison cannot be read: {err}")
+        return
+    chart(budget_figure(rows, env_title, y_range), name.removesuffix(".jsonl"))
+    what_to_look_at(text)

@@ -68,7 +68,8 @@ def fresh_figure(trace: AscentTrace) -> go.Figure:
 
 
 METHOD_COLORS = {
-    "PVN paper": BASELINE,
+    "PVN paper": BASELINE,  # the zero-shot PVN (CartPole's paper preset)
+    "PVN budget-10000x1": BASELINE,  # the zero-shot PVN (Swimmer)
     "PVN beyond": LEARNED,
     "best of random policies": TEST,
     "ARS V1-t": EXACT,
@@ -76,10 +77,12 @@ METHOD_COLORS = {
 }
 
 
-def budget_figure(rows: list[dict]) -> go.Figure:
+def budget_figure(
+    rows: list[dict], env_title: str = "CartPole", y_range: tuple[float, float] | None = (0, 105)
+) -> go.Figure:
     """Fresh-episode return of each method's final policy against the environment steps it spent.
 
-    ``rows`` are ``pvnviz.compare.compare`` rows: method, seed, env_steps, fresh_mean.
+    ``rows`` are ``pvnviz.compare.compare`` rows: method, seed, env_steps, fresh_mean. ``y_range`` None: fit.
     """
     fig = go.Figure()
     for method in dict.fromkeys(r["method"] for r in rows):
@@ -95,5 +98,5 @@ def budget_figure(rows: list[dict]) -> go.Figure:
             )
         )
     fig.update_xaxes(title="environment steps spent (dataset + checks, or ARS rollouts)")
-    fig.update_yaxes(title="return on fresh episodes", range=[0, 105])
-    return style(fig, "CartPole: the same environment-step budget for every method")
+    fig.update_yaxes(title="return on fresh episodes", range=None if y_range is None else list(y_range))
+    return style(fig, f"{env_title}: the same environment-step budget for every method")
