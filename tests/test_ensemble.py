@@ -177,6 +177,7 @@ def test_beyond_figures_draw_the_trace_and_the_budget():
     chosen = fig.data[-1]
     assert list(chosen.x) == [2, 4] and list(chosen.y) == [4.0, 9.0]  # spread at each start's chosen iterate
     bars = fresh_figure(trace).data
-    assert list(bars[0].y) == [30.0, 40.0] and list(bars[1].y) == [29.0, 38.0]
+    assert list(bars[0].y) == [10.0, 20.0]  # each start's own first check
+    assert list(bars[1].y) == [30.0, 40.0] and list(bars[2].y) == [29.0, 38.0]
     rows = [dict(method="ARS V1-t", seed=0, env_steps=10, fresh_mean=5.0)]
     assert list(budget_figure(rows).data[0].x) == [10]

@@ -210,9 +210,11 @@ def _render_beyond(result: ExperimentResult) -> None:
         chart(beyond.fresh_figure(trace), f"{env}-fresh-{mode}", left, key=f"{env}_fresh_{mode}")
         with left:
             what_to_look_at(
-                f"{figs.MODE_LABEL[mode]}. Algorithm 3 keeps each start's iterate with the best Monte Carlo check; "
-                "that check is the maximum of noisy estimates, so it overstates the policy (grey). Blue re-measures "
-                "the same policy on fresh episodes that played no part in choosing it: the honest number."
+                f"{figs.MODE_LABEL[mode]}. Hatched: where each start began (its first Monte Carlo check"
+                f"{'; the starts are the dataset’s best policies' if trace.start_counts else ''}). Algorithm 3 keeps "
+                "each start's iterate with the best check; that check is the maximum of noisy estimates, so it "
+                "overstates the policy (grey). Blue re-measures the same policy on fresh episodes that played no part "
+                "in choosing it: the honest number."
             )
         if trace.disagreement is not None:
             ens = result.ensembles.get(mode)

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from pvnviz.ascent import AscentTrace
-from pvnviz.figures.theme import BASELINE, EXACT, LEARNED, TEST, style
+from pvnviz.figures.theme import BASELINE, EXACT, LEARNED, START, TEST, style
 
 
 def disagreement_figure(trace: AscentTrace, val_spread: float | None = None) -> go.Figure:
@@ -56,15 +56,23 @@ def disagreement_figure(trace: AscentTrace, val_spread: float | None = None) -> 
 
 
 def fresh_figure(trace: AscentTrace) -> go.Figure:
-    """Per start: the selection estimate of the chosen iterate and its fresh re-measurement."""
+    """Per start: its own first check, the selection estimate of the chosen iterate, its fresh re-measurement."""
     fig = go.Figure()
     starts = [f"start {a + 1}" for a in range(trace.true_returns.shape[1])]
+    fig.add_trace(
+        go.Bar(
+            x=starts,
+            y=trace.true_returns[0],
+            name="start policy (its first check)",
+            marker=dict(color="rgba(0,0,0,0)", line=dict(color=START, width=2), pattern_shape="/"),
+        )
+    )
     fig.add_trace(go.Bar(x=starts, y=trace.best_returns, name="selection estimate (chose it)", marker_color=BASELINE))
     if trace.fresh_returns is not None:
         fig.add_trace(go.Bar(x=starts, y=trace.fresh_returns, name="fresh episodes (headline)", marker_color=EXACT))
     fig.update_layout(barmode="group")
     fig.update_yaxes(title="mean return")
-    return style(fig, "Chosen iterate of each start: selection estimate and fresh re-measurement")
+    return style(fig, "Each start: where it began, and its chosen iterate's selection estimate and fresh return")
 
 
 METHOD_COLORS = {
