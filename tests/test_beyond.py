@@ -149,6 +149,24 @@ def test_the_shipped_budget_comparison_is_drawn_on_the_cartpole_page():
     assert sum(len(t["x"]) for t in budget["data"]) == 25
 
 
+def test_the_shipped_swimmer_comparison_is_drawn_on_the_swimmer_page():
+    """Seeds 40-41 of `python -m pvnviz.compare --env swimmer`: ARS gets the larger PVN budget, no more."""
+    from conftest import figures, open_page
+    from pvnviz.compare import load_rows
+
+    rows = load_rows(Path(__file__).resolve().parents[1] / "data" / "swimmer-budget.jsonl")
+    methods = {r["method"] for r in rows}
+    assert methods == {"PVN budget-10000x1", "PVN beyond", "best of random policies", "ARS V1-t", "ARS V2-t"}
+    assert sorted({r["seed"] for r in rows}) == [40, 41] and len(rows) == 10
+    for seed in (40, 41):
+        mine = {r["method"]: r["env_steps"] for r in rows if r["seed"] == seed}
+        pvn = max(mine["PVN budget-10000x1"], mine["PVN beyond"])
+        assert pvn <= mine["ARS V1-t"] <= pvn + 16_000 and mine["best of random policies"] == 10_000_000
+    at = open_page("pages/swimmer.py")
+    budget = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Swimmer: the same"))
+    assert {t["name"] for t in budget["data"]} == methods
+
+
 def test_a_damaged_comparison_file_names_its_line(tmp_path):
     from pvnviz.compare import load_rows
 

@@ -9,6 +9,7 @@ for this: a cached function may not draw into a progress bar made outside it.)
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,7 @@ import streamlit as st
 from ui.navigation import require_navigation  # noqa: F401  (pages call it first)
 
 MAX_RESULTS = 48
+PROGRESS_INTERVAL = 0.1  # seconds between two redraws of a progress bar
 
 
 @st.cache_resource
@@ -38,8 +40,13 @@ def computed(fn: Callable[..., Any], *args: Any, label: str, **live: Any) -> Any
             store.move_to_end(key)
             return store[key]
     bar = st.progress(0.0, text=label)
+    shown = [0.0]  # when the bar was last redrawn
 
     def on_progress(done: int, total: int, info: str) -> None:
+        now = time.perf_counter()
+        if now - shown[0] < PROGRESS_INTERVAL and done < total:
+            return  # a message per update would cost a short job more than its work (the polytope's PVN: 50)
+        shown[0] = now
         bar.progress(min(done / max(total, 1), 1.0), text=f"{label} — {info}")
 
     try:

@@ -47,11 +47,15 @@ def polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, cloud
     if cloud:
         fig.add_trace(
             go.Scattergl(
-                x=exact.cloud_values[:, 0],
-                y=exact.cloud_values[:, 1],
+                x=exact.cloud_values[:, 0].astype(np.float32),  # float32: half the bytes sent, far below a pixel
+                y=exact.cloud_values[:, 1].astype(np.float32),
                 mode="markers",
                 marker=dict(
-                    size=4, color=exact.cloud_J, colorscale="Viridis", opacity=0.5, colorbar=dict(title="J", len=0.8)
+                    size=4,
+                    color=exact.cloud_J.astype(np.float32),
+                    colorscale="Viridis",
+                    opacity=0.5,
+                    colorbar=dict(title="J", len=0.8),
                 ),
                 name="policies (coloured by J)",
                 hovertemplate="V(s1)=%{x:.3f}<br>V(s2)=%{y:.3f}<br>J=%{marker.color:.3f}<extra></extra>",
@@ -145,9 +149,9 @@ def _quiver(grid: np.ndarray, field: np.ndarray, scale: float) -> tuple[list, li
         ys.append(np.stack([y1, hy, np.full_like(y1, np.nan)], 1))
     shaft_x = np.stack([x0, x1, np.full_like(x0, np.nan)], 1)
     shaft_y = np.stack([y0, y1, np.full_like(y0, np.nan)], 1)
-    return (
-        np.concatenate([shaft_x, *xs]).ravel(),  # arrays, not lists: sent as compact typed arrays
-        np.concatenate([shaft_y, *ys]).ravel(),
+    return (  # arrays, not lists: sent as compact typed arrays (float32: half the bytes, far below a pixel)
+        np.concatenate([shaft_x, *xs]).ravel().astype(np.float32),
+        np.concatenate([shaft_y, *ys]).ravel().astype(np.float32),
     )
 
 

@@ -1,6 +1,7 @@
 """One colour per concept, shared by every page's figures; common layout and animation controls."""
 
 import plotly.graph_objects as go
+import plotly.io as pio
 
 EXACT = "#1f77b4"  # exact math / true (Monte Carlo) return
 LEARNED = "#ff7f0e"  # anything predicted by a PVN
@@ -57,11 +58,15 @@ def projector(fig: go.Figure, scale: float = PROJECTOR_SCALE) -> go.Figure:
     return fig
 
 
+# Every figure's template, set once for the process: plotly then applies it when a figure is serialised,
+# instead of validating and copying it into each figure (about 10 ms a figure, 7 figures a polytope rerun).
+pio.templates.default = "plotly_white"
+
+
 def style(fig, title: str, height: int = 420):
-    """Common layout: title, white background, legend on top."""
+    """Common layout: title, white background (the default template, above), legend on top."""
     fig.update_layout(
         title=dict(text=title, x=0.01),
-        template="plotly_white",
         height=height,
         margin=dict(l=60, r=20, t=60, b=40),
         legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),
