@@ -58,4 +58,6 @@ render_budget(
     "for ARS, Mania et al. 2018, given the larger PVN budget). The paper's zero-shot PVN (`paper`) beats the "
     "best random policy it trained on; with active rounds (`beyond`) it reaches about 97, as ARS with state "
     "normalisation (V2-t) does with the same budget. Made by `python -m pvnviz.compare --seed 10 11 12 13 14`.",
+    env_title="CartPole",
+    y_range=(0, 105),
 )

@@ -237,7 +237,7 @@ def policy_pair(trace, start: int) -> np.ndarray:
     return np.stack([trace.params[0, start], trace.best_params[start]])
 
 
-def render_budget(name: str, text: str, env_title: str = "CartPole", y_range: tuple | None = (0, 105)) -> None:
+def render_budget(name: str, text: str, env_title: str, y_range: tuple | None) -> None:
     """The shipped same-budget comparison ``data/<name>`` (``python -m pvnviz.compare``), with its explanation."""
     from pathlib import Path
 
