@@ -1,15 +1,11 @@
 """CartPole page: live PVN training and zero-shot ascent (Section 6.2, Fig. 4)."""
 
-from pathlib import Path
-
 import streamlit as st
 
 from pvnviz.presets import PRESETS
 from ui import explain, require_navigation
 from ui.experiment import obtain_result, sidebar_config
 from ui.results import render_budget, render_results
-
-ROOT = Path(__file__).resolve().parents[1]
 
 require_navigation()
 

@@ -100,18 +100,23 @@ def check_arguments(args: argparse.Namespace, config: Any) -> None:
 
 
 def dataset_from(args: argparse.Namespace, config: Any) -> PolicyDataset:
-    """The dataset of the run ``--dataset-from``: checked, and the one ``collect(config, --seed)`` would give.
+    """The dataset of the run ``--dataset-from`` (``saved_dataset``)."""
+    return saved_dataset(args.dataset_from, args.experiment, args.seed, config)
 
-    The saved run must have the same experiment, seed and every setting the dataset depends on
+
+def saved_dataset(folder: str | Path, experiment: str, seed: int, config: Any) -> PolicyDataset:
+    """A saved run's dataset, checked, and the one ``collect(config, seed)`` would give.
+
+    The run must have the same experiment, seed and every setting the dataset depends on
     (``dataset_config``); its files are checked as the app checks them before any is used.
     """
     from pvnviz.experiment_config import dataset_config
     from pvnviz.run_files import check_run
     from pvnviz.runs import read_run
 
-    info = read_run(args.dataset_from, args.experiment)
-    checked = check_run(Path(args.dataset_from), info, args.experiment)
-    if info.seed != args.seed:
+    info = read_run(folder, experiment)
+    checked = check_run(Path(folder), info, experiment)
+    if info.seed != seed:
         raise ConfigError(f"--dataset-from holds seed {info.seed}'s dataset; pass --seed {info.seed}.")
     mine, theirs = dataset_config(config), dataset_config(checked.config)
     if mine != theirs:

@@ -21,11 +21,14 @@ import numpy as np
 
 from pvnviz.ars import EnvObjective, ars
 from pvnviz.ascent import evaluate_returns
+from pvnviz.collect_run import saved_dataset
+from pvnviz.configs import ConfigError
 from pvnviz.dataset import PolicyDataset
 from pvnviz.envs import get_env
 from pvnviz.experiment import _rng, dataset_config, run_experiment
 from pvnviz.policies import glorot_params
 from pvnviz.presets import PRESETS
+from pvnviz.runs import RunError
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,11 @@ def compare(seed: int, env_name: str = "cartpole", dataset: PolicyDataset | None
     rows = []
     env = get_env(env_name)
     budget = 0
-    presets = [PRESETS[env_name][name]() for name in (setting.zero_shot, setting.beyond)]
-    assert dataset_config(presets[0]) == dataset_config(presets[1]), "the two PVN presets must share their dataset"
-    for preset in (setting.zero_shot, setting.beyond):
-        config = dataclasses.replace(PRESETS[env_name][preset](), inputs=("fingerprint",))
+    names = (setting.zero_shot, setting.beyond)
+    presets = {name: dataclasses.replace(PRESETS[env_name][name](), inputs=("fingerprint",)) for name in names}
+    zero_shot, beyond = presets.values()
+    assert dataset_config(zero_shot) == dataset_config(beyond), "the two PVN presets must share their dataset"
+    for preset, config in presets.items():
         result = run_experiment(config, seed, dataset=dataset)
         dataset = result.dataset
         s = result.summary()
@@ -94,8 +98,7 @@ def compare(seed: int, env_name: str = "cartpole", dataset: PolicyDataset | None
                     fresh_best=float(fresh[0]),
                 )
             )
-    config = PRESETS[env_name][setting.beyond]()
-    arch, horizon = config.arch(), config.horizon
+    arch, horizon = beyond.arch(), beyond.horizon
     for version, normalise in (("ARS V1-t", False), ("ARS V2-t", True)):
         rng = np.random.default_rng([seed, 100, int(normalise)])
         objective = EnvObjective(env, arch, 1, horizon, rng, normalise)
@@ -157,7 +160,13 @@ def main() -> None:
     if args.dataset_from and len(args.dataset_from) != len(args.seed):
         parser.error("--dataset-from needs one run per --seed")
     for i, seed in enumerate(args.seed):
-        dataset = PolicyDataset.load(Path(args.dataset_from[i]) / "dataset.npz") if args.dataset_from else None
+        dataset = None
+        if args.dataset_from:  # checked as `run --dataset-from` checks it: same seed and dataset settings
+            zero_shot = PRESETS[args.env][SETTINGS[args.env].zero_shot]()
+            try:
+                dataset = saved_dataset(args.dataset_from[i], args.env, seed, zero_shot)
+            except (ConfigError, RunError, ValueError) as err:
+                parser.error(f"--dataset-from {args.dataset_from[i]}: {err}")
         for row in compare(seed, args.env, dataset):
             rows.append(row)
             print(json.dumps(row), flush=True)

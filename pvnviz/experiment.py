@@ -172,7 +172,7 @@ def starting_policies(
             f"{len(parts.train_idx)}: lower num_starts or raise return_limit."
         )
     order = np.argsort(-dataset.mean_returns[parts.train_idx], kind="stable")[: config.num_starts]
-    return dataset.params[parts.train_idx[order]].astype(np.float32).copy()
+    return dataset.params[parts.train_idx[order]].astype(np.float32)  # a copy
 
 
 def ascend_through(

@@ -208,3 +208,13 @@ def test_an_unknown_start_rule_is_refused_with_the_choices():
 
     with pytest.raises(ConfigError, match="start_from must be one of random, dataset"):
         dataclasses.replace(NOISY, start_from="best")
+
+
+def test_compare_checks_a_saved_dataset_as_the_cli_does(monkeypatch, capsys):
+    from pvnviz import compare
+
+    folder = str(Path(__file__).resolve().parents[1] / "data" / "swimmer-wide")  # seed 0's dataset
+    monkeypatch.setattr("sys.argv", ["compare", "--env", "swimmer", "--seed", "1", "--dataset-from", folder])
+    with pytest.raises(SystemExit) as stop:
+        compare.main()
+    assert stop.value.code == 2 and "pass --seed 0" in capsys.readouterr().err

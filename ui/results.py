@@ -239,14 +239,13 @@ def policy_pair(trace, start: int) -> np.ndarray:
 
 def render_budget(name: str, text: str, env_title: str, y_range: tuple | None) -> None:
     """The shipped same-budget comparison ``data/<name>`` (``python -m pvnviz.compare``), with its explanation."""
-    from pathlib import Path
-
     from pvnviz.compare import load_rows
     from pvnviz.figures.beyond import budget_figure
+    from pvnviz.runs import REPO_ROOT
 
     st.subheader("The same budget for random search (beyond the paper)")
     try:
-        rows = load_rows(Path(__file__).resolve().parents[1] / "data" / name)
+        rows = load_rows(REPO_ROOT / "data" / name)
     except (OSError, ValueError) as err:
         st.warning(f"The shipped comparison cannot be read: {err}")
         return
