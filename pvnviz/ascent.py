@@ -35,6 +35,7 @@ class AscentTrace:
     fresh_returns: np.ndarray | None = None  # (A,) the chosen iterates re-measured on fresh episodes, or None
     disagreement: np.ndarray | None = None  # (T + 1, A) an ensemble's spread (std of J_hat) along each path
     start_counts: bool = False  # the start (index 0) may be chosen: a measured policy of the dataset, not a random one
+    explore_env_steps: int = 0  # env steps of the active rounds' perturbations (pvnviz.rounds), beyond the checks
 
     @property
     def selection_bias(self) -> np.ndarray | None:

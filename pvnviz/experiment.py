@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from pvnviz.ascent import AscentTrace, ascend, remeasure
+from pvnviz.ascent import AscentTrace, ascend, evaluate_returns, remeasure
 from pvnviz.collect import collect_dataset
 from pvnviz.dataset import PolicyDataset
 from pvnviz.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
@@ -220,11 +220,20 @@ def ascend_through(
             return train_ensemble(model, **data, **settings).ensemble
         return train_pvn(model, **data, **settings, snapshot_every=steps).model
 
+    def explore(best: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, int]:
+        # Antithetic pairs around each start's best iterate (ARS's directions), measured like a check.
+        rng = np.random.default_rng([seed, STAGES["ascent"], r, 1])
+        delta = rng.standard_normal((config.round_perturbations, *best.shape)) * config.perturbation_std
+        params = np.concatenate([best + delta, best - delta]).reshape(-1, best.shape[-1]).astype(np.float32)
+        means = evaluate_returns(env, config.arch(), params, config.eval_episodes, config.horizon, rng)
+        return params, means, env_steps(config.env, means, config.eval_episodes, config.horizon)
+
     starts = starting_policies(config, seed, dataset, parts)
     if dataset is None or parts is None:
         trace = one_round(model, starts, 0)
     else:
-        trace = active_rounds(model, starts, config.rounds, one_round, finetune)
+        explorer = explore if config.round_perturbations > 0 else None
+        trace = active_rounds(model, starts, config.rounds, one_round, finetune, explorer)
     if config.fresh_episodes < 1:
         return trace
     return remeasure(trace, env, config.arch(), config.fresh_episodes, config.horizon, _rng(seed, "fresh"), on_progress)
@@ -275,6 +284,11 @@ class ExperimentResult:
                 # Algorithm 3's periodic checks: environment steps spent beyond the dataset.
                 "check_env_steps": checks,
                 "check_fraction_of_dataset": round(checks / max(self.dataset.num_env_steps, 1), 4),
+                # The active rounds' perturbations (pvnviz.rounds): measured, counted apart from the checks.
+                "explore_env_steps": trace.explore_env_steps,
+                "beyond_dataset_fraction": round(
+                    (checks + trace.explore_env_steps) / max(self.dataset.num_env_steps, 1), 4
+                ),
                 "final_val_kl": float(
                     self.trained[mode].val_loss.min() if self.config.keep_best else self.trained[mode].val_loss[-1]
                 ),

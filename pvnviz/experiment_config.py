@@ -60,6 +60,12 @@ class ExperimentConfig:
         1, "Active rounds: ascend, fine-tune the PVN on the checked iterates, ascend on (1: zero-shot)."
     )
     round_train_steps: int = param(300, "PVN fine-tuning steps between two active rounds.")
+    round_perturbations: int = param(
+        0,
+        "Active rounds: antithetic pairs of perturbations of each start's best iterate measured "
+        "(eval_episodes each) and added to the PVN's data before each fine-tuning (0: none).",
+    )
+    perturbation_std: float = param(0.03, "Standard deviation of those perturbations, per policy parameter.")
     fresh_episodes: int = param(
         100, "Rollouts re-measuring each start's chosen iterate on fresh episodes (0: skip); the headline number."
     )
@@ -91,6 +97,7 @@ class ExperimentConfig:
         check(self.pessimism >= 0, f"pessimism must be 0 or more; got {self.pessimism}.")
         check(self.rounds >= 1, f"rounds must be at least 1; got {self.rounds}.")
         check(self.round_train_steps >= 1, f"round_train_steps must be at least 1; got {self.round_train_steps}.")
+        check(self.perturbation_std > 0, f"perturbation_std must be positive; got {self.perturbation_std}.")
         check(self.fresh_episodes >= 0, f"fresh_episodes must be 0 or more; got {self.fresh_episodes}.")
         check(all(h >= 1 for h in self.policy_hidden + self.pvn_hidden), "layer sizes must be positive.")
         check(self.temperature > 0, "temperature must be positive.")

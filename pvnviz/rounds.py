@@ -5,12 +5,17 @@ best. Those measurements are data about exactly the region the ascent walks into
 the PVN has seen nothing (Section 5: "regions of the policy space where fewer samples have
 been obtained"). A round here: ascend, add the checked iterates and their measured mean
 returns to the training set, fine-tune the PVN, and ascend again from each start's best
-iterate so far. No environment step is spent beyond the checks Algorithm 3 makes anyway;
-they are all counted (their returns are in the concatenated trace).
+iterate so far. The checks are all counted (their returns are in the concatenated trace).
+
+Optionally (``explore``) a round also measures a few antithetic perturbations of each start's
+best iterate, as Augmented Random Search would (Mania et al., 2018), and adds them to the data:
+they show the PVN the return's slope around the point the ascent will leave from. Their
+environment steps are counted apart (``AscentTrace.explore_env_steps``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
@@ -19,6 +24,7 @@ from pvnviz.ascent import AscentTrace
 
 AscendFn = Callable[[object, np.ndarray, int], AscentTrace]  # (model, starts (A, P), round) -> trace
 FinetuneFn = Callable[[object, np.ndarray, np.ndarray], object]  # (model, params (N, P), means (N,)) -> model
+ExploreFn = Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray, int]]  # (best (A, P), round) -> params, means, steps
 
 
 def concatenate(traces: list[AscentTrace]) -> AscentTrace:
@@ -42,23 +48,38 @@ def concatenate(traces: list[AscentTrace]) -> AscentTrace:
         seconds=sum(t.seconds for t in traces),
         disagreement=np.concatenate(disagreement) if len(disagreement) == len(traces) else None,
         start_counts=traces[0].start_counts,
+        explore_env_steps=sum(t.explore_env_steps for t in traces),
     )
 
 
 def active_rounds(
-    model: object, starts: np.ndarray, rounds: int, ascend: AscendFn, finetune: FinetuneFn
+    model: object,
+    starts: np.ndarray,
+    rounds: int,
+    ascend: AscendFn,
+    finetune: FinetuneFn,
+    explore: ExploreFn | None = None,
 ) -> AscentTrace:
-    """``rounds`` ascents; between two, the PVN is fine-tuned on every check made so far.
+    """``rounds`` ascents; between two, the PVN is fine-tuned on every check (and perturbation) so far.
 
     Each round restarts from each start's best-checked iterate. Returns the concatenated trace,
-    whose ``best_index`` chooses across all rounds.
+    whose ``best_index`` chooses across all rounds; perturbations are data only, never chosen.
     """
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1; got {rounds}.")
     traces = [ascend(model, starts, 0)]
+    extra_params, extra_means, extra_steps = [], [], 0
     for r in range(1, rounds):
         so_far = concatenate(traces)
         num_checks, num_starts, num_params = so_far.params.shape
-        model = finetune(model, so_far.params.reshape(-1, num_params), so_far.true_returns.reshape(-1))
+        if explore is not None:
+            params, means, steps = explore(so_far.best_params, r)
+            extra_params.append(params)
+            extra_means.append(means)
+            extra_steps += steps
+        x = np.concatenate([so_far.params.reshape(-1, num_params), *extra_params])
+        y = np.concatenate([so_far.true_returns.reshape(-1), *extra_means])
+        model = finetune(model, x, y)
         traces.append(ascend(model, so_far.best_params, r))
-    return concatenate(traces)
+    trace = concatenate(traces)
+    return dataclasses.replace(trace, explore_env_steps=trace.explore_env_steps + extra_steps)

@@ -188,6 +188,9 @@ def check_curves(folder: Path, config: Any, mode: str) -> dict[str, np.ndarray]:
         _finite(name, "fresh_returns", c["fresh_returns"])
     if "disagreement" in c:
         _shape(name, "disagreement", c["disagreement"], predicted.shape, "one spread per ascent step and start")
+    explored = c.get("explore_env_steps")
+    if explored is not None and (explored.shape != () or not np.isfinite(explored) or explored < 0):
+        raise _fail(name, "explore_env_steps is not a count of environment steps")
     return c
 
 
@@ -268,6 +271,7 @@ def save_result(result: ExperimentResult, out_dir: str | Path) -> None:
             ascent_seconds=trace.seconds,
             **({} if trace.fresh_returns is None else {"fresh_returns": trace.fresh_returns}),
             **({} if trace.disagreement is None else {"disagreement": trace.disagreement}),
+            explore_env_steps=trace.explore_env_steps,
         )
     (out / "split.json").write_text(
         json.dumps(
@@ -322,6 +326,7 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
                 c.get("fresh_returns"),  # None in runs before the fresh stage
                 c.get("disagreement"),
                 start_counts=config.start_from == "dataset",
+                explore_env_steps=int(c.get("explore_env_steps", 0)),  # 0 in runs before perturbations
             )
             if config.ensemble_size > 1:
                 ensemble = build_ensemble(shell, bins, mode, info.seed)

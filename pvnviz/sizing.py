@@ -38,6 +38,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "ensemble_size": (1, 64),
     "rounds": (1, 100),
     "round_train_steps": (1, 1_000_000),
+    "round_perturbations": (0, 1000),
     "fresh_episodes": (0, 100_000),
 }
 MAX_LAYERS = 4
@@ -172,7 +173,9 @@ def estimate(config: Any) -> Estimate:
     largest = max(memory, key=memory.get)
 
     train_step = TRAIN_STEP_OVERHEAD_S + SECONDS_PER_FLOP * config.batch_size * flops
+    explored = (rounds - 1) * config.num_starts * 2 * config.round_perturbations  # pvnviz.rounds, per input
     scored_steps = kept * config.eval_episodes * h + config.num_starts * config.fresh_episodes * h
+    scored_steps += explored * config.eval_episodes * h / max(rounds, 1)
     parts = {
         "collect": k * b * h / rate,
         "train": inputs * members * train_step * (config.train_steps + (rounds - 1) * config.round_train_steps),

@@ -218,3 +218,51 @@ def test_compare_checks_a_saved_dataset_as_the_cli_does(monkeypatch, capsys):
     with pytest.raises(SystemExit) as stop:
         compare.main()
     assert stop.value.code == 2 and "pass --seed 0" in capsys.readouterr().err
+
+
+def test_round_perturbations_join_the_data_as_antithetic_pairs_and_are_counted():
+    """pvnviz.rounds with explore: the fine-tuning sees every check and every perturbation, each counted once."""
+    from pvnviz.ascent import AscentTrace
+    from pvnviz.rounds import active_rounds
+
+    starts = np.zeros((2, 3))
+
+    def ascend(model, begin, r):  # two checks per round: the start and one step of +1
+        params = np.stack([begin, begin + 1.0])
+        return AscentTrace("fingerprint", np.array([0, 1]), params.sum(axis=2), np.zeros((2, 2)), params, 0.0)
+
+    seen = []
+
+    def finetune(model, x, y):
+        seen.append((x.copy(), y.copy()))
+        return model
+
+    def explore(best, r):
+        pairs = np.concatenate([best + 0.5, best - 0.5])
+        return pairs, pairs.sum(axis=1), 7 * len(pairs)
+
+    trace = active_rounds(None, starts, 3, ascend, finetune, explore)
+    assert len(seen) == 2 and trace.explore_env_steps == 2 * 7 * 4
+    x, y = seen[-1]
+    # round 1 and 2 checks (4 + 4 rows) and two rounds of 4 perturbations, targets at their measured returns
+    assert x.shape == (16, 3) and np.allclose(y, x.sum(axis=1))
+    np.testing.assert_allclose(x[-4:-2] + x[-2:], 2 * trace.params[3])  # antithetic around round 2's start
+    assert trace.best_returns.tolist() == [9.0, 9.0]  # a perturbation (10.5) is data, never chosen
+
+
+def test_an_experiment_counts_its_perturbations_and_keeps_them_in_the_run(tmp_path):
+    from pvnviz.runs import write_run
+
+    config = dataclasses.replace(
+        NOISY, rounds=3, round_train_steps=20, num_starts=2, eval_every=10, eval_episodes=3, round_perturbations=2
+    )
+    result = run_experiment(config, seed=2)
+    trace = result.traces["fingerprint"]
+    # 2 rounds x 2 starts x 2 pairs x 3 episodes, each as long as CartPole lets it run (1 to 100 steps)
+    assert 2 * 2 * 4 * 3 <= trace.explore_env_steps <= 2 * 2 * 4 * 3 * config.horizon
+    summary = result.summary()["inputs"]["fingerprint"]
+    total = summary["check_env_steps"] + summary["explore_env_steps"]
+    assert summary["beyond_dataset_fraction"] == round(total / result.dataset.num_env_steps, 4)
+    save_result(result, tmp_path)
+    write_run(tmp_path, "cartpole", 2, config, result.summary())
+    assert load_result(tmp_path).traces["fingerprint"].explore_env_steps == trace.explore_env_steps
