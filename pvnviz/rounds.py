@@ -24,7 +24,8 @@ from pvnviz.ascent import AscentTrace
 
 AscendFn = Callable[[object, np.ndarray, int], AscentTrace]  # (model, starts (A, P), round) -> trace
 FinetuneFn = Callable[[object, np.ndarray, np.ndarray], object]  # (model, params (N, P), means (N,)) -> model
-ExploreFn = Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray, int]]  # (best (A, P), round) -> params, means, steps
+# (best (A, P), round) -> perturbed params (N, P), their measured means (N,), env steps spent
+ExploreFn = Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray, int]]
 
 
 def concatenate(traces: list[AscentTrace]) -> AscentTrace:
