@@ -71,7 +71,7 @@ def compare(seed: int, env_name: str = "cartpole", dataset: PolicyDataset | None
         dataset = result.dataset
         s = result.summary()
         f = s["inputs"]["fingerprint"]
-        spent = s["dataset_env_steps"] + f["check_env_steps"]
+        spent = s["dataset_env_steps"] + f["check_env_steps"] + f["explore_env_steps"]
         budget = max(budget, spent)
         rows.append(
             dict(

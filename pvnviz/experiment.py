@@ -228,12 +228,22 @@ def ascend_through(
         means = evaluate_returns(env, config.arch(), params, config.eval_episodes, config.horizon, rng)
         return params, means, env_steps(config.env, means, config.eval_episodes, config.horizon)
 
+    def affordable(so_far: AscentTrace) -> bool:
+        # The next round at its most: every check and perturbation running the whole horizon.
+        spent = env_steps(config.env, so_far.true_returns, config.eval_episodes, config.horizon)
+        policies = so_far.true_returns.shape[1] * (-(-config.ascent_steps // config.eval_every) + 1)
+        policies += so_far.true_returns.shape[1] * 2 * config.round_perturbations
+        most = policies * config.eval_episodes * config.horizon
+        cap = config.max_beyond_fraction * dataset.num_env_steps
+        return spent + so_far.explore_env_steps + most <= cap
+
     starts = starting_policies(config, seed, dataset, parts)
     if dataset is None or parts is None:
         trace = one_round(model, starts, 0)
     else:
         explorer = explore if config.round_perturbations > 0 else None
-        trace = active_rounds(model, starts, config.rounds, one_round, finetune, explorer)
+        capped = affordable if config.max_beyond_fraction > 0 else None
+        trace = active_rounds(model, starts, config.rounds, one_round, finetune, explorer, capped)
     if config.fresh_episodes < 1:
         return trace
     return remeasure(trace, env, config.arch(), config.fresh_episodes, config.horizon, _rng(seed, "fresh"), on_progress)

@@ -66,6 +66,11 @@ class ExperimentConfig:
         "(eval_episodes each) and added to the PVN's data before each fine-tuning (0: none).",
     )
     perturbation_std: float = param(0.03, "Standard deviation of those perturbations, per policy parameter.")
+    max_beyond_fraction: float = param(
+        0.0,
+        "Active rounds end before one could take the env steps spent beyond the dataset (checks, perturbations) "
+        "past this fraction of the dataset's env steps (0: no cap).",
+    )
     fresh_episodes: int = param(
         100, "Rollouts re-measuring each start's chosen iterate on fresh episodes (0: skip); the headline number."
     )
@@ -97,6 +102,7 @@ class ExperimentConfig:
         check(self.pessimism >= 0, f"pessimism must be 0 or more; got {self.pessimism}.")
         check(self.rounds >= 1, f"rounds must be at least 1; got {self.rounds}.")
         check(self.round_train_steps >= 1, f"round_train_steps must be at least 1; got {self.round_train_steps}.")
+        check(self.max_beyond_fraction >= 0, f"max_beyond_fraction must be 0 or more; got {self.max_beyond_fraction}.")
         check(self.perturbation_std > 0, f"perturbation_std must be positive; got {self.perturbation_std}.")
         check(self.fresh_episodes >= 0, f"fresh_episodes must be 0 or more; got {self.fresh_episodes}.")
         check(all(h >= 1 for h in self.policy_hidden + self.pvn_hidden), "layer sizes must be positive.")

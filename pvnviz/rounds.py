@@ -60,11 +60,13 @@ def active_rounds(
     ascend: AscendFn,
     finetune: FinetuneFn,
     explore: ExploreFn | None = None,
+    affordable: Callable[[AscentTrace], bool] | None = None,
 ) -> AscentTrace:
     """``rounds`` ascents; between two, the PVN is fine-tuned on every check (and perturbation) so far.
 
     Each round restarts from each start's best-checked iterate. Returns the concatenated trace,
     whose ``best_index`` chooses across all rounds; perturbations are data only, never chosen.
+    ``affordable(trace so far)``: whether one more round fits the budget; the rounds end where it says no.
     """
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1; got {rounds}.")
@@ -72,6 +74,9 @@ def active_rounds(
     extra_params, extra_means, extra_steps = [], [], 0
     for r in range(1, rounds):
         so_far = concatenate(traces)
+        so_far = dataclasses.replace(so_far, explore_env_steps=so_far.explore_env_steps + extra_steps)
+        if affordable is not None and not affordable(so_far):
+            break
         num_checks, num_starts, num_params = so_far.params.shape
         if explore is not None:
             params, means, steps = explore(so_far.best_params, r)

@@ -266,3 +266,26 @@ def test_an_experiment_counts_its_perturbations_and_keeps_them_in_the_run(tmp_pa
     save_result(result, tmp_path)
     write_run(tmp_path, "cartpole", 2, config, result.summary())
     assert load_result(tmp_path).traces["fingerprint"].explore_env_steps == trace.explore_env_steps
+
+
+@pytest.mark.parametrize("cap", [0.2, 0.4])
+def test_rounds_end_before_the_cap_on_env_steps_beyond_the_dataset(cap):
+    config = dataclasses.replace(
+        NOISY,
+        rounds=30,
+        round_train_steps=5,
+        num_starts=2,
+        eval_every=10,
+        eval_episodes=2,
+        round_perturbations=1,
+        max_beyond_fraction=cap,
+    )
+    result = run_experiment(config, seed=4)
+    summary = result.summary()["inputs"]["fingerprint"]
+    rounds_run = len(result.traces["fingerprint"].true_returns) // (config.ascent_steps // config.eval_every + 1)
+    assert 1 < rounds_run < 30  # the cap, not the round count, ended it
+    assert summary["beyond_dataset_fraction"] <= cap
+    # one more round at its most (5 checks and 2 perturbations per start, whole horizons) would have passed the cap
+    most = 2 * (5 + 2) * config.eval_episodes * config.horizon
+    spent = summary["check_env_steps"] + summary["explore_env_steps"]
+    assert spent + most > cap * result.dataset.num_env_steps
