@@ -61,8 +61,10 @@ def test_cartpole_beyond_preset_opens_its_shipped_run_with_fresh_numbers(monkeyp
     assert not at.exception, [e.value for e in at.exception]
     assert "data/cartpole-beyond" in _texts(at)
     fresh = load_result("data/cartpole-beyond", "cartpole").summary()["inputs"]["fingerprint"]["fresh_mean_return"]
-    shown = [m.value for m in at.metric if "fingerprint" in m.label and "fresh" in m.label]
-    assert shown == [f"{fresh:.1f}"]
+    shown = [m for m in at.metric if "fingerprint" in m.label and "fresh" in m.label]
+    assert [m.value for m in shown] == [f"{fresh:.1f}"]
+    spent = load_result("data/cartpole-beyond", "cartpole").summary()["inputs"]["fingerprint"]["check_env_steps"]
+    assert f"checks {spent:,}" in shown[0].help  # every env step beyond the dataset is shown
 
 
 def _open_link(params: dict[str, str], page: str = "pages/cartpole.py") -> AppTest:

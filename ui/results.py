@@ -47,7 +47,10 @@ def render_results(
             f"Ascent best, {figs.MODE_LABEL[mode]}" + (", fresh episodes" if "fresh_mean_return" in values else ""),
             f"{headline:.1f}",
             delta=f"{headline - summary['kept_best_mean_return']:+.1f} vs best kept",
-            help=f"Selection estimate (the checks that chose each start's iterate): {values['best_mean_return']:.1f}",
+            help=f"Selection estimate (the checks that chose each start's iterate): {values['best_mean_return']:.1f}. "
+            f"Env steps beyond the dataset (Algorithm 3's checks {values['check_env_steps']:,}, the rounds' "
+            f"perturbations {values['explore_env_steps']:,}): "
+            f"{values['beyond_dataset_fraction']:.1%} of the dataset's.",
         )
 
     left, right = st.columns(2)
