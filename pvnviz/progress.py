@@ -50,8 +50,9 @@ class TerminalProgress:
         stage, _, detail = info.partition(":")
         if self._bar is None or stage != self._stage or self._bar.total != total:
             self.close()
+            self.drawn = True  # before the bar: a signal may arrive while tqdm draws its first line
             self._bar = tqdm(total=total, desc=stage[:40], file=self.stream, mininterval=0.2)
-            self._stage, self.drawn = stage, True
+            self._stage = stage
         self._bar.n = min(done, total)
         self._bar.set_postfix_str(detail.strip()[:60], refresh=False)
         self._bar.refresh()

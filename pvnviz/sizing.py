@@ -154,11 +154,12 @@ def estimate(config: Any) -> Estimate:
     members = config.ensemble_size
     rounds = config.rounds
     kept = config.num_starts * (config.ascent_steps // config.eval_every + 2)  # iterates scored at once
+    batch = max(kept, config.num_starts * 2 * config.round_perturbations)  # or a round's perturbations
 
     memory = {
         "num_policies": k * (policy_params * 8 + b * 8) * 2,  # the dataset, and its kept copy
         "num_episodes": min(k * b, max(1, DEFAULT_CHUNK_STEPS // h)) * per_episode,  # one collection chunk
-        "eval_episodes": kept * (config.eval_episodes * per_episode + policy_params * 8) * rounds,
+        "eval_episodes": batch * (config.eval_episodes * per_episode + policy_params * 8) * rounds,
         "fresh_episodes": config.num_starts * config.fresh_episodes * per_episode,
     }
     pvn_inputs = {"fingerprint": config.num_probes * env.act_dim, "flattened": policy_params}

@@ -164,3 +164,10 @@ def test_polytope_estimate_is_within_a_factor_of_two_of_a_measured_run():
         run_polytope(config, 0)
         measured = time.process_time() - started
         assert measured / 2.5 <= sizing.estimate(config).seconds <= measured * 2.5, (config, measured)
+
+
+def test_a_rounds_perturbations_are_sized_in_memory_and_time():
+    base = dataclasses.replace(ExperimentConfig(), rounds=3)
+    many = dataclasses.replace(base, round_perturbations=1000)
+    small, big = sizing.estimate(base), sizing.estimate(many)
+    assert big.largest == "eval_episodes" and big.bytes > 3 * small.bytes and big.seconds > small.seconds
