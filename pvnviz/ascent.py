@@ -111,6 +111,11 @@ def evaluate_returns(
     return returns.mean(axis=1)
 
 
+def check_steps(steps: int, eval_every: int, early: tuple[int, ...] = ()) -> list[int]:
+    """The ascent steps whose iterates Algorithm 3 scores: every ``eval_every``-th, the last, and ``early`` ones."""
+    return sorted({*range(0, steps + 1, eval_every), steps, *(e for e in early if 0 < e < steps)})
+
+
 def ascend(
     model: PVN,
     env: EnvSpec,
@@ -123,8 +128,12 @@ def ascend(
     horizon: int,
     rng: np.random.Generator,
     on_progress: ProgressFn = no_progress,
+    early_checks: tuple[int, ...] = (),
 ) -> AscentTrace:
     """Algorithm 3 for all starts at once: Adam on -sum(J_hat), scored every ``eval_every`` steps.
+
+    ``early_checks``: further steps to score (``check_steps``), e.g. close to the start, where an
+    ascent through an imperfect PVN can leave a good policy's neighbourhood within a few steps.
 
     ``model`` is a PVN or a ``pvnviz.ensemble.PVNEnsemble``; an ensemble's objective is its
     pessimistic J_hat, and its spread along every path is recorded as ``disagreement``.
@@ -140,14 +149,14 @@ def ascend(
     predicted = np.empty((steps + 1, len(starts)))
     spread_fn = getattr(model, "spread", None)
     spreads = np.empty((steps + 1, len(starts))) if spread_fn is not None else None
-    kept_steps, kept = [], []
+    kept_steps, kept, scored = [], [], set(check_steps(steps, eval_every, early_checks))
     for step in range(steps + 1):
         j_hat = model.expected_return(theta)
         predicted[step] = j_hat.detach().numpy()
         if spreads is not None:
             with torch.no_grad():
                 spreads[step] = spread_fn(theta).numpy()
-        if step % eval_every == 0 or step == steps:
+        if step in scored:
             kept_steps.append(step)
             kept.append(theta.detach().numpy().copy())
         if step == steps:

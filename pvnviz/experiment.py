@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from pvnviz.ascent import AscentTrace, ascend, evaluate_returns, remeasure
+from pvnviz.ascent import AscentTrace, ascend, check_steps, evaluate_returns, remeasure
 from pvnviz.collect import collect_dataset
 from pvnviz.dataset import PolicyDataset
 from pvnviz.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
@@ -204,6 +204,7 @@ def ascend_through(
             horizon=config.horizon,
             rng=rng,
             on_progress=on_progress,
+            early_checks=tuple(config.early_checks),
         )
         return dataclasses.replace(trace, start_counts=config.start_from == "dataset")
 
@@ -231,7 +232,8 @@ def ascend_through(
     def affordable(so_far: AscentTrace) -> bool:
         # The next round at its most: every check and perturbation running the whole horizon.
         spent = env_steps(config.env, so_far.true_returns, config.eval_episodes, config.horizon)
-        policies = so_far.true_returns.shape[1] * (-(-config.ascent_steps // config.eval_every) + 1)
+        checks = len(check_steps(config.ascent_steps, config.eval_every, tuple(config.early_checks)))
+        policies = so_far.true_returns.shape[1] * checks
         policies += so_far.true_returns.shape[1] * 2 * config.round_perturbations
         most = policies * config.eval_episodes * config.horizon
         cap = config.max_beyond_fraction * dataset.num_env_steps

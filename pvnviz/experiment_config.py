@@ -52,6 +52,9 @@ class ExperimentConfig:
     ascent_learning_rate: float = param(0.001, "Adam learning rate of the ascent.")
     eval_every: int = param(20, "Score the ascent's iterates by Monte Carlo every this many steps.")
     eval_episodes: int = param(100, "Rollouts per scored iterate.")
+    early_checks: tuple[int, ...] = param(
+        (), "Further ascent steps (of each round) whose iterates are scored too, e.g. 10,25,50 (blank: none)."
+    )
     log_every: int = param(50, "Record losses and probe positions every this many training steps.")
     keep_best: bool = param(False, "Early stopping: keep the PVN of the recorded step with the lowest validation KL.")
     ensemble_size: int = param(1, "PVNs trained at once on bootstrap resamples (1: a single PVN, the paper's).")
@@ -102,6 +105,11 @@ class ExperimentConfig:
         check(self.pessimism >= 0, f"pessimism must be 0 or more; got {self.pessimism}.")
         check(self.rounds >= 1, f"rounds must be at least 1; got {self.rounds}.")
         check(self.round_train_steps >= 1, f"round_train_steps must be at least 1; got {self.round_train_steps}.")
+        check(
+            all(0 < e < max(self.ascent_steps, 1) for e in self.early_checks) and len(self.early_checks) <= 100,
+            f"early_checks must be at most 100 steps between 0 and ascent_steps ({self.ascent_steps}); "
+            f"got {self.early_checks}.",
+        )
         check(self.max_beyond_fraction >= 0, f"max_beyond_fraction must be 0 or more; got {self.max_beyond_fraction}.")
         check(self.perturbation_std > 0, f"perturbation_std must be positive; got {self.perturbation_std}.")
         check(self.fresh_episodes >= 0, f"fresh_episodes must be 0 or more; got {self.fresh_episodes}.")

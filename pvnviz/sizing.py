@@ -153,7 +153,7 @@ def estimate(config: Any) -> Estimate:
     inputs = len(config.inputs)
     members = config.ensemble_size
     rounds = config.rounds
-    kept = config.num_starts * (config.ascent_steps // config.eval_every + 2)  # iterates scored at once
+    kept = config.num_starts * (config.ascent_steps // config.eval_every + 2 + len(config.early_checks))  # at once
     batch = max(kept, config.num_starts * 2 * config.round_perturbations)  # or a round's perturbations
 
     memory = {

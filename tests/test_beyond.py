@@ -289,3 +289,26 @@ def test_rounds_end_before_the_cap_on_env_steps_beyond_the_dataset(cap):
     most = 2 * (5 + 2) * config.eval_episodes * config.horizon
     spent = summary["check_env_steps"] + summary["explore_env_steps"]
     assert spent + most > cap * result.dataset.num_env_steps
+
+
+def test_early_checks_score_the_iterates_near_each_rounds_start():
+    from pvnviz.ascent import check_steps
+    from pvnviz.configs import ConfigError
+
+    assert check_steps(1000, 200, (10, 25, 50, 100)) == [0, 10, 25, 50, 100, 200, 400, 600, 800, 1000]
+    assert check_steps(210, 50) == [0, 50, 100, 150, 200, 210]
+    config = dataclasses.replace(
+        NOISY, rounds=2, round_train_steps=5, num_starts=2, eval_every=20, eval_episodes=2, early_checks=(3, 7)
+    )
+    result = run_experiment(config, seed=5)
+    trace = result.traces["fingerprint"]
+    assert trace.eval_steps.tolist() == [0, 3, 7, 20, 40, 40, 43, 47, 60, 80]  # two rounds of 40 steps
+    # each scored iterate is the one the PVN's ascent reached at that step: re-scoring it gives the same returns
+    again = evaluate_returns(get_env("cartpole"), config.arch(), trace.params[:5].reshape(-1, trace.params.shape[2]),
+                             2, config.horizon, np.random.default_rng([5, STAGES["ascent"]]))  # fmt: skip
+    np.testing.assert_allclose(again.reshape(5, 2), trace.true_returns[:5])
+    summary = result.summary()["inputs"]["fingerprint"]
+    assert summary["check_env_steps"] == env_steps("cartpole", trace.true_returns, 2, config.horizon)
+    for bad in ((0,), (40,), (-3,)):
+        with pytest.raises(ConfigError, match="early_checks"):
+            dataclasses.replace(config, early_checks=bad)
