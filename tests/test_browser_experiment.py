@@ -4,6 +4,7 @@ Uses the streamlit server and Chromium fixtures of tests/conftest.py (one server
 """
 
 import pytest
+from playwright.sync_api import expect
 
 from conftest import wait_idle
 
@@ -56,11 +57,12 @@ def test_a_copied_url_reproduces_every_input_in_a_fresh_context(server, browser)
     page = fresh.new_page()
     page.goto(url)
     wait_idle(page)
-    assert page.get_by_label("Training steps", exact=True).input_value() == "1234"
-    assert page.get_by_label("Policies K", exact=True).input_value() == "300"  # Quick's value, not Paper's
-    assert page.get_by_label("Rollouts per policy B", exact=True).input_value() == "30"
-    assert page.locator(".st-key-cartpole_preset input").first.input_value() == "Quick"
-    assert page.get_by_label("Seed", exact=True).input_value() == "0"
+    # expect() waits for the value: on a loaded machine the idle marker can show before the first run's widgets
+    expect(page.get_by_label("Training steps", exact=True)).to_have_value("1234", timeout=30_000)
+    expect(page.get_by_label("Policies K", exact=True)).to_have_value("300")  # Quick's value, not Paper's
+    expect(page.get_by_label("Rollouts per policy B", exact=True)).to_have_value("30")
+    expect(page.locator(".st-key-cartpole_preset input").first).to_have_value("Quick")
+    expect(page.get_by_label("Seed", exact=True)).to_have_value("0")
     fresh.close()
 
 
