@@ -49,7 +49,6 @@ def concatenate(traces: list[AscentTrace]) -> AscentTrace:
         seconds=sum(t.seconds for t in traces),
         disagreement=np.concatenate(disagreement) if len(disagreement) == len(traces) else None,
         start_counts=traces[0].start_counts,
-        explore_env_steps=sum(t.explore_env_steps for t in traces),
     )
 
 
@@ -74,7 +73,7 @@ def active_rounds(
     extra_params, extra_means, extra_steps = [], [], 0
     for r in range(1, rounds):
         so_far = concatenate(traces)
-        so_far = dataclasses.replace(so_far, explore_env_steps=so_far.explore_env_steps + extra_steps)
+        so_far = dataclasses.replace(so_far, explore_env_steps=extra_steps)
         if affordable is not None and not affordable(so_far):
             break
         num_checks, num_starts, num_params = so_far.params.shape
@@ -87,5 +86,4 @@ def active_rounds(
         y = np.concatenate([so_far.true_returns.reshape(-1), *extra_means])
         model = finetune(model, x, y)
         traces.append(ascend(model, so_far.best_params, r))
-    trace = concatenate(traces)
-    return dataclasses.replace(trace, explore_env_steps=trace.explore_env_steps + extra_steps)
+    return dataclasses.replace(concatenate(traces), explore_env_steps=extra_steps)

@@ -174,13 +174,13 @@ def estimate(config: Any) -> Estimate:
     largest = max(memory, key=memory.get)
 
     train_step = TRAIN_STEP_OVERHEAD_S + SECONDS_PER_FLOP * config.batch_size * flops
-    explored = (rounds - 1) * config.num_starts * 2 * config.round_perturbations  # pvnviz.rounds, per input
     scored_steps = kept * config.eval_episodes * h + config.num_starts * config.fresh_episodes * h
-    scored_steps += explored * config.eval_episodes * h / max(rounds, 1)
+    explored = (rounds - 1) * config.num_starts * 2 * config.round_perturbations  # pvnviz.rounds, per input
     parts = {
         "collect": k * b * h / rate,
         "train": inputs * members * train_step * (config.train_steps + (rounds - 1) * config.round_train_steps),
-        "ascent": inputs * rounds * (config.ascent_steps * ASCENT_STEP_S * max(1, members) + scored_steps / rate),
+        "ascent": inputs * rounds * (config.ascent_steps * ASCENT_STEP_S * max(1, members) + scored_steps / rate)
+        + inputs * explored * config.eval_episodes * h / rate,
     }
     return Estimate(bytes=total_bytes, seconds=float(sum(parts.values())), largest=largest, parts=parts)
 
