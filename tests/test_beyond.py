@@ -101,6 +101,31 @@ def test_beyond_beats_paper_on_cartpole_fresh_episodes(seed):
     assert b["inputs"]["fingerprint"]["check_env_steps"] <= 0.25 * b["dataset_env_steps"]
 
 
+def test_shipped_cartpole_beyond_run_checks_round_ends_until_the_cap_and_holds_in_gymnasium():
+    """data/cartpole-beyond: the current preset, 2 checks a round (its start and its end), rounds ended by the
+    25% cap, and its chosen policies re-run in plain gymnasium score what the run says, 90 or more on average."""
+    from gym_reference import cartpole_episode_returns
+
+    folder = Path(__file__).resolve().parents[1] / "data" / "cartpole-beyond"
+    result = load_result(folder, "cartpole")
+    config = result.config
+    assert config == PRESETS["cartpole"]["beyond"]()
+    trace = result.traces["fingerprint"]
+    rounds_run = len(trace.eval_steps) // 2
+    ends = [[r * config.ascent_steps, (r + 1) * config.ascent_steps] for r in range(rounds_run)]
+    np.testing.assert_array_equal(trace.eval_steps, np.ravel(ends))  # steps count on across rounds
+    assert 10 < rounds_run < config.rounds  # the cap, not the round count, ended the rounds
+    spent = env_steps("cartpole", trace.true_returns, config.eval_episodes, config.horizon)
+    cap = config.max_beyond_fraction * result.dataset.num_env_steps
+    most = config.num_starts * 2 * config.eval_episodes * config.horizon  # one more round, whole horizons
+    assert spent <= cap < spent + most
+    episodes = 200
+    gym = cartpole_episode_returns(config.arch(), trace.best_params, episodes, config.horizon, seed=11)
+    error = np.sqrt(gym.var(axis=1, ddof=1) * (1 / config.fresh_episodes + 1 / episodes))
+    assert np.all(np.abs(trace.fresh_returns - gym.mean(axis=1)) < 4 * error + 0.5), (trace.fresh_returns, gym.mean(1))
+    assert gym.mean() >= 90, gym.mean(axis=1)
+
+
 def test_shipped_swimmer_beyond_run_opens_with_its_fresh_numbers():
     from pathlib import Path
 
