@@ -97,8 +97,8 @@ render_budget(
     "environment steps it spent (the 10 M-step dataset plus Algorithm 3's checks for the PVN; rollouts for ARS, "
     "Mania et al. 2018, given the larger PVN budget; PVN points are the mean of 5 starts). Zero-shot from random "
     "starts the PVN stays below the best random policy it trained on; with dataset starts and active rounds "
-    "(`beyond`) its starts end near that policy and its best start beats it, but ARS, with all its steps spent "
-    "on one policy, climbs past 350. Made by `python -m pvnviz.compare --env swimmer --seed 40 41`.",
+    "(`beyond`) its starts end above that policy on average and its best start near 290-320, but ARS, with all "
+    "its steps spent on one policy, climbs to 340-360. Made by `python -m pvnviz.compare --env swimmer --seed 40 41`.",
     env_title="Swimmer",
     y_range=None,
 )
