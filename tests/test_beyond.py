@@ -105,6 +105,7 @@ def test_shipped_cartpole_beyond_run_checks_round_ends_until_the_cap_and_holds_i
     """data/cartpole-beyond: the current preset, 2 checks a round (its start and its end), rounds ended by the
     25% cap, and its chosen policies re-run in plain gymnasium score what the run says, 90 or more on average."""
     from gym_reference import cartpole_episode_returns
+    from pvnviz.ascent import check_steps
 
     folder = Path(__file__).resolve().parents[1] / "data" / "cartpole-beyond"
     result = load_result(folder, "cartpole")
@@ -117,7 +118,9 @@ def test_shipped_cartpole_beyond_run_checks_round_ends_until_the_cap_and_holds_i
     assert 10 < rounds_run < config.rounds  # the cap, not the round count, ended the rounds
     spent = env_steps("cartpole", trace.true_returns, config.eval_episodes, config.horizon)
     cap = config.max_beyond_fraction * result.dataset.num_env_steps
-    most = config.num_starts * 2 * config.eval_episodes * config.horizon  # one more round, whole horizons
+    checks = len(check_steps(config.ascent_steps, config.eval_every, tuple(config.early_checks)))
+    per_start = checks + 2 * config.round_perturbations  # one more round at its most, as the run's cap takes it
+    most = config.num_starts * per_start * config.eval_episodes * config.horizon
     assert spent <= cap < spent + most
     episodes = 200
     gym = cartpole_episode_returns(config.arch(), trace.best_params, episodes, config.horizon, seed=11)
