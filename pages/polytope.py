@@ -12,8 +12,8 @@ from pvnviz.configs import ConfigError, help_text
 from pvnviz.figures import gif, polytope_training
 from pvnviz.figures import polytope as figs
 from pvnviz.figures import polytope_ascent as ascent_figs
-from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_polytope_pvn, training_key
-from ui import chart, computed, explain, gif_download, require_navigation, urlcheck
+from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, training_key
+from ui import chart, explain, gif_download, jobs, require_navigation, urlcheck
 from ui.player import chart_key, player
 
 require_navigation()
@@ -226,7 +226,16 @@ top_right.markdown(
     "purple dots are the PVN's train and test policies."
 )
 chart(polytope_fig(key, seed, False), "value-polytope", polytope_slot, key="polytope_exact")  # the exact view first
-trained = computed(train_polytope_pvn, key, seed, label="Training the PVN (Appendix B settings)")
+try:  # in a quick worker process: the server only draws
+    trained = jobs.in_worker(
+        ("polytope_pvn", key, seed),
+        "polytope_pvn",
+        {"config": key, "seed": seed},
+        label="Training the PVN (Appendix B settings)",
+    )
+except RuntimeError as err:
+    st.error(f"The PVN could not be trained: {err}")
+    urlcheck.stop()
 chart(polytope_fig(key, seed, True, trained), "value-polytope", polytope_slot, key="polytope_learned")
 
 

@@ -2,6 +2,7 @@
 projector mode; and the core pieces behind them (Cancelled, run zips, GIF encoders)."""
 
 import io
+import time
 import zipfile
 
 import imageio.v3 as iio
@@ -10,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui.experiment
+import ui.jobs
 from conftest import APP, figures, open_page
 from pvnviz import archive
 from pvnviz.experiment import ExperimentConfig, run_experiment
@@ -36,8 +38,7 @@ def _texts(at: AppTest) -> str:
     "page, folder", [("pages/cartpole.py", "cartpole-paper"), ("pages/swimmer.py", "swimmer-beyond")]
 )
 def test_pages_open_on_shipped_runs_without_training(monkeypatch, page, folder):
-    monkeypatch.setattr(ui.experiment, "run_experiment", _no_training)
-    monkeypatch.setattr(ui.experiment, "collect", _no_training)
+    monkeypatch.setattr(ui.jobs, "submit", _no_training)
     at = open_page(page)
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["seed"] == 0  # the sidebar shows the seed of what is drawn
@@ -46,7 +47,7 @@ def test_pages_open_on_shipped_runs_without_training(monkeypatch, page, folder):
 
 
 def test_cartpole_quick_preset_opens_its_shipped_run(monkeypatch):
-    monkeypatch.setattr(ui.experiment, "run_experiment", _no_training)
+    monkeypatch.setattr(ui.jobs, "submit", _no_training)
     at = open_page("pages/cartpole.py")
     at.selectbox(key="cartpole_preset").set_value("Quick").run()
     assert at.number_input(key="cartpole_num_policies").value == QUICK.num_policies
@@ -54,8 +55,7 @@ def test_cartpole_quick_preset_opens_its_shipped_run(monkeypatch):
 
 
 def test_cartpole_beyond_preset_opens_its_shipped_run_with_fresh_numbers(monkeypatch):
-    monkeypatch.setattr(ui.experiment, "run_experiment", _no_training)
-    monkeypatch.setattr(ui.experiment, "collect", _no_training)
+    monkeypatch.setattr(ui.jobs, "submit", _no_training)
     at = open_page("pages/cartpole.py")
     at.selectbox(key="cartpole_preset").set_value("Beyond zero-shot (MLP [30])").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -115,13 +115,28 @@ def _small(at: AppTest, train_steps: int) -> None:
     at.number_input(key="cartpole_eval_episodes").set_value(5).run()
 
 
-def test_run_button_trains_in_the_background_and_the_page_shows_the_result():
+def _wait_for_job(at: AppTest, key: str = "cartpole_job", seconds: float = 180) -> ui.jobs.JobView:
+    """Rerun the page (as its polling fragment would) until this session's job has ended; its last view."""
+    job_id = at.session_state[key]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        job = ui.jobs.job_queue().view(job_id)
+        if not job.active:
+            at.run()
+            return job
+        at.run()  # a page's look at its job also keeps it counted as waiting (the queue's heartbeat)
+        time.sleep(0.5)
+    raise AssertionError(f"job {job_id} still running after {seconds} s")
+
+
+def test_run_button_trains_in_a_worker_and_the_page_shows_the_result():
     at = open_page("pages/cartpole.py")
     _small(at, train_steps=60)
     assert "not been run yet" in _texts(at)
     at.button(key="cartpole_run_button").click().run()
-    job = at.session_state["cartpole_job"]
-    assert job.wait(120) and job.result is not None and not job.error
+    job = _wait_for_job(at)
+    assert job.state == "done" and not job.error
+    assert ("experiment", job.key[1], job.key[2]) == job.key and job.key[2] == at.session_state["seed"]
     at.run()
     assert "live run of these settings" in _texts(at)
     assert not at.exception
@@ -131,14 +146,41 @@ def test_stop_cancels_a_running_job_and_keeps_the_last_result():
     at = open_page("pages/cartpole.py")
     _small(at, train_steps=50000)
     at.button(key="cartpole_run_button").click().run()
-    job = at.session_state["cartpole_job"]
-    assert job.running
+    job_id = at.session_state["cartpole_job"]
+    assert ui.jobs.job_queue().view(job_id).active
+    assert "cartpole_stop" in [b.key for b in at.button]
     at.button(key="cartpole_stop").click().run()
-    assert job.wait(10) and job.cancelled and job.result is None
+    deadline = time.monotonic() + 5
+    while ui.jobs.job_queue().view(job_id).active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ui.jobs.job_queue().view(job_id).state == "cancelled"  # nobody else waited: the worker stopped it
     at.run()
     assert "Run stopped" in _texts(at)
     assert "Shown below: preset Paper (MLP [30]), seed 0" in _texts(at)  # the last finished result stays
     assert len(figures(at)) >= 5
+
+
+def test_two_sessions_with_the_same_settings_share_one_job():
+    first, second = open_page("pages/cartpole.py"), open_page("pages/cartpole.py")
+    for at in (first, second):
+        _small(at, train_steps=3000)
+        at.session_state["seed"] = 11
+        at.run()
+    first.button(key="cartpole_run_button").click().run()
+    second.run()  # the second session finds the job of its settings and waits on it: no second job, no Run
+    job_id = first.session_state["cartpole_job"]
+    assert second.session_state["cartpole_job"] == job_id
+    assert ui.jobs.job_queue().view(job_id).waiters == 2
+    assert second.button(key="cartpole_run_button").disabled
+    same = [j for j in ui.jobs.job_queue().jobs() if j.key == ui.jobs.job_queue().view(job_id).key]
+    assert len(same) == 1
+    second.button(key="cartpole_stop").click().run()  # one session leaves: the job goes on for the other
+    time.sleep(0.5)
+    assert ui.jobs.job_queue().view(job_id).active
+    job = _wait_for_job(first)
+    assert job.state == "done", job
+    first.run()
+    assert "live run of these settings" in _texts(first)
 
 
 def test_cancelled_propagates_out_of_the_core_at_the_next_progress_report():

@@ -19,6 +19,7 @@ import streamlit as st
 from ui.navigation import require_navigation  # noqa: F401  (pages call it first)
 
 MAX_RESULTS = 48
+MAX_RESULT_BYTES = 1024 * 2**20  # the shared cache's bound on the arrays it holds (approximate, see ``nbytes``)
 PROGRESS_INTERVAL = 0.1  # seconds between two redraws of a progress bar
 
 
@@ -53,11 +54,39 @@ def computed(fn: Callable[..., Any], *args: Any, label: str, **live: Any) -> Any
         result = fn(*args, on_progress, **live)
     finally:
         bar.empty()
-    with lock:
-        store[key] = result
-        while len(store) > MAX_RESULTS:
-            store.popitem(last=False)
+    remember((store, lock), key, result)
     return result
+
+
+def remember(cache: tuple[OrderedDict, threading.Lock], key: Any, value: Any) -> None:
+    """Store ``value`` in the shared cache, dropping the oldest entries past MAX_RESULTS or MAX_RESULT_BYTES."""
+    store, lock = cache
+    with lock:
+        store[key] = value
+        store.move_to_end(key)
+        sizes = {k: nbytes(v) for k, v in store.items()}
+        total = sum(sizes.values())
+        while len(store) > 1 and (len(store) > MAX_RESULTS or total > MAX_RESULT_BYTES):
+            old, _ = store.popitem(last=False)
+            total -= sizes[old]
+
+
+def nbytes(value: Any, depth: int = 0) -> int:
+    """About how many bytes of arrays ``value`` holds: numpy arrays and torch tensors, through dataclasses,
+    dicts, lists and modules (a few levels deep); everything else counts as nothing."""
+    if hasattr(value, "nbytes") and isinstance(value.nbytes, int):
+        return value.nbytes
+    if depth > 4:
+        return 0
+    if hasattr(value, "state_dict") and callable(value.state_dict):
+        return sum(t.numel() * t.element_size() for t in value.state_dict().values())
+    if hasattr(value, "__dataclass_fields__"):
+        return sum(nbytes(getattr(value, f, None), depth + 1) for f in value.__dataclass_fields__)
+    if isinstance(value, dict):
+        return sum(nbytes(v, depth + 1) for v in value.values())
+    if isinstance(value, list | tuple):
+        return sum(nbytes(v, depth + 1) for v in value[:1000])
+    return 0
 
 
 def chart(fig, name: str = "figure", container: Any = None, **kwargs: Any) -> Any:

@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import streamlit as st
 
 from pvnviz import archive
 from pvnviz.configs import ConfigError, from_dict
-from pvnviz.experiment import (
-    ExperimentConfig,
-    ExperimentResult,
-    collect,
-    dataset_config,
-    run_experiment,
-)
+from pvnviz.experiment import ExperimentConfig, ExperimentResult, dataset_config
 from pvnviz.figures import experiment as figs
+from pvnviz.jobqueue import JobView
 from pvnviz.run_files import load_result
 from pvnviz.runs import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
-from pvnviz.sizing import check_budget, check_memory
-from ui import MAX_RESULTS, _store, chart, computed, urlcheck
-from ui.jobs import Job
+from pvnviz.sizing import check_budget, check_memory, estimate
+from ui import _store, chart, computed, jobs, urlcheck
 from ui.settings import FIELDS, PRESET_CONFIGS, _current_preset, _key, sidebar_config  # noqa: F401 (pages)
 
 
@@ -47,25 +40,6 @@ NO_RUN = ""
 
 def _run_label(name: str) -> str:
     return "— none: use the settings above —" if name == NO_RUN else name
-
-
-def _experiment_job(config: ExperimentConfig, seed: int, store, on_progress, job: Job) -> ExperimentResult:
-    """The live run, in the job's thread: the dataset (reused when only later stages changed), then the rest."""
-    results, lock = store
-    data_key = ("dataset", dataset_config(config), seed)
-    with lock:
-        dataset = results.get(data_key)
-    if dataset is None:
-        dataset = collect(dataset_config(config), seed, on_progress)
-        with lock:
-            results[data_key] = dataset
-    on_progress(0, 1, "dataset ready; splitting and training")  # stops here if Stop came during the last rollouts
-    result = run_experiment(config, seed, on_progress, on_metrics=job.on_metrics, dataset=dataset)
-    with lock:
-        results[("experiment", config, seed)] = result  # a copied link opened on this server finds it
-        while len(results) > MAX_RESULTS:
-            results.popitem(last=False)
-    return result
 
 
 BUDGET_ENV = "PVN_LIVE_BUDGET_SECONDS"
@@ -104,35 +78,74 @@ def _over_budget(config: ExperimentConfig | None) -> str | None:
 
 
 def _start(env_name: str, config: ExperimentConfig, seed: int) -> None:
+    """The Run button: queue the run in a worker (sharing an identical one), with the dataset if it is cached."""
     if _over_budget(config) is not None:  # the button is disabled then; a stale click is refused too
         return
-    job = Job(f"{env_name} seed {seed}", key=("experiment", config, seed))
-    st.session_state[_key(env_name, "job")] = job.start(_experiment_job, config=config, seed=seed, store=_store())
+    store, lock = _store()
+    with lock:
+        dataset = store.get(("dataset", dataset_config(config), seed))  # reused when only later stages changed
+    job = jobs.submit(
+        ("experiment", config, seed),
+        "experiment",
+        {"config": config, "seed": seed, "dataset": dataset},
+        lane="run",
+        label=f"{env_name} seed {seed}",
+        estimate=estimate(config).seconds,
+    )
+    st.session_state[_key(env_name, "job")] = job.id
+    st.session_state.pop(_key(env_name, "ended"), None)
+
+
+def _stop(env_name: str, job_id: str) -> None:
+    """The Stop button: this session stops waiting at once; the run is cancelled unless others wait on it."""
+    jobs.stop(job_id)
+    st.session_state[_key(env_name, "job")] = None
+    st.session_state[_key(env_name, "ended")] = "cancelled"
+
+
+def _active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> JobView | None:
+    """This session's active job; else an active job of exactly these settings, which it then waits on too."""
+    job = jobs.view(st.session_state.get(_key(env_name, "job")))
+    if job is not None and job.active:
+        return job
+    if job is None and config is not None and not st.session_state.get(_key(env_name, "ended")):
+        shared = jobs.job_queue().find(("experiment", config, seed))
+        if shared is not None and jobs.job_queue().attach(shared.id, jobs.session_id()) is not None:
+            st.session_state[_key(env_name, "job")] = shared.id
+            return shared
+    return None
 
 
 def _job_panel(env_name: str) -> None:
-    """Progress, live losses and Stop of this session's running job; on its end, one rerun draws the result."""
-    job: Job | None = st.session_state.get(_key(env_name, "job"))
-    if job is None:
-        return
-    if job.running:
-        done, total, info = job.progress
+    """Queue position or progress, live losses and Stop of this session's job; on its end, one rerun draws it."""
+    job_id = st.session_state.get(_key(env_name, "job"))
+    job = jobs.view(job_id)
+    if job is not None and job.active:
         left, right = st.columns([5, 1])
-        elapsed = time.perf_counter() - job.started
-        left.progress(min(done / max(total, 1), 1.0), text=f"Running ({elapsed:.0f} s): {info}")
-        right.button("Stop", key=_key(env_name, "stop"), on_click=job.stop, type="primary", help="Cancel this run.")
+        left.progress(jobs.fraction(job), text=jobs.waiting_text(job))
+        label = "Leave the queue" if job.state == "queued" else "Stop"
+        right.button(
+            label,
+            key=_key(env_name, "stop"),
+            on_click=_stop,
+            args=(env_name, job.id),
+            type="primary",
+            help="Stop waiting for this run (it is cancelled unless another session waits on it).",
+        )
         if job.history:
-            curves = figs.live_curves({m: list(h) for m, h in job.history.items()})
-            live = figs.loss_figure(curves, "PVN training (live)")
+            live = figs.loss_figure(figs.live_curves(job.history), "PVN training (live)")
             chart(live, "pvn-training-live", key=_key(env_name, "live_chart"))
         return
-    if not getattr(job, "shown", False):
-        job.shown = True
+    if job is not None:  # it ended since the last look: remember how, and draw the page once more
+        st.session_state[_key(env_name, "job")] = None
+        st.session_state[_key(env_name, "ended")] = job.state
+        st.session_state[_key(env_name, "error")] = job.error
         st.rerun(scope="app")
-    if job.cancelled:
+    ended = st.session_state.get(_key(env_name, "ended"))
+    if ended == "cancelled":
         st.warning("Run stopped. The figures below are the last finished result.")
-    elif job.error:
-        st.error(f"Please change a setting: {job.error}")
+    elif ended == "failed":
+        st.error(f"Please change a setting: {st.session_state.get(_key(env_name, 'error'))}")
 
 
 def _shipped(env_name: str, shipped: dict[str, str]) -> dict[str, tuple[ExperimentConfig, int, str]]:
@@ -164,9 +177,8 @@ def obtain_result(
 
     Live training starts only from the Run button, in a background job with progress and Stop.
     """
-    run_key, job_key = _key(env_name, "run"), _key(env_name, "job")
-    job: Job | None = st.session_state.get(job_key)
-    busy = job is not None and job.running
+    run_key = _key(env_name, "run")
+    busy = _active_job(env_name, config, seed) is not None
     refusal = _over_budget(config)
     with st.sidebar:
         if refusal is not None:
@@ -177,7 +189,10 @@ def obtain_result(
             args=(env_name, config, seed),
             disabled=busy or config is None or refusal is not None,
             type="primary",
-            help="Train live in the background (Algorithms 1-3); the page keeps showing the last result until done.",
+            help=(
+                "Train live in a worker process (Algorithms 1-3); the page keeps showing the last result until "
+                "done. Runs wait in line when every worker is busy; identical runs are shared."
+            ),
             key=_key(env_name, "run_button"),
         )
         names = [NO_RUN, *list_runs(env_name)]

@@ -1,72 +1,125 @@
-"""Background jobs owned by one browser session: start from a Run button, poll, stop (UI only; no math here).
+"""The server's job queue as the pages see it: Run, wait in line, watch progress, Stop (UI only; no math here).
 
-A job runs ``fn(on_progress=..., **kwargs)`` in a daemon thread. Its ``on_progress`` records the
-latest (done, total, info) and raises ``pvnviz.progress.Cancelled`` once Stop was pressed, so the
-core stops at its next progress report (well under a second) without knowing about jobs. The page
-polls the job from an ``st.fragment(run_every=...)`` and keeps drawing the last finished result.
+One ``pvnviz.jobqueue.JobQueue`` per server (``st.cache_resource``) runs every live computation in worker
+processes (``pvnviz.workers``: a local pool, or the Ray cluster at ``$PVN_RAY_ADDRESS``). A session knows
+its jobs by id in ``st.session_state``; its polling fragment's calls keep it counted as waiting, and the
+queue cancels a job once every session waiting on it has stopped or gone. Finished results go into the
+shared result cache (``ui._store``), keyed like the pages look them up, so a page never waits on a worker.
 """
 
 from __future__ import annotations
 
-import threading
+import atexit
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import uuid
+from collections.abc import Hashable
 from typing import Any
 
-from pvnviz.progress import Cancelled, cancellable
+import streamlit as st
+
+from pvnviz.jobqueue import Job, JobQueue, JobView
+from pvnviz.workers import make_backend
+from ui import _store, remember
+
+WAIT_POLL = 0.05  # seconds between two looks at a job a page waits for (``in_worker``)
 
 
-@dataclass
-class Job:
-    """One background computation and what the page shows about it."""
+def session_id() -> str:
+    """The queue's name for this browser session: Streamlit's session id and a token of its own state
+    (``AppTest`` gives every session one id)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-    label: str
-    key: Any = None
-    progress: tuple[int, int, str] = (0, 1, "starting")
-    history: dict[str, list] = field(default_factory=dict)  # live PVN losses per input: [(step, train, val)]
-    result: Any = None
-    error: str = ""
-    cancelled: bool = False
-    started: float = field(default_factory=time.perf_counter)
-    finished: float | None = None
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
+    ctx = get_script_run_ctx()
+    token = st.session_state.setdefault("_queue_token", uuid.uuid4().hex[:8])
+    return f"{ctx.session_id if ctx is not None else 'no-session'}/{token}"
 
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
 
-    def stop(self) -> None:
-        """Ask the job to stop; it raises Cancelled at its next progress report."""
-        self._stop.set()
+def _session_alive(session: str) -> bool:
+    """Whether the browser session behind a queue name is still connected (a closed tab is not)."""
+    from streamlit.runtime import Runtime
 
-    def on_metrics(self, mode: str, step: int, train: float, val: float) -> None:
-        """Record live losses; like on_progress, a place where a requested stop takes effect."""
-        if self._stop.is_set():
-            raise Cancelled(f"{mode} PVN at step {step}")
-        self.history.setdefault(mode, []).append((step, train, val))
+    return Runtime.exists() and Runtime.instance().is_active_session(session.rsplit("/", 1)[0])
 
-    def _record(self, done: int, total: int, info: str) -> None:
-        self.progress = (done, total, info)
 
-    def start(self, fn: Callable[..., Any], **kwargs: Any) -> Job:
-        def body() -> None:
-            try:
-                self.result = fn(on_progress=cancellable(self._stop.is_set, self._record), job=self, **kwargs)
-            except Cancelled:
-                self.cancelled = True
-            except (ValueError, RuntimeError, MemoryError) as err:  # bad settings: shown with st.error
-                self.error = str(err)
-            finally:
-                self.finished = time.perf_counter()
+@st.cache_resource(show_spinner=False)
+def job_queue() -> JobQueue:
+    """The server's one queue; its workers start with the first job, and end with the server."""
+    store = _store()
 
-        self._thread = threading.Thread(target=body, name=f"pvn-job-{self.label}", daemon=True)
-        self._thread.start()
-        return self
+    def on_done(job: Job, result: Any) -> None:
+        remember(store, job.key, result)
+        if job.task == "experiment":  # the dataset too: a later run that changes only later stages reuses it
+            from pvnviz.experiment import dataset_config
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until the job ends (tests and the CLI); True if it ended."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-        return not self.running
+            remember(store, ("dataset", dataset_config(result.config), result.seed), result.dataset)
+
+    queue = JobQueue(make_backend, on_done=on_done, is_alive=_session_alive)
+    atexit.register(queue.shutdown)
+    return queue
+
+
+def submit(key: Hashable, task: str, kwargs: dict[str, Any], *, lane: str, label: str, estimate: float) -> JobView:
+    return job_queue().submit(session_id(), key, task, kwargs, lane=lane, label=label, estimate=estimate)
+
+
+def view(job_id: str | None) -> JobView | None:
+    return None if job_id is None else job_queue().view(job_id, session_id())
+
+
+def stop(job_id: str) -> None:
+    job_queue().detach(job_id, session_id())
+
+
+def waiting_text(job: JobView) -> str:
+    """'Waiting for a worker: 2nd of 3 in line, starts in about 20 s' (or running: its progress)."""
+    if job.state == "queued":
+        return (
+            f"Waiting for a worker: {_ordinal(job.position)} of {job.queued} in line, "
+            f"starts in about {_seconds(job.eta)}"
+        )
+    done, total, info = job.progress
+    shared = f", shared by {job.waiters} sessions" if job.waiters > 1 else ""
+    return f"Running in a worker ({job.elapsed:.0f} s{shared}): {info}"
+
+
+def fraction(job: JobView) -> float:
+    done, total, _ = job.progress
+    return 0.0 if job.state == "queued" else min(done / max(total, 1), 1.0)
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _seconds(s: float) -> str:
+    return f"{max(s, 1):.0f} s" if s < 90 else f"{s / 60:.0f} min"
+
+
+def in_worker(key: Hashable, task: str, kwargs: dict[str, Any], *, label: str, estimate: float = 1.0) -> Any:
+    """A short task the page waits for (the polytope's PVN): cached on ``key``, run in a quick worker.
+
+    A progress bar shows the queue and the worker's progress. If the page reruns meanwhile, the wait ends
+    and this session stops waiting (the job is cancelled unless another session waits on it too).
+    Raises RuntimeError with the job's message if it failed.
+    """
+    store, lock = _store()
+    with lock:
+        if key in store:
+            store.move_to_end(key)
+            return store[key]
+    job = submit(key, task, kwargs, lane="quick", label=label, estimate=estimate)
+    bar = st.progress(0.0, text=label)
+    try:
+        while job is not None and job.active:
+            time.sleep(WAIT_POLL)
+            job = view(job.id)
+            if job is not None:
+                bar.progress(fraction(job), text=f"{label} — {waiting_text(job)}")
+    finally:
+        bar.empty()
+        if job is not None and job.active:  # the script was stopped (a rerun): stop waiting
+            stop(job.id)
+    with lock:
+        if key in store:
+            return store[key]
+    raise RuntimeError(job.error if job is not None and job.error else f"{label} was stopped.")

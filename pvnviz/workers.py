@@ -1,0 +1,267 @@
+"""Worker processes for the app's live runs: a local process pool, or a Ray cluster, behind one interface.
+
+The Streamlit server only routes and draws; every live run of Algorithms 1-3 (and the polytope's PVN)
+executes in a worker process (``pvnviz.tasks``). A backend has *lanes*: ``"run"`` for the Run button's
+experiments (one worker per core, so runs never share a core) and ``"quick"`` for the short tasks a page
+waits on (the 2-state MDP's PVN, under a second), which would otherwise wait behind a whole run.
+
+The interface, used by ``pvnviz.jobqueue`` from one thread:
+
+- ``free(lane)``: how many tasks of that lane could start now;
+- ``start(job_id, lane, task, kwargs)``: begin one;
+- ``cancel(job_id)``: stop it; its ``cancelled`` event follows within ``KILL_AFTER`` seconds, because a
+  task that does not stop at its next progress report has its process killed (and a new one started);
+- ``poll(timeout)``: the events since the last call, as ``(job_id, kind, payload)`` with kind one of
+  ``progress``, ``metrics``, ``done``, ``failed``, ``cancelled``;
+- ``shutdown()``: end every worker.
+
+``LocalPool`` (this module) runs spawned processes, one torch thread each, with an address-space limit and
+``PR_SET_PDEATHSIG`` so none outlives the server. ``pvnviz.workers_ray.RayPool`` runs the same tasks on a
+Ray cluster. ``make_backend`` picks one from the environment (``PVN_RAY_ADDRESS``, ``PVN_WORKERS``).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any, Protocol
+
+LANES = ("run", "quick")
+KILL_AFTER = 0.5  # seconds a stopped task has to end by itself before its process is killed
+RAY_ADDRESS_ENV = "PVN_RAY_ADDRESS"  # HOST:PORT or "auto": live runs go to that Ray cluster
+WORKERS_ENV = "PVN_WORKERS"  # local run workers (default: one per core)
+WORKER_MEMORY_ENV = "PVN_WORKER_MEMORY_MB"  # address-space cap per local worker
+
+log = logging.getLogger("pvnlab.workers")
+
+Event = tuple[str, str, Any]  # (job_id, kind, payload)
+
+
+class Backend(Protocol):
+    name: str
+
+    def free(self, lane: str) -> int: ...
+    def capacity(self, lane: str) -> int: ...
+    def start(self, job_id: str, lane: str, task: str, kwargs: dict[str, Any]) -> None: ...
+    def cancel(self, job_id: str) -> None: ...
+    def poll(self, timeout: float) -> list[Event]: ...
+    def shutdown(self) -> None: ...
+
+
+def failure_message(err: BaseException) -> str:
+    """What a page shows for a failed task: the message of an input error, else a line naming the kind."""
+    if isinstance(err, MemoryError):
+        return "the run ran out of memory in its worker; choose fewer policies, episodes or steps."
+    if isinstance(err, ValueError | RuntimeError):
+        return str(err)
+    return f"the run failed in its worker ({type(err).__name__}); the server log has the details."
+
+
+# ---------------------------------------------------------------------------------------------- the worker
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this process when the server dies, so no worker outlives it."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _limit_memory(megabytes: int) -> None:
+    if megabytes > 0:
+        import resource
+
+        limit = megabytes * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+WARM = {"run": ("torch", "pvnviz.experiment"), "quick": ("pvnviz.polytope",)}  # imported before "ready"
+
+
+def worker_main(conn: Connection, cancel: Any, memory_mb: int, warm: tuple[str, ...] = ()) -> None:
+    """A local worker's loop: receive ("run", seq, job_id, task, kwargs), run it, send its events back.
+
+    ``cancel`` is a shared integer: the server writes a job's ``seq`` into it to stop that job (and only it).
+    """
+    _die_with_parent()
+    os.environ["OMP_NUM_THREADS"] = "1"  # one core per worker: torch reads it when it is first imported
+    import importlib
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the server's terminal ends the server, which ends us
+    _limit_memory(memory_mb)
+    for module in warm:  # the first task does not pay the imports
+        importlib.import_module(module)
+    from pvnviz.progress import Cancelled
+    from pvnviz.tasks import run_task
+
+    conn.send(("ready", os.getpid(), None))
+    while True:
+        message = conn.recv()
+        if message[0] != "run":
+            return
+        _, seq, job_id, task, kwargs = message
+
+        def emit(kind: str, payload: Any, job_id: str = job_id) -> None:
+            conn.send((job_id, kind, payload))
+
+        try:
+            result = run_task(task, kwargs, emit, lambda seq=seq: cancel.value == seq)
+            conn.send((job_id, "done", result))
+        except Cancelled:
+            conn.send((job_id, "cancelled", None))
+        except Exception as err:  # noqa: BLE001 - every failure becomes one message; the log has the rest
+            log.error("task %s (%s) failed:\n%s", job_id, task, traceback.format_exc())
+            conn.send((job_id, "failed", failure_message(err)))
+
+
+# ---------------------------------------------------------------------------------------------- the pool
+
+
+@dataclass
+class _Worker:
+    lane: str
+    process: Any
+    conn: Connection
+    cancel: Any
+    ready: bool = False
+    job: str | None = None
+    seq: int = 0  # the running job's number on this worker (what ``cancel`` is set to, to stop it)
+    kill_at: float | None = None  # when a cancelled job's process is killed if it has not ended
+    started: float = field(default_factory=time.monotonic)
+
+
+def default_workers() -> int:
+    text = os.environ.get(WORKERS_ENV, "")
+    return max(int(text), 1) if text.isdigit() else max(os.cpu_count() or 1, 1)
+
+
+def default_memory_mb(num_workers: int) -> int:
+    """Each worker's address-space cap: ``PVN_WORKER_MEMORY_MB``, else 70% of RAM shared by the workers."""
+    text = os.environ.get(WORKER_MEMORY_ENV, "")
+    if text.isdigit():
+        return int(text)
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return max(int(0.7 * total / 2**20 / (num_workers + 1)), 2048)
+
+
+class LocalPool:
+    """``num_workers`` run workers and ``num_quick`` quick workers, spawned processes on this machine."""
+
+    name = "local"
+
+    def __init__(self, num_workers: int | None = None, *, num_quick: int = 1, memory_mb: int | None = None):
+        self.num_workers = num_workers or default_workers()
+        self.memory_mb = default_memory_mb(self.num_workers) if memory_mb is None else memory_mb
+        self._ctx = mp.get_context("spawn")  # never fork a threaded server holding torch
+        self._counts = {"run": self.num_workers, "quick": num_quick}
+        self._workers: list[_Worker] = []
+        self._events: list[Event] = []
+
+    def _ensure(self, lane: str) -> None:
+        """Start a lane's workers when it is first used (a page that needs only the quick lane waits for one)."""
+        if not any(w.lane == lane for w in self._workers):
+            self._workers += [self._spawn(lane) for _ in range(self._counts[lane])]
+
+    def _spawn(self, lane: str) -> _Worker:
+        parent, child = self._ctx.Pipe()
+        cancel = self._ctx.Value("q", -1, lock=False)
+        process = self._ctx.Process(
+            target=worker_main,
+            args=(child, cancel, self.memory_mb, WARM[lane]),
+            name=f"pvn-{lane}-worker",
+            daemon=True,
+        )
+        process.start()
+        child.close()
+        return _Worker(lane, process, parent, cancel)
+
+    def capacity(self, lane: str) -> int:
+        return self._counts[lane]
+
+    def free(self, lane: str) -> int:
+        self._ensure(lane)
+        return sum(w.lane == lane and w.ready and w.job is None for w in self._workers)
+
+    def pids(self) -> list[int]:
+        return [w.process.pid for w in self._workers]
+
+    def start(self, job_id: str, lane: str, task: str, kwargs: dict[str, Any]) -> None:
+        worker = next(w for w in self._workers if w.lane == lane and w.ready and w.job is None)
+        worker.job, worker.seq = job_id, worker.seq + 1
+        worker.conn.send(("run", worker.seq, job_id, task, kwargs))
+
+    def cancel(self, job_id: str) -> None:
+        for w in self._workers:
+            if w.job == job_id and w.kill_at is None:
+                w.cancel.value = w.seq
+                w.kill_at = time.monotonic() + KILL_AFTER
+
+    def poll(self, timeout: float) -> list[Event]:
+        conns = {w.conn: w for w in self._workers}
+        for conn in wait(list(conns), timeout=timeout):
+            self._receive(conns[conn])
+        self._enforce_kills()
+        events, self._events = self._events, []
+        return events
+
+    def _receive(self, worker: _Worker) -> None:
+        while True:
+            try:
+                if not worker.conn.poll():
+                    return
+                job_id, kind, payload = worker.conn.recv()
+            except (EOFError, OSError):  # the process died: killed, or out of memory outside Python
+                died = "the worker process died (out of memory?); choose smaller settings."
+                self._replace(worker, "cancelled" if worker.kill_at else "failed", died)
+                return
+            if job_id == "ready":
+                worker.ready = True
+                continue
+            if kind in ("done", "failed", "cancelled"):
+                if worker.job != job_id:
+                    continue  # an answer from a job already reported as cancelled
+                worker.job, worker.kill_at = None, None
+            self._events.append((job_id, kind, payload))
+
+    def _enforce_kills(self) -> None:
+        now = time.monotonic()
+        for w in list(self._workers):
+            if w.kill_at is not None and now >= w.kill_at and w.job is not None:
+                self._replace(w, "cancelled", None)
+
+    def _replace(self, worker: _Worker, kind: str, payload: Any) -> None:
+        """Kill ``worker`` (reporting its job as ``kind``) and start a fresh one in its lane."""
+        if worker.job is not None:
+            self._events.append((worker.job, kind, payload))
+        worker.process.kill()
+        worker.process.join(timeout=5)
+        worker.conn.close()
+        self._workers[self._workers.index(worker)] = self._spawn(worker.lane)
+
+    def shutdown(self) -> None:
+        for w in self._workers:
+            w.process.kill()
+        for w in self._workers:
+            w.process.join(timeout=5)
+            w.conn.close()
+        self._workers = []
+
+
+def make_backend() -> Backend:
+    """The workers the environment asks for: a Ray cluster at ``PVN_RAY_ADDRESS``, else a local pool."""
+    address = os.environ.get(RAY_ADDRESS_ENV, "").strip()
+    if address:
+        from pvnviz.workers_ray import RayPool
+
+        return RayPool(address)
+    return LocalPool()
