@@ -65,8 +65,8 @@ def failure_message(err: BaseException) -> str:
 # ---------------------------------------------------------------------------------------------- the worker
 
 
-def _die_with_parent() -> None:
-    """Linux: SIGKILL this process when the server dies, so no worker outlives it."""
+def _die_with_parent(parent: int) -> None:
+    """Linux: SIGKILL this process when the server dies, so no worker outlives it (also if it died already)."""
     try:
         import ctypes
         import signal
@@ -74,6 +74,8 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+    if os.getppid() != parent:  # the server died before the line above: nobody would signal us
+        os._exit(0)
 
 
 def _limit_memory(megabytes: int) -> None:
@@ -85,20 +87,24 @@ def _limit_memory(megabytes: int) -> None:
 
 
 WARM = {"run": ("torch", "pvnviz.experiment"), "quick": ("pvnviz.polytope",)}  # imported before "ready"
+NICE = {"run": 10, "quick": 2}  # below the server: pages stay responsive while every core computes
 
 
-def worker_main(conn: Connection, cancel: Any, memory_mb: int, warm: tuple[str, ...] = ()) -> None:
+def worker_main(
+    conn: Connection, cancel: Any, memory_mb: int, warm: tuple[str, ...] = (), nice: int = 0, parent: int = 0
+) -> None:
     """A local worker's loop: receive ("run", seq, job_id, task, kwargs), run it, send its events back.
 
     ``cancel`` is a shared integer: the server writes a job's ``seq`` into it to stop that job (and only it).
     """
-    _die_with_parent()
+    _die_with_parent(parent or os.getppid())
     os.environ["OMP_NUM_THREADS"] = "1"  # one core per worker: torch reads it when it is first imported
     import importlib
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the server's terminal ends the server, which ends us
     _limit_memory(memory_mb)
+    os.nice(nice)
     for module in warm:  # the first task does not pay the imports
         importlib.import_module(module)
     from pvnviz.progress import Cancelled
@@ -130,8 +136,8 @@ def worker_main(conn: Connection, cancel: Any, memory_mb: int, warm: tuple[str, 
 @dataclass
 class _Worker:
     lane: str
-    process: Any
-    conn: Connection
+    process: Any  # None: killed, to be replaced at the next poll
+    conn: Connection | None
     cancel: Any
     ready: bool = False
     job: str | None = None
@@ -166,6 +172,7 @@ class LocalPool:
         self._counts = {"run": self.num_workers, "quick": num_quick}
         self._workers: list[_Worker] = []
         self._events: list[Event] = []
+        self._dead: list[Any] = []  # killed processes, reaped at the next poll
 
     def _ensure(self, lane: str) -> None:
         """Start a lane's workers when it is first used (a page that needs only the quick lane waits for one)."""
@@ -177,7 +184,7 @@ class LocalPool:
         cancel = self._ctx.Value("q", -1, lock=False)
         process = self._ctx.Process(
             target=worker_main,
-            args=(child, cancel, self.memory_mb, WARM[lane]),
+            args=(child, cancel, self.memory_mb, WARM[lane], NICE[lane], os.getpid()),
             name=f"pvn-{lane}-worker",
             daemon=True,
         )
@@ -190,13 +197,13 @@ class LocalPool:
 
     def free(self, lane: str) -> int:
         self._ensure(lane)
-        return sum(w.lane == lane and w.ready and w.job is None for w in self._workers)
+        return sum(w.lane == lane and w.ready and w.job is None and w.process is not None for w in self._workers)
 
     def pids(self) -> list[int]:
-        return [w.process.pid for w in self._workers]
+        return [w.process.pid for w in self._workers if w.process is not None]
 
     def start(self, job_id: str, lane: str, task: str, kwargs: dict[str, Any]) -> None:
-        worker = next(w for w in self._workers if w.lane == lane and w.ready and w.job is None)
+        worker = next(w for w in self._workers if w.lane == lane and w.ready and w.job is None and w.process)
         worker.job, worker.seq = job_id, worker.seq + 1
         worker.conn.send(("run", worker.seq, job_id, task, kwargs))
 
@@ -207,7 +214,8 @@ class LocalPool:
                 w.kill_at = time.monotonic() + KILL_AFTER
 
     def poll(self, timeout: float) -> list[Event]:
-        conns = {w.conn: w for w in self._workers}
+        self._respawn()
+        conns = {w.conn: w for w in self._workers if w.process is not None}
         for conn in wait(list(conns), timeout=timeout):
             self._receive(conns[conn])
         self._enforce_kills()
@@ -236,25 +244,36 @@ class LocalPool:
     def _enforce_kills(self) -> None:
         now = time.monotonic()
         for w in list(self._workers):
-            if w.kill_at is not None and now >= w.kill_at and w.job is not None:
+            if w.kill_at is not None and now >= w.kill_at and w.job is not None and w.process is not None:
                 self._replace(w, "cancelled", None)
 
     def _replace(self, worker: _Worker, kind: str, payload: Any) -> None:
-        """Kill ``worker`` (reporting its job as ``kind``) and start a fresh one in its lane."""
+        """Kill ``worker``, reporting its job as ``kind`` at once; a fresh one starts at the next ``poll``."""
         if worker.job is not None:
             self._events.append((worker.job, kind, payload))
         worker.process.kill()
-        worker.process.join(timeout=5)
         worker.conn.close()
-        self._workers[self._workers.index(worker)] = self._spawn(worker.lane)
+        self._dead.append(worker.process)
+        self._workers[self._workers.index(worker)] = _Worker(worker.lane, None, None, None)  # a place to fill
+
+    def _respawn(self) -> None:
+        for process in self._dead:
+            process.join(timeout=1)
+        self._dead = []
+        for i, w in enumerate(self._workers):
+            if w.process is None:
+                self._workers[i] = self._spawn(w.lane)
 
     def shutdown(self) -> None:
-        for w in self._workers:
+        live = [w for w in self._workers if w.process is not None]
+        for w in live:
             w.process.kill()
-        for w in self._workers:
+        for w in live:
             w.process.join(timeout=5)
             w.conn.close()
-        self._workers = []
+        for process in self._dead:
+            process.join(timeout=5)
+        self._workers, self._dead = [], []
 
 
 def make_backend() -> Backend:

@@ -36,6 +36,7 @@ def _resolve(run_dir: str) -> str:
 
 
 NO_RUN = ""
+POLL_SECONDS = 1.0  # how often a page with a job looks at it (each look costs the server a fragment rerun)
 
 
 def _run_label(name: str) -> str:
@@ -116,6 +117,19 @@ def _active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> Jo
     return None
 
 
+_LIVE: dict[tuple[str, int], object] = {}  # (job id, loss rows) -> figure: sessions sharing a job share it
+
+
+def _live_figure(job: JobView):
+    """The live loss chart of a job, built once per new batch of losses however many sessions watch it."""
+    key = (job.id, sum(len(rows) for rows in job.history.values()))
+    if key not in _LIVE:
+        while len(_LIVE) >= 32:
+            _LIVE.pop(next(iter(_LIVE)))
+        _LIVE[key] = figs.loss_figure(figs.live_curves(job.history), "PVN training (live)")
+    return _LIVE[key]
+
+
 def _job_panel(env_name: str) -> None:
     """Queue position or progress, live losses and Stop of this session's job; on its end, one rerun draws it."""
     job_id = st.session_state.get(_key(env_name, "job"))
@@ -133,8 +147,7 @@ def _job_panel(env_name: str) -> None:
             help="Stop waiting for this run (it is cancelled unless another session waits on it).",
         )
         if job.history:
-            live = figs.loss_figure(figs.live_curves(job.history), "PVN training (live)")
-            chart(live, "pvn-training-live", key=_key(env_name, "live_chart"))
+            chart(_live_figure(job), "pvn-training-live", key=_key(env_name, "live_chart"))
         return
     if job is not None:  # it ended since the last look: remember how, and draw the page once more
         st.session_state[_key(env_name, "job")] = None
@@ -214,7 +227,7 @@ def obtain_result(
             key=_key(env_name, "upload"),
             help=f"A zip downloaded from this page (at most {archive.MAX_ZIP_BYTES // 2**20} MB).",
         )
-    st.fragment(_job_panel, run_every=0.5 if busy else None)(env_name)
+    st.fragment(_job_panel, run_every=POLL_SECONDS if busy else None)(env_name)
     shipped_runs = _shipped(env_name, shipped or {})
     presets = PRESET_CONFIGS.get(env_name, {})
     if uploaded is not None:

@@ -9,7 +9,8 @@ the measurement; nothing here passes or fails). One module per benchmark:
 * ``swimmer``: Section 6.3's Swimmer collector against gymnasium and the MuJoCo physics limit,
   and the ``mujoco.rollout`` engine kept for comparison;
 * ``ray``: Algorithm 1 (Appendix C) locally and on a local Ray cluster;
-* ``ui``: the app in Chromium (``browser`` starts the server and the browser; the browser tests share it).
+* ``ui``: the app in Chromium (``browser`` starts the server and the browser; the browser tests share it);
+* ``load``: N Chromium sessions pressing Run at once on one server (the job queue and its workers).
 
 Bad numbers on the command line print one line on stderr and exit with status 2.
 """
@@ -21,7 +22,7 @@ import sys
 
 from pvnviz.argtypes import OneLineParser, non_negative_int
 
-BENCHMARKS = ("polytope", "cartpole", "swimmer", "ray", "ui", "all")
+BENCHMARKS = ("polytope", "cartpole", "swimmer", "ray", "ui", "load", "all")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,6 +44,10 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
         from pvnviz.bench import ui
 
         return ui.main(rest)
+    if args.which == "load":  # not in "all": it starts a server and N browser sessions
+        from pvnviz.bench import load
+
+        return load.main(rest)
     if args.which == "ray":  # not in "all": it starts Ray clusters
         from pvnviz.bench import ray
 

@@ -1,0 +1,175 @@
+"""Load benchmark: ``python -m pvnviz.bench load --sessions N`` (issue 17: a server a class can share).
+
+Starts ``streamlit run app.py`` (the repository's settings, as ``make run``) and N real Chromium sessions
+(one browser context each, so N Streamlit sessions). Each opens the CartPole page with the Quick preset and
+its own seed (``--same-seed``: one seed for all), moves a slider, and presses **Run with these settings**
+within a second of the others. It prints:
+
+- each session's seconds from its click to its result drawn ("Showing the live run of these settings");
+- the server process's CPU seconds over that time and its peak memory (``VmHWM``): the workers are other
+  processes, so this is what routing and drawing cost;
+- while the queue is full: a new visitor's seconds from navigation to the CartPole page idle with its
+  charts, and a slider move's seconds to idle (against the same move on the idle server before the runs);
+- Stop's latency: an extra session presses Run, then Stop, with every worker busy; seconds from the click
+  to "Run stopped" on its page.
+
+``--baseline DIR`` runs the same on another checkout afterwards (e.g. ``git worktree add /tmp/before
+5c2e71b``), so both numbers are measured the same way on this machine. ``--timeout`` caps each measurement:
+a session without a result by then is printed as ``> T``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pvnviz.argtypes import OneLineParser, positive_int
+from pvnviz.bench.browser import IDLE, launch, start_server, stop_server
+from pvnviz.bench.ui import slider_move
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULT = "live run of these settings"
+FIRST_SEED = 101  # not 0: seed 0's Quick run ships with the app and opens without training
+CHARTS = "[data-testid='stPlotlyChart']"
+SLIDER = "Start"  # the replay's start: a view control on the CartPole page
+
+
+@dataclass
+class LoadResult:
+    sessions: int
+    same_seed: bool
+    times: list[float | None] = field(default_factory=list)  # click to result, per session (None: timed out)
+    server_cpu: float = 0.0
+    server_peak_mb: float = 0.0
+    idle_slider: float | None = None
+    loaded_slider: float | None = None
+    visitor_open: float | None = None
+    stop_latency: float | None = None
+
+
+def _proc_cpu(pid: int) -> float:
+    """User + system CPU seconds of one process (not its children)."""
+    import os
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _peak_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _open(context, url: str, timeout_s: float) -> tuple[object, float]:
+    """A tab on ``url``; seconds until the page is idle with at least 5 charts."""
+    page = context.new_page()
+    t0 = time.perf_counter()
+    page.goto(url, wait_until="commit", timeout=timeout_s * 1000)
+    page.wait_for_selector(IDLE, timeout=timeout_s * 1000)
+    page.wait_for_function(f'document.querySelectorAll("{CHARTS}").length >= 5', timeout=timeout_s * 1000)
+    return page, time.perf_counter() - t0
+
+
+def _url(base: str, seed: int, steps: int | None = None) -> str:
+    extra = f"&cartpole_train_steps={steps}" if steps else ""
+    return f"{base}/cartpole?seed={seed}&cartpole_preset=Quick{extra}"
+
+
+def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> LoadResult:
+    from playwright.sync_api import sync_playwright
+
+    out = LoadResult(sessions, same_seed)
+    proc, base = start_server(root)
+    try:
+        with sync_playwright() as p:
+            browser = launch(p)
+            pages = []
+            for i in range(sessions):
+                seed = FIRST_SEED if same_seed else FIRST_SEED + i
+                page, _ = _open(browser.new_context(viewport={"width": 1280, "height": 720}), _url(base, seed), 120)
+                pages.append(page)
+            out.idle_slider = slider_move(pages[0], SLIDER)
+            cpu0 = _proc_cpu(proc.pid)
+            clicked = []
+            for page in pages:
+                page.get_by_role("button", name="Run with these settings").click()
+                clicked.append(time.perf_counter())
+            _while_full(browser, base, pages, out, timeout_s)
+            out.times = _wait_results(pages, clicked, timeout_s)
+            out.server_cpu = _proc_cpu(proc.pid) - cpu0
+            out.server_peak_mb = _peak_mb(proc.pid)
+            browser.close()
+    finally:
+        stop_server(proc)
+    return out
+
+
+def _while_full(browser, base: str, pages: list, out: LoadResult, timeout_s: float) -> None:
+    """With every session's run queued or running: a new visitor, a slider move, and a Stop."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        visitor, out.visitor_open = _open(context, _url(base, 7), timeout_s)
+        out.loaded_slider = slider_move(visitor, SLIDER)
+        visitor.close()
+        stopper, _ = _open(context, _url(base, 99, steps=50000), timeout_s)
+        stopper.get_by_role("button", name="Run with these settings").click()
+        stop = stopper.get_by_role("button", name="Leave the queue").or_(stopper.get_by_role("button", name="Stop"))
+        stop.first.wait_for(timeout=timeout_s * 1000)
+        t0 = time.perf_counter()
+        stop.first.click()
+        stopper.get_by_text("Run stopped").wait_for(timeout=timeout_s * 1000)
+        out.stop_latency = time.perf_counter() - t0
+    except Exception as err:  # noqa: BLE001 - an old server that cannot answer: printed as not measured
+        print(f"  (while full: {type(err).__name__}: {str(err).splitlines()[0][:120]})")
+    finally:
+        context.close()
+
+
+def _wait_results(pages: list, clicked: list[float], timeout_s: float) -> list[float | None]:
+    times: list[float | None] = [None] * len(pages)
+    deadline = clicked[0] + timeout_s
+    while time.perf_counter() < deadline and any(t is None for t in times):
+        for i, page in enumerate(pages):
+            if times[i] is None and page.get_by_text(RESULT).count() > 0:
+                times[i] = time.perf_counter() - clicked[i]
+        time.sleep(0.25)
+    return times
+
+
+def _fmt(value: float | None, cap: float) -> str:
+    return f"> {cap:.0f}" if value is None else f"{value:.1f}"
+
+
+def report(label: str, r: LoadResult, timeout_s: float) -> str:
+    times = ", ".join(_fmt(t, timeout_s) for t in r.times)
+    done = [t for t in r.times if t is not None]
+    last = f"{max(done):.1f} s" if len(done) == len(r.times) else f"> {timeout_s:.0f} s"
+    return "\n".join(
+        [
+            f"{label}: {r.sessions} sessions, {'one seed' if r.same_seed else 'own seeds'}",
+            f"  click to result (s): {times}; all done after {last}",
+            f"  server process: {r.server_cpu:.1f} s CPU over the runs, peak memory {r.server_peak_mb:.0f} MB",
+            f"  queue full: new visitor's page {_fmt(r.visitor_open, timeout_s)} s (goal < 6); slider move "
+            f"{_fmt(r.loaded_slider, timeout_s)} s against {_fmt(r.idle_slider, timeout_s)} s idle (goal: within 2x)",
+            f"  Stop with every worker busy: {_fmt(r.stop_latency, timeout_s)} s to 'Run stopped' (goal < 1)",
+        ]
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = OneLineParser(prog="python -m pvnviz.bench load", description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=positive_int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--same-seed", action="store_true", help="every session runs the same seed")
+    parser.add_argument("--timeout", type=positive_int, default=300, help="seconds to wait for each result")
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure the same way afterwards")
+    args = parser.parse_args(argv)
+    for n in args.sessions:
+        for label, root in (("this checkout", ROOT), ("baseline", args.baseline)):
+            if root is None:
+                continue
+            result = measure(root.resolve(), n, args.same_seed, args.timeout)
+            print(report(f"{label} ({root})", result, args.timeout), flush=True)
+    return 0

@@ -1,0 +1,177 @@
+"""The local worker pool (pvnviz.workers.LocalPool) for real: results equal the same call in this process,
+Stop within a second with every core busy (cooperative, and by a kill when a worker does not answer), a
+dead worker replaced, failures as one message, and no worker left behind, even when the server is killed."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pvnviz.experiment import ExperimentConfig, run_experiment
+from pvnviz.polytope import PolytopeConfig, train_polytope_pvn
+from pvnviz.workers import KILL_AFTER, LocalPool
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = ExperimentConfig(num_policies=30, num_episodes=3, train_steps=80, ascent_steps=10, eval_episodes=3)
+LONG = ExperimentConfig(num_policies=30, num_episodes=3, train_steps=200_000, ascent_steps=10, eval_episodes=3)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(f"/proc/{pid}").exists() else "X"
+    return state not in ("Z", "X")
+
+
+def drive(pool: LocalPool, job_id: str, ends=("done", "failed", "cancelled"), timeout: float = 120):
+    """Poll the pool until ``job_id`` has an event of a kind in ``ends``; (that event, every event of the job)."""
+    seen = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for event in pool.poll(0.02):
+            if event[0] == job_id:
+                seen.append(event)
+                if event[1] in ends:
+                    return event, seen
+    raise AssertionError(f"no end of {job_id} within {timeout} s; saw {[e[1] for e in seen]}")
+
+
+def start_when_free(pool: LocalPool, job_id: str, lane: str, task: str, kwargs: dict, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while pool.free(lane) == 0:
+        assert time.monotonic() < deadline, "no worker became ready"
+        pool.poll(0.05)
+    pool.start(job_id, lane, task, kwargs)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = LocalPool(2, num_quick=1)
+    yield p
+    pids = p.pids()
+    p.shutdown()
+    assert not [pid for pid in pids if alive(pid)]
+
+
+@pytest.fixture
+def busy_cores():
+    """Two processes spinning at full speed: every core of this machine busy."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    yield
+    for s in spinners:
+        s.kill()
+        s.wait()
+
+
+def test_the_polytope_pvn_trained_in_a_quick_worker_equals_training_it_here(pool):
+    config = PolytopeConfig(train_steps=400)
+    start_when_free(pool, "q1", "quick", "polytope_pvn", {"config": config, "seed": 3})
+    (_, kind, remote), events = drive(pool, "q1")
+    assert kind == "done"
+    local = train_polytope_pvn(config, 3)
+    np.testing.assert_array_equal(remote.test_loss, local.test_loss)
+    np.testing.assert_array_equal(remote.net.forward(local.test_policies), local.net.forward(local.test_policies))
+    assert any(kind == "progress" for _, kind, _ in events)
+
+
+def test_an_experiment_in_a_worker_equals_it_here_and_costs_this_process_little(pool):
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    start_when_free(pool, "r1", "run", "experiment", {"config": SMALL, "seed": 5})
+    (_, kind, remote), events = drive(pool, "r1")
+    cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+    assert kind == "done", remote
+    local = run_experiment(SMALL, 5)
+    np.testing.assert_array_equal(remote.dataset.mean_returns, local.dataset.mean_returns)
+    for mode in SMALL.inputs:
+        np.testing.assert_array_equal(remote.traces[mode].true_returns, local.traces[mode].true_returns)
+        np.testing.assert_array_equal(remote.trained[mode].val_loss, local.trained[mode].val_loss)
+    assert cpu < 0.25 * wall, (cpu, wall)  # this process only waited: the worker computed
+    metrics = [row for _, kind, rows in events if kind == "metrics" for row in rows]
+    assert {mode for mode, *_ in metrics} == set(SMALL.inputs)  # live losses came back from the worker
+
+
+def test_stop_takes_effect_within_a_second_with_every_core_busy(pool, busy_cores):
+    start_when_free(pool, "r2", "run", "experiment", {"config": LONG, "seed": 1})
+    drive(pool, "r2", ends=("metrics",))  # training has begun
+    t0 = time.monotonic()
+    pool.cancel("r2")
+    (_, kind, _), _ = drive(pool, "r2", timeout=10)
+    assert kind == "cancelled"
+    assert time.monotonic() - t0 < 1.0
+
+
+def test_a_worker_that_does_not_answer_is_killed_and_replaced(pool):
+    start_when_free(pool, "r3", "run", "experiment", {"config": LONG, "seed": 2})
+    drive(pool, "r3", ends=("metrics",))
+    worker = next(w for w in pool._workers if w.job == "r3")
+    os.kill(worker.process.pid, signal.SIGSTOP)  # it can no longer reach its next progress report
+    t0 = time.monotonic()
+    pool.cancel("r3")
+    (_, kind, _), _ = drive(pool, "r3", timeout=10)
+    assert kind == "cancelled" and KILL_AFTER <= time.monotonic() - t0 < 1.0
+    deadline = time.monotonic() + 2
+    while alive(worker.process.pid) and time.monotonic() < deadline:  # SIGKILL is delivered asynchronously
+        pool.poll(0.05)
+    assert not alive(worker.process.pid)
+    assert pool.capacity("run") == 2 and len([w for w in pool._workers if w.lane == "run"]) == 2
+    start_when_free(pool, "r4", "run", "experiment", {"config": SMALL, "seed": 5})  # the new worker works
+    assert drive(pool, "r4")[0][1] == "done"
+
+
+def test_a_worker_that_dies_fails_its_job_with_a_message_and_is_replaced(pool):
+    start_when_free(pool, "r5", "run", "experiment", {"config": LONG, "seed": 3})
+    drive(pool, "r5", ends=("metrics",))
+    worker = next(w for w in pool._workers if w.job == "r5")
+    os.kill(worker.process.pid, signal.SIGKILL)  # as the kernel's OOM killer would
+    (_, kind, message), _ = drive(pool, "r5", timeout=10)
+    assert kind == "failed" and "worker process died" in message
+    start_when_free(pool, "r6", "run", "experiment", {"config": SMALL, "seed": 5})
+    assert drive(pool, "r6")[0][1] == "done"
+
+
+@pytest.mark.parametrize(
+    "task, kwargs, says",
+    [
+        ("experiment", {"config": SMALL, "seed": 0, "dataset": "not a dataset"}, "failed in its worker"),
+        ("shell", {"command": "rm -rf /"}, "unknown task 'shell'"),
+    ],
+)
+def test_a_failing_task_is_one_message_without_a_traceback(pool, task, kwargs, says):
+    start_when_free(pool, f"f-{task}", "run", task, kwargs)
+    (_, kind, message), _ = drive(pool, f"f-{task}")
+    assert kind == "failed" and says in message
+    assert "Traceback" not in message and "/" not in message.replace("rm -rf /", "")
+
+
+def test_no_worker_outlives_a_killed_server(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        sys.path.insert(0, {str(ROOT)!r})
+        from pvnviz.workers import LocalPool
+        if __name__ == "__main__":
+            pool = LocalPool(2, num_quick=1)
+            pool.free("run"); pool.free("quick")
+            print(" ".join(map(str, pool.pids())), flush=True)
+            time.sleep(600)
+        """
+    )
+    path = tmp_path / "server.py"
+    path.write_text(script)
+    server = subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE, text=True)
+    pids = [int(p) for p in server.stdout.readline().split()]
+    assert len(pids) == 3 and all(alive(p) for p in pids)
+    server.kill()  # no atexit, no cleanup: only PR_SET_PDEATHSIG can end the workers
+    server.wait()
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in pids if alive(p)]
