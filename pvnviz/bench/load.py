@@ -159,13 +159,49 @@ def report(label: str, r: LoadResult, timeout_s: float) -> str:
     )
 
 
+def backend_times(make) -> dict[str, float]:
+    """Seconds from creating a backend to its first quick task's result, then for 2 Quick CartPole runs at once."""
+    from pvnviz.jobqueue import JobQueue
+    from pvnviz.polytope import PolytopeConfig
+    from pvnviz.presets import PRESETS
+
+    def wait(queue: JobQueue, ids: list[str]) -> None:
+        while any(queue.view(i).active for i in ids):
+            time.sleep(0.05)
+        assert all(queue.view(i).state == "done" for i in ids), [queue.view(i).error for i in ids]
+
+    queue = JobQueue(make, grace=3600)
+    t0 = time.perf_counter()
+    wait(queue, [queue.submit("s", "pvn", "polytope_pvn", {"config": PolytopeConfig(), "seed": 0}, lane="quick").id])
+    first = time.perf_counter() - t0
+    quick = PRESETS["cartpole"]["quick"]()
+    t0 = time.perf_counter()
+    wait(queue, [queue.submit(f"s{i}", i, "experiment", {"config": quick, "seed": 200 + i}).id for i in range(2)])
+    runs = time.perf_counter() - t0
+    queue.shutdown()
+    return {"first quick task": first, "2 Quick runs at once": runs}
+
+
+def compare_backends() -> None:
+    from pvnviz.workers import LocalPool
+    from pvnviz.workers_ray import RayPool
+
+    for label, make in (("local process pool", LocalPool), ("local Ray", lambda: RayPool("local"))):
+        times = backend_times(make)
+        print(f"{label}: " + ", ".join(f"{k} {v:.1f} s" for k, v in times.items()), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m pvnviz.bench load", description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=positive_int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--same-seed", action="store_true", help="every session runs the same seed")
     parser.add_argument("--timeout", type=positive_int, default=300, help="seconds to wait for each result")
     parser.add_argument("--baseline", type=Path, help="another checkout to measure the same way afterwards")
+    parser.add_argument("--backends", action="store_true", help="only compare the local pool with a local Ray")
     args = parser.parse_args(argv)
+    if args.backends:
+        compare_backends()
+        return 0
     for n in args.sessions:
         for label, root in (("this checkout", ROOT), ("baseline", args.baseline)):
             if root is None:
