@@ -57,9 +57,10 @@ def package_dir() -> str:
     return str(Path(__file__).resolve().parent)
 
 
-def default_token_path() -> Path:
+def default_token_path(environ: MutableMapping[str, str] | None = None) -> Path:
     """Where ``ray get-auth-token --generate`` writes the token and every Ray process looks last."""
-    return Path.home() / ".ray" / "auth_token"
+    home = (os.environ if environ is None else environ).get("HOME")
+    return (Path(home) if home else Path.home()) / ".ray" / "auth_token"
 
 
 def find_token(environ: MutableMapping[str, str] | None = None) -> Token | None:
@@ -78,7 +79,7 @@ def find_token(environ: MutableMapping[str, str] | None = None) -> Token | None:
         if not value:
             raise ValueError(f"{TOKEN_PATH_VAR}={path} is empty; put the cluster's token in it or unset it.")
         return Token(value, f"{TOKEN_PATH_VAR}={path}")
-    path = default_token_path()
+    path = default_token_path(environ)
     value = path.read_text().strip() if path.is_file() else ""
     return Token(value, str(path)) if value else None
 
@@ -87,7 +88,8 @@ def prepare_token_mode(environ: MutableMapping[str, str] | None = None) -> Token
     """Settle ``RAY_AUTH_MODE`` for joining a cluster; the token that will be sent, if any.
 
     Unset and a token found: token mode on (this process and the processes it starts).
-    ``token`` and no token: ValueError naming what to set (Ray itself would abort the process).
+    ``token`` and no token: ValueError naming what to set (``ray.init`` would raise a long
+    ``AuthenticationError``, a direct GCS call would abort the process).
     """
     environ = os.environ if environ is None else environ
     token = find_token(environ)
