@@ -4,67 +4,27 @@ Each task runs the batched collector on one chunk with one physics thread per CP
 was given (``num_cpus``); a task whose worker dies (killed, out of memory, node lost) is
 retried up to ``max_retries`` times by Ray. Results come back to the driver, which
 writes each chunk to its ``ChunkStore`` as it arrives, so the data end up where the
-CLI runs whether or not the nodes share a disk. Ray is imported only here.
+CLI runs whether or not the nodes share a disk. Joining the cluster (token included) is
+``pvnviz.ray_cluster``; Ray is imported only there and here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from pvnviz.collect import Chunk, ChunkSpec, collect_chunk
+from pvnviz.ray_cluster import connect_cluster, package_dir  # noqa: F401 - package_dir: kept importable here
 
 ChunkTask = Callable[[ChunkSpec, int], Chunk]
-
-
-def package_dir() -> str:
-    """The ``pvnviz`` package folder, shipped to every worker with Ray's ``py_modules``."""
-    return str(Path(__file__).resolve().parent)
 
 
 def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
     """Join the cluster at ``address`` ("auto", "HOST:PORT") or start a local one; True if this call started Ray.
 
-    A running Ray connection of this process is reused as it is.
+    ``pvnviz.ray_cluster.connect_cluster``: a running connection is reused, the token is handled,
+    and every failure is a ValueError of one line.
     """
-    import ray
-
-    if ray.is_initialized():
-        return False
-    runtime_env = {"py_modules": [package_dir()]}
-    if address and address != "auto":
-        _check_reachable(address)
-    try:
-        if address:
-            ray.init(address=address, runtime_env=runtime_env, log_to_driver=False, logging_level="warning")
-        else:
-            ray.init(
-                num_cpus=num_cpus,
-                include_dashboard=False,
-                runtime_env=runtime_env,
-                log_to_driver=False,
-                logging_level="warning",
-            )
-    except ConnectionError as err:
-        message = f"cannot reach a Ray cluster at {address!r} ({err}); start one with `ray start --head`."
-        raise ValueError(message) from None
-    return True
-
-
-def _check_reachable(address: str, seconds: float = 5.0) -> None:
-    """ValueError unless something listens at HOST:PORT (Ray itself would wait minutes before failing)."""
-    import socket
-
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
-        raise ValueError(f"--address must be auto or HOST:PORT (e.g. 10.0.0.1:6379), got {address!r}.")
-    try:
-        socket.create_connection((host, int(port)), timeout=seconds).close()
-    except OSError as err:
-        raise ValueError(
-            f"cannot reach a Ray cluster at {address} ({err.strerror or err}); start one there with "
-            "`ray start --head --port=PORT` or check the address."
-        ) from None
+    return connect_cluster(address, num_cpus=num_cpus)
 
 
 class RayExecutor:
