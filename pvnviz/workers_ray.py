@@ -71,10 +71,10 @@ class RayPool:
     name = "ray"
 
     def __init__(self, address: str, num_cpus: int | None = None):
-        from pvnviz.collect_ray import connect
+        from pvnviz.ray_cluster import connect_cluster  # the token handled as for the CLI (docs: README, Ray)
 
         ray = _ray()
-        self.started = connect(None if address == "local" else address, num_cpus or os.cpu_count())
+        self.started = connect_cluster(None if address == "local" else address, num_cpus=num_cpus or os.cpu_count())
         self._remote = ray.remote(max_retries=0)(_run_remote)
         self._sink = _sink_class().remote()
         self._refs: dict[str, Any] = {}  # job id -> ObjectRef

@@ -14,6 +14,7 @@ Teardown stops only the processes the two ``ray start`` calls started, by their 
 """
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -172,6 +173,42 @@ def test_the_readme_cluster_collects_the_local_dataset_on_the_second_node(cluste
     np.testing.assert_array_equal(from_ray.params, from_local.params)
     np.testing.assert_array_equal(from_ray.returns, from_local.returns)
     print(f"\ncluster up in {cluster.seconds_to_start:.1f} s; CLI on Ray {ray_seconds:.1f} s")
+
+
+LIVE_DRIVER = """
+import json, time
+from pvnviz.experiment import ExperimentConfig
+from pvnviz.jobqueue import JobQueue
+from pvnviz.workers import make_backend
+config = ExperimentConfig(num_policies=12, num_episodes=4, horizon=50, train_steps=20, ascent_steps=2,
+                          num_starts=1, eval_episodes=2, fresh_episodes=2)
+results = {}
+queue = JobQueue(make_backend, on_done=lambda job, result: results.__setitem__("r", result), grace=3600)
+job = queue.submit("student", "key", "experiment", {"config": config, "seed": 3})
+while queue.view(job.id).active:
+    time.sleep(0.1)
+view = queue.view(job.id)
+print(json.dumps({"state": view.state, "error": view.error, "backend": queue.backend.name,
+                  "returns": results["r"].dataset.mean_returns.tolist() if "r" in results else None}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.ray_cluster
+def test_a_live_run_goes_to_the_cluster_named_by_pvn_ray_address(cluster, tmp_path):
+    from pvnviz.experiment import ExperimentConfig, run_experiment
+
+    env = machine_env(tmp_path / "server-home", RAY_AUTH_TOKEN=cluster.token, PVN_RAY_ADDRESS=cluster.address)
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.run([sys.executable, "-c", LIVE_DRIVER], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["state"] == "done" and out["backend"] == "ray", out
+    # the head has no CPU, so the run's one-CPU task ran on the second node; it computed what this process does
+    config = ExperimentConfig(num_policies=12, num_episodes=4, horizon=50, train_steps=20, ascent_steps=2,
+                              num_starts=1, eval_episodes=2, fresh_episodes=2)  # fmt: skip
+    np.testing.assert_array_equal(out["returns"], run_experiment(config, 3).dataset.mean_returns)
 
 
 @pytest.mark.slow
