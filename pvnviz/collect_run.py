@@ -158,20 +158,7 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
             resume=args.resume,
             on_chunk=bar,
         )
-    except KeyboardInterrupt:
-        bar.close()
-        saved = len(list(store.folder.glob("chunk-*.npz")))
-        print(
-            f"\ninterrupted: {saved} chunks are saved in {store.folder}; "
-            "run the same command with --resume to collect only the rest.",
-            file=sys.stderr,
-        )
-        raise SystemExit(130) from None
-    except OSError as err:  # e.g. a full disk: the chunks written so far stay
-        raise ValueError(
-            f"cannot write chunks to {store.folder}: {err.strerror or err}; free space, then rerun with --resume."
-        ) from None
-    except Exception as err:
+    except Exception as err:  # Ctrl-C, SIGTERM and OSError (a full disk): the CLI's ending names the saved chunks
         if type(err).__module__.startswith("ray"):  # a task failed after its retries, or the cluster went away
             raise ValueError(
                 f"Ray collection stopped ({type(err).__name__}: {str(err).splitlines()[0][:200]}); "
