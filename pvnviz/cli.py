@@ -148,10 +148,8 @@ class _Where:
         count = len(list(self.chunks.glob("chunk-*.npz"))) if self.chunks is not None and self.chunks.is_dir() else 0
         if not count or self.published():
             return ""
-        return (
-            f" {count} chunk{'s' if count > 1 else ''} saved in {self.chunks}; run the same command with --resume "
-            "to collect only the rest."
-        )
+        them = "them" if count > 1 else "it"
+        return f" {count} chunk{'s' if count > 1 else ''} saved in {self.chunks}: rerun with --resume to keep {them}."
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,8 +183,12 @@ def _ending(err: BaseException, where: _Where) -> int:
     if isinstance(err, OSError) and err.errno == errno.ENAMETOOLONG:
         return fail(f"a file name is too long: {err.filename or where.out}; choose a shorter --out.")
     if _disk_full(err, where.writing):
-        rerun = where.saved_chunks() or " Free space, then run again (a run already in --out is unchanged)."
-        return fail(f"the disk is full: cannot write {getattr(err, 'filename', None) or where.writing}.{rerun}", 1)
+        path = getattr(err, "filename", None) or where.writing
+        return fail(
+            f"the disk is full: cannot write {path}; free space there, then run again (a run already in --out is "
+            f"unchanged).{where.saved_chunks()}",
+            1,
+        )
     if isinstance(err, OSError):
         return fail(f"{err.strerror or err} ({type(err).__name__}); a run already in --out is unchanged.", 1)
     if isinstance(err, RunFailure):
