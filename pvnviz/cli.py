@@ -183,7 +183,7 @@ def _ending(err: BaseException, where: _Where) -> int:
     if isinstance(err, OSError) and err.errno == errno.ENAMETOOLONG:
         return fail(f"a file name is too long: {err.filename or where.out}; choose a shorter --out.")
     if _disk_full(err, where.writing):
-        path = getattr(err, "filename", None) or where.writing
+        path = getattr(err, "filename", None) or where.writing or where.out  # where the run was writing
         return fail(
             f"the disk is full: cannot write {path}; free space there, then run again (a run already in --out is "
             f"unchanged).{where.saved_chunks()}",
