@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pvnviz import endings
 from pvnviz.collect import ChunkStore, LocalExecutor, default_chunk_policies
 from pvnviz.configs import ConfigError
 from pvnviz.dataset import PolicyDataset
@@ -140,6 +141,7 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
 
         executor = RayExecutor(args.address, num_cpus=args.cpus_per_task)
         executor.started = connect(args.address)  # fail (one line) before the progress bar; shut down at the end
+        endings.reclaim()  # ray.init took SIGTERM over: 143 and one line again (Ray still shuts down, at exit)
     else:
         executor = LocalExecutor()
     bar = ChunkBar(f"{args.experiment} dataset ({args.backend})", disable=quiet)

@@ -109,6 +109,15 @@ class handled:  # noqa: N801 - used as ``with endings.handled():``, like a funct
             signal.signal(signum, handler)
 
 
+def reclaim() -> None:
+    """Set the handlers again where a library replaced them (``ray.init`` sets SIGTERM to ``sys.exit(15)``)."""
+    import threading
+
+    if _state.installed and threading.current_thread() is threading.main_thread():
+        for signum in STATUS:
+            signal.signal(signum, _on_signal)
+
+
 def hold() -> None:
     """The ending is chosen: from now on signals are recorded, never raised."""
     _state.raising = False

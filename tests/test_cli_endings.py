@@ -152,3 +152,43 @@ def test_a_full_disk_ends_with_1_and_names_the_disk(tmp_path, size, full_at):
         listing = proc.stderr.splitlines()[-2:]
         assert "dataset.npz" in listing and "pvn_fingerprint.pt" in listing, proc.stderr
         assert "enforce fail" not in proc.stderr
+
+
+# The rules of pvnviz.endings, each in a small process of its own (no torch: ~0.1 s each).
+RULES = {
+    "a signal in the exit work after a success": (
+        "atexit.register(lambda: os.kill(os.getpid(), signal.SIGTERM))\nendings.finish(0)",
+        143,
+        "terminated (SIGTERM) as the CLI was exiting",
+    ),
+    "a signal in the exit work after an error line": (
+        "print('error: bad input', file=sys.stderr)\n"
+        "atexit.register(lambda: os.kill(os.getpid(), signal.SIGINT))\nendings.finish(2)",
+        2,
+        "bad input",
+    ),
+    "a second signal while the first one's ending is written": (
+        "try:\n    os.kill(os.getpid(), signal.SIGINT)\n    time.sleep(5)\nexcept KeyboardInterrupt:\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n    time.sleep(0.2)\n"
+        "    print('error: interrupted', file=sys.stderr)\nendings.finish(130)",
+        130,
+        "interrupted",
+    ),
+    "a half-closed file complaining after the signal": (
+        "class File:\n    def __del__(self):\n        raise ValueError('seek of closed file')\n"
+        "try:\n    f = File()\n    os.kill(os.getpid(), signal.SIGINT)\n    time.sleep(5)\nexcept KeyboardInterrupt:\n"
+        "    del f\n    print('error: interrupted', file=sys.stderr)\nendings.finish(130)",
+        130,
+        "interrupted",
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_the_endings_rules_one_line_and_the_signals_status(rule):
+    body, status, words = RULES[rule]
+    code = "import atexit, os, signal, sys, time\nfrom pvnviz import endings\nendings.install()\n" + body
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == status, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], proc.stderr
