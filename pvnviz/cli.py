@@ -6,14 +6,16 @@
 Each run writes ``config.json`` and ``summary.json`` (see ``pvnviz.runs``) plus the
 experiment's arrays and a ``manifest.json``, with terminal progress bars on stderr. A run is
 written beside ``--out`` and moved into place only when whole; an existing run is replaced
-only with ``--overwrite``. ``python -m pvnviz manifest DIR`` checks an older run by opening it
-and gives it a manifest. Work is sized first (``pvnviz.sizing``): a run that needs more memory
-than is free is refused before it starts.
+only with ``--overwrite``. ``python -m pvnviz manifest DIR`` opens a run, every array and network,
+before it vouches for it (also when it has a manifest), and gives an older run its manifest.
+Work is sized first (``pvnviz.sizing``): a run that needs more memory than is free is refused
+before it starts.
 
 Every ending is one line on stderr and a distinct exit status: 2 for bad input (the line says
 what to change), 1 for a failure the line names (out of memory, a full disk, a diverging run),
-130 for Ctrl-C (SIGINT) and 143 for SIGTERM. An interrupted or failed run leaves the previous
-run in ``--out`` as it was.
+130 for Ctrl-C (SIGINT) and 143 for SIGTERM, at any moment: the handlers are in place before the heavy
+imports (``pvnviz.endings``). An interrupted or failed run leaves the previous run in ``--out`` as it was.
+Settings that could fail only later are refused by the config itself, before any work.
 """
 
 from __future__ import annotations
@@ -109,7 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     collect_run.add_arguments(run)
     settings = sub.add_parser("settings", help="list an experiment's settings and help texts")
     settings.add_argument("experiment")
-    manifest = sub.add_parser("manifest", help="check an older run folder by opening it, then write its manifest")
+    manifest = sub.add_parser(
+        "manifest", help="open a run (every array and network), then write its manifest if it has none"
+    )
     manifest.add_argument("folder")
     return parser
 
