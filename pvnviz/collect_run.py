@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pvnviz import endings
 from pvnviz.collect import ChunkStore, LocalExecutor, default_chunk_policies
 from pvnviz.configs import ConfigError
 from pvnviz.dataset import PolicyDataset
@@ -140,6 +141,7 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
 
         executor = RayExecutor(args.address, num_cpus=args.cpus_per_task)
         executor.started = connect(args.address)  # fail (one line) before the progress bar; shut down at the end
+        endings.reclaim()  # ray.init took SIGTERM over: 143 and one line again (Ray still shuts down, at exit)
     else:
         executor = LocalExecutor()
     bar = ChunkBar(f"{args.experiment} dataset ({args.backend})", disable=quiet)
@@ -158,20 +160,7 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
             resume=args.resume,
             on_chunk=bar,
         )
-    except KeyboardInterrupt:
-        bar.close()
-        saved = len(list(store.folder.glob("chunk-*.npz")))
-        print(
-            f"\ninterrupted: {saved} chunks are saved in {store.folder}; "
-            "run the same command with --resume to collect only the rest.",
-            file=sys.stderr,
-        )
-        raise SystemExit(130) from None
-    except OSError as err:  # e.g. a full disk: the chunks written so far stay
-        raise ValueError(
-            f"cannot write chunks to {store.folder}: {err.strerror or err}; free space, then rerun with --resume."
-        ) from None
-    except Exception as err:
+    except Exception as err:  # Ctrl-C, SIGTERM and OSError (a full disk): the CLI's ending names the saved chunks
         if type(err).__module__.startswith("ray"):  # a task failed after its retries, or the cluster went away
             raise ValueError(
                 f"Ray collection stopped ({type(err).__name__}: {str(err).splitlines()[0][:200]}); "

@@ -22,7 +22,7 @@ from pvnviz.collect import collect_dataset
 from pvnviz.dataset import PolicyDataset
 from pvnviz.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
 from pvnviz.envs import get_env
-from pvnviz.experiment_config import DATASET_FIELDS, ExperimentConfig, dataset_config  # noqa: F401 (the API)
+from pvnviz.experiment_config import DATASET_FIELDS, ExperimentConfig, dataset_config, num_validation  # noqa: F401
 from pvnviz.fingerprint import initial_probes
 from pvnviz.histogram import ReturnBins
 from pvnviz.policies import glorot_params
@@ -72,9 +72,20 @@ def split(config: ExperimentConfig, dataset: PolicyDataset, seed: int) -> Split:
     # G_min, G_max of the training data the PVN sees (the kept policies' returns), Section 3.
     bins = ReturnBins.from_returns(dataset.returns[kept], config.num_bins)
     idx = _rng(seed, "split").permutation(np.flatnonzero(kept))
-    num_val = int(round(config.val_fraction * len(idx)))
-    num_val = min(num_val, len(idx) - 1)
-    return Split(kept, bins, np.sort(idx[num_val:]), np.sort(idx[:num_val]))
+    num_val = num_validation(config.val_fraction, len(idx))
+    if num_val < 1:  # the config holds one out of num_policies (ExperimentConfig); the return limit left fewer
+        raise ValueError(
+            f"only {len(idx)} of {len(kept)} policies pass the return limit {config.return_limit}, and "
+            f"val_fraction={config.val_fraction} of them holds out no validation policy; raise return_limit "
+            "or val_fraction."
+        )
+    parts = Split(kept, bins, np.sort(idx[num_val:]), np.sort(idx[:num_val]))
+    if config.start_from == "dataset" and len(parts.train_idx) < config.num_starts:  # known now, not after training
+        raise ValueError(
+            f"start_from='dataset' needs {config.num_starts} training policies; the return limit "
+            f"{config.return_limit} leaves {len(parts.train_idx)}: lower num_starts or raise return_limit."
+        )
+    return parts
 
 
 def build_pvn(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed: int, member: int = 0) -> PVN:

@@ -9,9 +9,10 @@ finite numbers, every count and layer within ``pvnviz.sizing.LIMITS``, known nam
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
-from pvnviz.configs import check, check_finite, param
+from pvnviz.configs import ConfigError, check, check_finite, param
 from pvnviz.envs import ENVIRONMENTS, get_env
 from pvnviz.fingerprint import PROBE_INITS
 from pvnviz.policies import PolicyArch
@@ -116,11 +117,36 @@ class ExperimentConfig:
         check(all(h >= 1 for h in self.policy_hidden + self.pvn_hidden), "layer sizes must be positive.")
         check(self.temperature > 0, "temperature must be positive.")
         check(self.learning_rate > 0 and self.ascent_learning_rate > 0, "learning rates must be positive.")
-        check(0.0 <= self.val_fraction < 1.0, "val_fraction must be in [0, 1).")
         check(self.probe_init in PROBE_INITS, f"probe_init must be one of {PROBE_INITS}.")
         check(
             len(self.inputs) >= 1 and all(i in INPUT_MODES for i in self.inputs),
             f"inputs must be a non-empty subset of {INPUT_MODES}; got {self.inputs}.",
+        )
+        check(len(set(self.inputs)) == len(self.inputs), f"inputs must name each PVN input once; got {self.inputs}.")
+        self._check_split()
+
+    def _check_split(self) -> None:
+        """Combinations that would fail only after the collection: no validation policy, too few starts."""
+        check(
+            0.0 < self.val_fraction < 1.0,
+            f"val_fraction must be above 0 (the PVN is validated on held-out policies) and below 1, e.g. 0.1; "
+            f"got {self.val_fraction}.",
+        )
+        k = self.num_policies
+        check(k >= 2, f"num_policies must be at least 2 (one to train on, one to validate); got {k}.")
+        if num_validation(self.val_fraction, k) < 1:
+            fraction, policies = _least_split(self.val_fraction, k)
+            raise ConfigError(
+                f"val_fraction={self.val_fraction} of num_policies={k} holds out no validation policy "
+                f"({self.val_fraction} x {k} rounds to 0), so the PVN could not be validated; raise val_fraction "
+                f"to at least {fraction:g} or num_policies to at least {policies}."
+            )
+        num_train = k - num_validation(self.val_fraction, k)
+        check(
+            self.start_from != "dataset" or self.num_starts <= num_train,
+            f"start_from=dataset takes the num_starts={self.num_starts} best training policies, but "
+            f"num_policies={k} with val_fraction={self.val_fraction} leaves {num_train}; lower num_starts "
+            "or val_fraction, or raise num_policies.",
         )
 
     def arch(self) -> PolicyArch:
@@ -128,9 +154,28 @@ class ExperimentConfig:
         return PolicyArch(env.obs_dim, env.act_dim, tuple(self.policy_hidden), env.discrete)
 
 
+def num_validation(val_fraction: float, num_kept: int) -> int:
+    """Validation policies held out of ``num_kept`` (Stage 2's split); at least one is left to train on."""
+    return max(min(int(round(val_fraction * num_kept)), num_kept - 1), 0)
+
+
+def _least_split(val_fraction: float, num_policies: int) -> tuple[float, int]:
+    """The least val_fraction (in hundredths) and the least num_policies that hold out one validation policy."""
+    fraction = math.floor(50 / num_policies) / 100 + 0.01
+    while num_validation(fraction, num_policies) < 1:
+        fraction = round(fraction + 0.01, 2)
+    policies = math.floor(0.5 / val_fraction) + 1
+    while num_validation(val_fraction, policies) < 1:
+        policies += 1
+    return fraction, policies
+
+
 DATASET_FIELDS = ("env", "policy_hidden", "num_policies", "num_episodes", "horizon")
 
 
 def dataset_config(config: ExperimentConfig) -> ExperimentConfig:
     """The config with every field the dataset does not depend on reset to its default (a cache key)."""
-    return dataclasses.replace(ExperimentConfig(), **{f: getattr(config, f) for f in DATASET_FIELDS})
+    fields = {f: getattr(config, f) for f in DATASET_FIELDS}
+    if num_validation(ExperimentConfig.val_fraction, config.num_policies) < 1:  # a few policies: the default holds none
+        fields["val_fraction"] = 0.5  # still a function of the dataset fields alone
+    return dataclasses.replace(ExperimentConfig(), **fields)

@@ -1,0 +1,135 @@
+"""How ``python -m pvnviz`` ends on Ctrl-C (SIGINT) and SIGTERM: one line on stderr, exit status 130 or 143.
+
+Only the standard library: ``pvnviz.__main__`` calls ``install`` before it imports anything heavy (torch,
+numpy, gymnasium, mujoco, ray), so a signal during the imports ends as cleanly as one during a run.
+
+The rules, at any moment of the process:
+- the first signal raises ``Interrupted`` (a ``KeyboardInterrupt``) where the main thread is; every later
+  one is only recorded, so the clean-up and the ending line are never cut by a second exception;
+- once the CLI has chosen its ending (``hold``), signals are only recorded;
+- ``finish`` ends the process: Python's exit work (non-daemon threads, ``atexit`` callbacks such as Ray's
+  shutdown) runs under ``hold``, then the last ``atexit`` callback, with both signals blocked, flushes the
+  streams and calls ``os._exit``. A signal that came after a successful ending still ends with 130 or 143
+  and its one line; an ending already written (an error line) stands.
+- "Exception ignored in ..." reports of half-closed files collected after a signal are dropped
+  (``sys.unraisablehook``); ``PVN_DEBUG=1`` keeps them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import sys
+
+# Nothing heavier: typing, contextlib and threading would add ~15 ms before the handlers are in place.
+
+STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal's number, as shells report it
+NAMES = {signal.SIGINT: "interrupted (Ctrl-C)", signal.SIGTERM: "terminated (SIGTERM)"}
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM, raised where the main thread is, so either ends as cleanly as Ctrl-C."""
+
+    def __init__(self, signum: int):
+        super().__init__(NAMES.get(signum, f"signal {signum}"))
+        self.signum = signum
+
+
+class _State:
+    installed = False
+    raising = True  # False once a signal was raised or the ending is chosen
+    signum: int | None = None  # the first signal received
+    status: int | None = None  # set by ``finish``: the status the process ends with
+
+
+_state = _State()
+
+
+def _on_signal(signum: int, frame) -> None:
+    if _state.signum is None:
+        _state.signum = signum
+    if _state.raising:
+        _state.raising = False
+        raise Interrupted(signum)
+
+
+def _unraisable(unraisable) -> None:
+    if _state.signum is None or os.environ.get("PVN_DEBUG"):
+        sys.__unraisablehook__(unraisable)
+
+
+def _last_word() -> None:
+    """The last ``atexit`` callback (registered first): the one ending line if a signal came late, then exit."""
+    if _state.status is None:
+        return  # ``finish`` was not reached: Python's own ending
+    signal.pthread_sigmask(signal.SIG_BLOCK, set(STATUS))  # nothing changes from here
+    pending = [s for s in STATUS if s in signal.sigpending()]
+    signum = _state.signum if _state.signum is not None else (pending[0] if pending else None)
+    status = _state.status
+    if signum is not None and status == 0:  # the work was done, then a signal came before the process ended
+        status = STATUS[signum]
+        line = f"error: {NAMES[signum]} as the CLI was exiting; its work was done (a run it wrote is whole)."
+        try:
+            print(line, file=sys.stderr)
+        except Exception:  # noqa: BLE001, S110 - a closed stderr cannot take the line
+            pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - e.g. a closed pipe
+            pass
+    os._exit(status)
+
+
+def install() -> None:
+    """Handle SIGINT and SIGTERM by the rules above, for the rest of the process (``python -m pvnviz``)."""
+    atexit.register(_last_word)  # registered first, so it runs last
+    sys.unraisablehook = _unraisable
+    for signum in STATUS:
+        signal.signal(signum, _on_signal)
+    _state.installed = True
+
+
+class handled:  # noqa: N801 - used as ``with endings.handled():``, like a function of contextlib
+    """Within: signals as ``install`` handles them. A no-op after ``install``; else (``main()`` called in a
+    process of its own, e.g. a test) the handlers are set here, main thread only, and restored after."""
+
+    def __enter__(self) -> None:
+        import threading
+
+        self.previous = {}
+        if _state.installed or threading.current_thread() is not threading.main_thread():
+            return
+        _state.raising, _state.signum = True, None
+        self.previous = {signum: signal.signal(signum, _on_signal) for signum in STATUS}
+
+    def __exit__(self, *exc_info) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+
+def reclaim() -> None:
+    """Set the handlers again where a library replaced them (``ray.init`` sets SIGTERM to ``sys.exit(15)``)."""
+    import threading
+
+    if _state.installed and threading.current_thread() is threading.main_thread():
+        for signum in STATUS:
+            signal.signal(signum, _on_signal)
+
+
+def hold() -> None:
+    """The ending is chosen: from now on signals are recorded, never raised."""
+    _state.raising = False
+
+
+def received() -> int | None:
+    """The first signal received (SIGINT or SIGTERM), or None."""
+    return _state.signum
+
+
+def finish(status: int) -> None:
+    """End the process with ``status`` (see the module docstring); never returns."""
+    hold()
+    _state.status = status
+    sys.exit(status)
