@@ -45,7 +45,7 @@ FIELDS = [
             ),
             ("train_steps", "Training steps", "int", dict(min_value=1, max_value=50000, step=100)),
             ("batch_size", "Batch size", "int", dict(min_value=1, max_value=1024, step=1)),
-            ("val_fraction", "Validation share", "float", dict(min_value=0.0, max_value=0.9, step=0.05)),
+            ("val_fraction", "Validation share", "float", dict(min_value=0.05, max_value=0.9, step=0.05)),
         ],
     ),
     (
