@@ -14,6 +14,7 @@ from pvnviz.figures import polytope as figs
 from pvnviz.figures import polytope_ascent as ascent_figs
 from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_polytope_pvn, training_key
 from ui import chart, computed, explain, gif_download, require_navigation, urlcheck
+from ui.errors import guarded
 from ui.player import chart_key, player
 
 require_navigation()
@@ -231,6 +232,7 @@ chart(polytope_fig(key, seed, True, trained), "value-polytope", polytope_slot, k
 
 
 @st.fragment
+@guarded
 def ascent_section() -> None:
     """The ascent's controls and figures: moving them reruns only this part of the page."""
     controls = st.columns(4)

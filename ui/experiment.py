@@ -21,6 +21,7 @@ from pvnviz.run_files import load_result
 from pvnviz.runs import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
 from pvnviz.sizing import check_budget, check_memory
 from ui import MAX_RESULTS, _store, chart, computed, urlcheck
+from ui.errors import guarded
 from ui.jobs import Job
 from ui.settings import FIELDS, PRESET_CONFIGS, _current_preset, _key, sidebar_config  # noqa: F401 (pages)
 
@@ -199,7 +200,7 @@ def obtain_result(
             key=_key(env_name, "upload"),
             help=f"A zip downloaded from this page (at most {archive.MAX_ZIP_BYTES // 2**20} MB).",
         )
-    st.fragment(_job_panel, run_every=0.5 if busy else None)(env_name)
+    st.fragment(guarded(_job_panel), run_every=0.5 if busy else None)(env_name)
     shipped_runs = _shipped(env_name, shipped or {})
     presets = PRESET_CONFIGS.get(env_name, {})
     if uploaded is not None:
