@@ -164,3 +164,27 @@ def bad_zips() -> dict[str, tuple[bytes, str]]:
         "symlink member": (run_zip({}, (link,)), "is a link"),
         "pickled array": (run_zip({"dataset.npz": dataset_with("seconds", pickled)}), "|O"),
     }
+
+
+def largest_run_zip(array_megabytes: int = 190) -> bytes:
+    """A valid run zip near the cap: the quick run with as many policies as fit ``array_megabytes`` of arrays
+    (parameters of a few values, so the zip stays under 50 MB); every check passes and it opens."""
+    from pvnviz.configs import from_dict
+    from pvnviz.experiment import ExperimentConfig
+
+    meta = json.loads((QUICK / "config.json").read_text())
+    arch = from_dict(ExperimentConfig, meta["config"]).arch()
+    num_episodes = meta["config"]["num_episodes"]
+    num_policies = array_megabytes * MB // ((arch.num_params + num_episodes) * 4)
+    meta["config"]["num_policies"] = num_policies
+    rng = np.random.default_rng(0)
+    dataset = {
+        **npz_arrays(QUICK / "dataset.npz"),
+        "params": rng.integers(-2, 3, size=(num_policies, arch.num_params)).astype(np.float32),
+        "returns": np.full((num_policies, num_episodes), 10.0, dtype=np.float32),  # under the return limit: all kept
+    }
+    split = json.loads((QUICK / "split.json").read_text())
+    num_train = num_policies - num_policies // 10
+    split.update(train_idx=list(range(num_train)), val_idx=list(range(num_train, num_policies)))
+    files = {"config.json": json.dumps(meta).encode(), "split.json": json.dumps(split).encode()}
+    return run_zip({**files, "dataset.npz": npz_bytes(dataset)})

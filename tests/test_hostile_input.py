@@ -120,6 +120,15 @@ def test_a_hostile_zip_raises_the_peak_memory_by_less_than_300_mb(bad_zips, tmp_
     assert rise < MEMORY_BOUND, f"{what}: the peak rose by {rise / 2**20:.0f} MB"
 
 
+def test_the_largest_run_the_checks_accept_opens_within_the_bound(tmp_path):
+    """The bound README states: a valid upload of 190 MB of arrays opens, its peak under 300 MB beyond the zip."""
+    data = hostile.largest_run_zip()
+    assert len(data) <= archive.MAX_ZIP_BYTES
+    outcome, rise = _peak_rise(data, tmp_path)
+    assert outcome == "opened"
+    assert 190 * 2**20 < rise < MEMORY_BOUND, f"the peak rose by {rise / 2**20:.0f} MB"
+
+
 def test_the_page_refuses_every_hostile_upload_with_an_error_and_no_exception(bad_zips):
     at = open_page("pages/cartpole.py")
     for what, (data, phrase) in bad_zips.items():
