@@ -5,6 +5,7 @@ from streamlit.errors import StreamlitAPIException
 
 from ui import navigation as ui_navigation
 from ui import urlcheck
+from ui.errors import boundary
 
 st.set_page_config(page_title="PVN Lab", page_icon="🧭", layout="wide")
 
@@ -53,5 +54,6 @@ with st.sidebar:
     st.caption("Policy Evaluation Networks — Harb, Schaul, Precup, Bacon (ICML 2020).")
 
 notice = st.container()  # above the page: what the link asked for that the page could not use
-navigation.run()  # a page that stops after an explained error calls urlcheck.stop(), which warns first
+with boundary():  # an unexpected error: one st.error with an id, the traceback to the server's log
+    navigation.run()  # a page that stops after an explained error calls urlcheck.stop(), which warns first
 urlcheck.warn_ignored(navigation.url_path, notice)

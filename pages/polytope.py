@@ -14,6 +14,7 @@ from pvnviz.figures import polytope as figs
 from pvnviz.figures import polytope_ascent as ascent_figs
 from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, training_key
 from ui import chart, explain, gif_download, jobs, require_navigation, urlcheck
+from ui.errors import guarded
 from ui.player import chart_key, player
 
 require_navigation()
@@ -240,6 +241,7 @@ chart(polytope_fig(key, seed, True, trained), "value-polytope", polytope_slot, k
 
 
 @st.fragment
+@guarded
 def ascent_section() -> None:
     """The ascent's controls and figures: moving them reruns only this part of the page."""
     controls = st.columns(4)

@@ -39,8 +39,18 @@ def to_dict(config: Any) -> dict[str, Any]:
     return json.loads(json.dumps(dataclasses.asdict(config)))
 
 
+SCALARS = (bool, int, float, str)
+
+
+def _kind(value: Any) -> str:
+    return "a list" if isinstance(value, (list, tuple)) else "a table" if isinstance(value, dict) else repr(value)[:60]
+
+
 def _coerce(value: Any, annotation: Any, name: str) -> Any:
     origin = typing.get_origin(annotation)
+    scalar = annotation in SCALARS or (isinstance(annotation, type) and issubclass(annotation, str))
+    if scalar and isinstance(value, (list, tuple, dict)):  # JSON's [100, 100] where one value goes
+        raise ConfigError(f"{name} must be one {getattr(annotation, '__name__', 'value')}; got {_kind(value)}.")
     if annotation is bool:
         if isinstance(value, str):
             if value.lower() in ("true", "1", "yes", "on"):
@@ -48,8 +58,12 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
             if value.lower() in ("false", "0", "no", "off"):
                 return False
             raise ConfigError(f"{name} must be true or false; got {value!r}.")
+        if value not in (0, 1):  # True, False, 0 or 1
+            raise ConfigError(f"{name} must be true or false; got {_kind(value)}.")
         return bool(value)
     if annotation in (int, float, str):
+        if annotation is not str and isinstance(value, bool):
+            raise ConfigError(f"{name} must be {annotation.__name__}; got {value!r}.")
         try:
             if annotation is int and isinstance(value, float) and not value.is_integer():
                 raise ValueError
@@ -62,6 +76,8 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
                 value = json.loads(value)
             except json.JSONDecodeError:
                 value = [v for v in value.replace("[", "").replace("]", "").split(",") if v.strip()]
+        if isinstance(value, dict):
+            raise ConfigError(f"{name} must be a list of values; got a table.")
         if not isinstance(value, (list, tuple)):
             value = [value]
         args = typing.get_args(annotation)

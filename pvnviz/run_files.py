@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import os
 import pickle
 import zipfile
 from dataclasses import dataclass
@@ -36,21 +38,28 @@ from pvnviz.experiment import ExperimentConfig, ExperimentResult, Split, build_e
 from pvnviz.histogram import ReturnBins
 from pvnviz.pvn import TrainedPVN
 from pvnviz.runs import RUN_FORMAT_VERSION, RunError, RunInfo, read_run
+from pvnviz.safe_files import Budget, check_directory, check_npz, open_regular, read_json
 
 DAMAGED = "the run was changed after it was written, or written by another version; run it again"
+MAX_RUN_BYTES = 2**30  # a run opened from a folder: its arrays as declared plus its network files
 
 
 def _fail(name: str, problem: str) -> RunError:
     return RunError(f"{name}: {problem}; {DAMAGED}.")
 
 
-def _arrays(folder: Path, name: str, required: dict[str, str]) -> dict[str, np.ndarray]:
-    """The arrays of an .npz, each present and of its kind ('f' float, 'i' integer, 'U' text)."""
-    try:
-        with np.load(folder / name, allow_pickle=False) as data:
-            arrays = {key: data[key] for key in data.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
-        raise _fail(name, f"not a readable array file ({type(err).__name__})") from None
+def _arrays(folder: Path, name: str, required: dict[str, str], budget: Budget) -> dict[str, np.ndarray]:
+    """The arrays of an .npz, each present and of its kind ('f' float, 'i' integer, 'U' text).
+
+    Every member's header is checked against ``budget`` (``safe_files.check_npz``) before ``np.load`` reads it.
+    """
+    with open_regular(folder / name, name) as handle:
+        check_npz(handle, name, budget)
+        try:
+            with np.load(handle, allow_pickle=False) as data:
+                arrays = {key: data[key] for key in data.files}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+            raise _fail(name, f"not a readable array file ({type(err).__name__})") from None
     for key, kinds in required.items():
         if key not in arrays:
             raise _fail(name, f"the array {key!r} is missing")
@@ -62,6 +71,13 @@ def _arrays(folder: Path, name: str, required: dict[str, str]) -> dict[str, np.n
 def _shape(name: str, key: str, array: np.ndarray, expected: tuple, why: str) -> None:
     if array.shape != expected:
         raise _fail(name, f"{key} has shape {array.shape}, expected {expected} ({why})")
+
+
+def _scalars(name: str, arrays: dict[str, np.ndarray], keys: tuple[str, ...]) -> None:
+    """Each of ``keys`` one value (shape ()), as ``save_result`` writes it: never a vector where a number goes."""
+    for key in keys:
+        if key in arrays:
+            _shape(name, key, arrays[key], (), "one value")
 
 
 def _finite(name: str, key: str, array: np.ndarray) -> None:
@@ -85,11 +101,37 @@ def check_config(info: RunInfo, experiment: str | None):
     return config
 
 
-def check_dataset(folder: Path, config: Any) -> dict[str, np.ndarray]:
+def _seconds(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+def check_summary(summary: dict, modes: tuple[str, ...]) -> tuple[dict[str, float], dict[str, float]]:
+    """What a run's summary.json gives the page: its timings (seconds) and each ensemble's validation spread.
+
+    RunError for a list or text where a number goes (``read_json`` has already refused NaN and huge numbers).
+    """
+    name = "summary.json"
+    timings = summary.get("timings_seconds", {})
+    if not isinstance(timings, dict) or not all(_seconds(v) for v in timings.values()):
+        raise _fail(name, "timings_seconds is not a table of durations in seconds")
+    inputs = summary.get("inputs", {})
+    if not isinstance(inputs, dict) or not all(isinstance(v, dict) for v in inputs.values()):
+        raise _fail(name, "inputs is not a table per PVN input")
+    spreads = {}
+    for mode in modes:
+        spread = inputs.get(mode, {}).get("ensemble_val_spread", math.nan)
+        if not (_seconds(spread) or (isinstance(spread, float) and math.isnan(spread))):
+            raise _fail(name, f"{mode}'s ensemble_val_spread is not a number of 0 or more")
+        spreads[mode] = float(spread)
+    return {str(k): float(v) for k, v in timings.items()}, spreads
+
+
+def check_dataset(folder: Path, config: Any, budget: Budget) -> dict[str, np.ndarray]:
     """dataset.npz against the config (K x P parameters, K x B returns, env, horizon, architecture); its arrays."""
     name = "dataset.npz"
     required = {"params": "f", "returns": "f", "env_name": "U", "horizon": "iu", "arch": "iu", "seconds": "f"}
-    data = _arrays(folder, name, required)
+    data = _arrays(folder, name, required, budget)
+    _scalars(name, data, ("env_name", "horizon", "seconds"))
     arch = config.arch()
     k, b = config.num_policies, config.num_episodes
     _shape(name, "params", data["params"], (k, arch.num_params), "num_policies x the policy's parameters")
@@ -101,6 +143,7 @@ def check_dataset(folder: Path, config: Any) -> dict[str, np.ndarray]:
     if int(data["horizon"]) != config.horizon:
         raise _fail(name, f"its horizon is {int(data['horizon'])}, config.json says {config.horizon}")
     expected_arch = [arch.obs_dim, arch.act_dim, int(arch.discrete), *arch.hidden]
+    _shape(name, "arch", data["arch"], (len(expected_arch),), "the policy's sizes")
     if data["arch"].tolist() != expected_arch:
         raise _fail(name, f"its policy architecture {data['arch'].tolist()} is not config.json's {expected_arch}")
     return data
@@ -109,10 +152,7 @@ def check_dataset(folder: Path, config: Any) -> dict[str, np.ndarray]:
 def check_split(folder: Path, config: Any, kept: np.ndarray) -> dict:
     """split.json: disjoint train and validation indices of kept policies, and config.json's bins; its content."""
     name = "split.json"
-    try:
-        meta = json.loads((folder / name).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        raise _fail(name, "not readable JSON") from None
+    meta = read_json(folder / name, name)
     if not isinstance(meta, dict) or not {"train_idx", "val_idx", "bins"} <= set(meta):
         raise _fail(name, "it lacks train_idx, val_idx or bins")
     indices = {}
@@ -140,7 +180,7 @@ def check_split(folder: Path, config: Any, kept: np.ndarray) -> dict:
     return meta
 
 
-def check_curves(folder: Path, config: Any, mode: str) -> dict[str, np.ndarray]:
+def check_curves(folder: Path, config: Any, mode: str, budget: Budget) -> dict[str, np.ndarray]:
     """curves_<input>.npz: training curves of one length, Algorithm 3's arrays over num_starts starts; its arrays."""
     name = f"curves_{mode}.npz"
     c = _arrays(
@@ -159,7 +199,9 @@ def check_curves(folder: Path, config: Any, mode: str) -> dict[str, np.ndarray]:
             "seconds": "f",
             "ascent_seconds": "f",
         },
+        budget,
     )
+    _scalars(name, c, ("seconds", "ascent_seconds", "explore_env_steps"))
     logged = c["steps"].shape
     if len(logged) != 1:
         raise _fail(name, f"steps has shape {logged}, expected one dimension")
@@ -212,14 +254,20 @@ def check_network(name: str, state: Any, expected: dict) -> None:
             raise _fail(name, f"{key} holds NaN or infinity")
 
 
-def load_network(folder: Path, name: str, expected: dict) -> dict:
-    """``torch.load(weights_only=True)`` of one network file, checked against ``expected``; RunError otherwise."""
-    try:
-        state = torch.load(folder / name, weights_only=True, map_location="cpu")
-    except FileNotFoundError:
-        raise _fail(name, "the file is missing") from None
-    except (OSError, RuntimeError, ValueError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile) as err:
-        raise _fail(name, f"not a network file this app can read safely ({type(err).__name__})") from None
+def load_network(folder: Path, name: str, expected: dict, budget: Budget) -> dict:
+    """``torch.load(weights_only=True)`` of one network file, checked against ``expected``; RunError otherwise.
+
+    A plain file whose size fits ``budget`` (torch holds at most the file's bytes) and whose zip directory is small.
+    """
+    if not (folder / name).exists():
+        raise _fail(name, "the file is missing")
+    with open_regular(folder / name, name) as handle:
+        budget.take(os.fstat(handle.fileno()).st_size, name)
+        check_directory(handle, name)
+        try:
+            state = torch.load(handle, weights_only=True, map_location="cpu")
+        except (OSError, RuntimeError, ValueError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile) as err:
+            raise _fail(name, f"not a network file this app can read safely ({type(err).__name__})") from None
     check_network(name, state, expected)
     return state
 
@@ -234,12 +282,16 @@ class CheckedRun:
     curves: dict[str, dict[str, np.ndarray]]
 
 
-def check_run(folder: Path, info: RunInfo, experiment: str | None = None) -> CheckedRun:
-    """Every file of a run against its config.json before anything is built from them (each file read once)."""
+def check_run(folder: Path, info: RunInfo, experiment: str | None = None, budget: Budget | None = None) -> CheckedRun:
+    """Every file of a run against its config.json before anything is built from them (each file read once).
+
+    ``budget`` bounds the bytes the run's arrays declare (default ``MAX_RUN_BYTES``), each checked before it is read.
+    """
+    budget = Budget(MAX_RUN_BYTES) if budget is None else budget
     config = check_config(info, experiment)
-    dataset = PolicyDataset.from_arrays(check_dataset(folder, config))
+    dataset = PolicyDataset.from_arrays(check_dataset(folder, config, budget))
     split = check_split(folder, config, dataset.kept(config.return_limit))
-    curves = {mode: check_curves(folder, config, mode) for mode in config.inputs}
+    curves = {mode: check_curves(folder, config, mode, budget) for mode in config.inputs}
     return CheckedRun(config, dataset, split, curves)
 
 
@@ -284,13 +336,17 @@ def save_result(result: ExperimentResult, out_dir: str | Path) -> None:
     )
 
 
-def load_result(path: str | Path, experiment: str | None = None) -> ExperimentResult:
-    """Open a run folder written by the CLI; RunError with a clear message if it is not one."""
+def load_result(path: str | Path, experiment: str | None = None, *, max_bytes: int = MAX_RUN_BYTES) -> ExperimentResult:
+    """Open a run folder written by the CLI; RunError with a clear message if it is not one.
 
+    The run's arrays (as their headers declare them) and network files may take at most ``max_bytes``.
+    """
     info = read_run(path, experiment)
     folder = Path(path)
-    checked = check_run(folder, info, experiment)  # every file against config.json, before anything is built
+    budget = Budget(max_bytes)
+    checked = check_run(folder, info, experiment, budget)  # every file against config.json, before anything is built
     config, dataset, meta = checked.config, checked.dataset, checked.split
+    timings, spreads = check_summary(info.summary, config.inputs)
     try:
         bins = ReturnBins(*meta["bins"])
         parts = Split(
@@ -303,7 +359,7 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
         for mode in config.inputs:
             shell = dataclasses.replace(config, probe_init="noise")  # saved probes replace these: no rollouts
             model = build_pvn(shell, bins, mode, info.seed)
-            model.load_state_dict(load_network(folder, f"pvn_{mode}.pt", model.state_dict()))
+            model.load_state_dict(load_network(folder, f"pvn_{mode}.pt", model.state_dict(), budget))
             c = checked.curves[mode]
             snaps = c["probe_snapshots"]
             trained[mode] = TrainedPVN(
@@ -330,12 +386,10 @@ def load_result(path: str | Path, experiment: str | None = None) -> ExperimentRe
             )
             if config.ensemble_size > 1:
                 ensemble = build_ensemble(shell, bins, mode, info.seed)
-                ensemble.load_state_dict(load_network(folder, f"ensemble_{mode}.pt", ensemble.state_dict()))
-                spread = info.summary.get("inputs", {}).get(mode, {}).get("ensemble_val_spread", float("nan"))
-                ensembles[mode] = TrainedEnsemble(ensemble, trained[mode], float(spread))
+                ensemble.load_state_dict(load_network(folder, f"ensemble_{mode}.pt", ensemble.state_dict(), budget))
+                ensembles[mode] = TrainedEnsemble(ensemble, trained[mode], spreads[mode])
     except RunError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as err:
         raise RunError(f"not a complete {info.experiment} run ({type(err).__name__}); run it again.") from None
-    timings = info.summary.get("timings_seconds", {})
     return ExperimentResult(config, info.seed, dataset, parts, trained, traces, timings, ensembles)

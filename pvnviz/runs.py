@@ -23,17 +23,17 @@ import json
 import os
 import shutil
 import signal
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pvnviz.configs import to_dict
+from pvnviz.safe_files import RunError, open_regular, read_json
 
 RUN_FORMAT_VERSION = 1  # config.json's "version"; pvnviz.run_files refuses any other
-
-
-class RunError(ValueError):
-    """A folder that is not a readable run; the message says what is missing."""
+MAX_META_BYTES = 2**20  # config.json, summary.json and manifest.json: a few KB in any run
+MAX_NAME_CHARS = 40  # an experiment's name
 
 
 class RunFailure(RunError):
@@ -85,24 +85,22 @@ def write_run(out_dir: str | Path, experiment: str, seed: int, config: Any, summ
 def read_run(path: str | Path, experiment: str | None = None) -> RunInfo:
     """Read a run folder; RunError if it is not one (or not of the expected experiment).
 
-    Messages name the run's files, never the folder's path: the pages show them to any user.
+    Messages name the run's files, never the folder's path: the pages show them to any user. Every file is
+    read as untrusted (``pvnviz.safe_files``): plain files only, JSON bounded in size, depth and numbers.
     """
     folder = Path(path)
     if not folder.is_dir():
         raise RunError("it is not a folder; give the --out folder of a saved run.")
     for name in ("config.json", "summary.json"):
-        if not (folder / name).is_file():
+        if not (folder / name).exists():
             raise RunError(f"not a run: {name} is missing (`python -m pvnviz run ... --out DIR` makes a run).")
     check_manifest(folder)
-    try:
-        meta = json.loads((folder / "config.json").read_text())
-        summary = json.loads((folder / "summary.json").read_text())
-    except (OSError, UnicodeDecodeError) as err:
-        raise RunError(f"not a run: {Path(err.filename or 'a file').name} cannot be read.") from None
-    except json.JSONDecodeError as err:
-        raise RunError(f"the run holds a damaged JSON file: {err.msg}.") from None
+    meta = read_json(folder / "config.json", "config.json", MAX_META_BYTES)
+    summary = read_json(folder / "summary.json", "summary.json", MAX_META_BYTES)
     if not isinstance(meta, dict) or "experiment" not in meta or not isinstance(meta.get("config"), dict):
         raise RunError("config.json lacks 'experiment' and 'config'; not a run.")
+    if not isinstance(meta["experiment"], str) or len(meta["experiment"]) > MAX_NAME_CHARS:
+        raise RunError("config.json's experiment is not the name of an experiment.")
     if not isinstance(summary, dict):
         raise RunError("summary.json is not a JSON object; the run was changed after it was written.")
     if experiment is not None and meta["experiment"] != experiment:
@@ -131,20 +129,24 @@ _CHECKED: dict[tuple, None] = {}  # manifests already hashed, keyed on every fil
 
 
 def _files(folder: Path) -> list[str]:
-    """Every file under ``folder`` but the manifest, as sorted relative POSIX names; RunError on a link."""
+    """Every file under ``folder`` but the manifest, as sorted relative POSIX names; RunError on a link, a pipe,
+    a socket or a device (``lstat``: nothing is opened, so a FIFO cannot block)."""
     names = []
     for path in sorted(folder.rglob("*")):
         name = path.relative_to(folder).as_posix()
-        if path.is_symlink():
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode):
             raise RunError(f"the run holds {name}, a link; a run folder holds plain files only.")
-        if path.is_file() and name != MANIFEST:
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise RunError(f"the run holds {name}, which is not a plain file (a pipe, socket or device).")
+        if stat.S_ISREG(mode) and name != MANIFEST:
             names.append(name)
     return names
 
 
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_regular(path, path.name) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -180,17 +182,19 @@ def check_manifest(folder: str | Path) -> None:
     folder = Path(folder)
     path = folder / MANIFEST
     hint = "the run is damaged or was not written whole; run it again, or restore it from a copy"
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise RunError(
             f"{MANIFEST} is missing, so the run cannot be checked; if it is an older run you trust, "
             "give it one with `python -m pvnviz manifest DIR`."
         )
+    manifest = read_json(path, MANIFEST, MAX_META_BYTES)
     try:
-        manifest = json.loads(path.read_text())
-        listed = {e["name"]: (int(e["size"]), str(e["sha256"])) for e in manifest["files"]}
+        listed = {str(e["name"]): (int(e["size"]), str(e["sha256"])) for e in manifest["files"]}
         version = manifest["version"]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError, KeyError, ValueError):
+    except (TypeError, KeyError, ValueError):
         raise RunError(f"{MANIFEST} is damaged; {hint}.") from None
+    if any(len(name) > 255 for name in listed):
+        raise RunError(f"{MANIFEST} lists a name longer than a file's; {hint}.")
     if version != MANIFEST_VERSION:
         raise RunError(f"{MANIFEST} has version {version!r}; this app reads version {MANIFEST_VERSION}.")
     present = _files(folder)
@@ -339,9 +343,9 @@ def list_runs(experiment: str | None = None, roots: list[Path] | None = None) ->
             if run.name.startswith(".") or run.parent.name.startswith(".") or not _inside(run, root):
                 continue
             if experiment is not None:
-                try:
-                    meta = json.loads(folder.read_text()) if folder.stat().st_size < 1 << 20 else {}
-                except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                try:  # never blocks: a FIFO or a link named config.json is refused before any open
+                    meta = read_json(folder, "config.json", MAX_META_BYTES)
+                except RunError:
                     meta = {}
                 if not isinstance(meta, dict) or meta.get("experiment") != experiment:
                     continue
@@ -372,4 +376,3 @@ def resolve_run(name: str, roots: list[Path] | None = None) -> Path:
         f"{name!r} is not a run in the app's runs folders ({', '.join(r.name + '/' for r in run_roots())}); "
         "choose one from the list, or save runs with `--out runs/NAME`."
     )
-

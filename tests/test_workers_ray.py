@@ -5,11 +5,11 @@ import time
 
 import numpy as np
 import pytest
+from test_workers import LONG, SMALL
 
 from pvnviz.experiment import ExperimentConfig
 from pvnviz.jobqueue import JobQueue
 from pvnviz.polytope import PolytopeConfig, train_polytope_pvn
-from test_workers import LONG, SMALL
 
 pytestmark = pytest.mark.slow
 

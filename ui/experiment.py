@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import streamlit as st
@@ -15,6 +16,7 @@ from pvnviz.run_files import load_result
 from pvnviz.runs import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
 from pvnviz.sizing import check_budget, check_memory, estimate
 from ui import _store, chart, computed, jobs, urlcheck
+from ui.errors import guarded
 from ui.settings import FIELDS, PRESET_CONFIGS, _current_preset, _key, sidebar_config  # noqa: F401 (pages)
 
 
@@ -227,12 +229,13 @@ def obtain_result(
             key=_key(env_name, "upload"),
             help=f"A zip downloaded from this page (at most {archive.MAX_ZIP_BYTES // 2**20} MB).",
         )
-    st.fragment(_job_panel, run_every=POLL_SECONDS if busy else None)(env_name)
+    st.fragment(guarded(_job_panel), run_every=POLL_SECONDS if busy else None)(env_name)
     shipped_runs = _shipped(env_name, shipped or {})
     presets = PRESET_CONFIGS.get(env_name, {})
     if uploaded is not None:
         try:
-            result = computed(_unzip, uploaded.getvalue(), env_name, label="Opening the zip")
+            data = uploaded.getvalue()  # keyed by its hash: the cache holds no copy of the upload's bytes
+            result = computed(_unzip, hashlib.sha256(data).hexdigest(), env_name, label="Opening the zip", data=data)
             st.info(f"Showing the uploaded run `{uploaded.name}` ({_describe(result, presets)}).")
             return _remember(env_name, result)
         except archive.ArchiveError as err:
@@ -289,7 +292,7 @@ def _remember(env_name: str, result: ExperimentResult) -> ExperimentResult:
     return result
 
 
-def _unzip(data: bytes, env_name: str, on_progress) -> ExperimentResult:
+def _unzip(digest: str, env_name: str, on_progress, data: bytes = b"") -> ExperimentResult:
     return archive.read_run_zip(data, env_name)
 
 

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui import chart
+from ui.errors import guarded
 from ui.navigation import CURRENT_PAGE
 
 SPEEDS = {"¼×": 0.25, "½×": 0.5, "1×": 1.0, "2×": 2.0, "4×": 4.0}
@@ -117,7 +118,7 @@ def player(
     speed = SPEEDS.get(ss.get(f"{key}_speed", "1×"), 1.0)
     # Playing = a fragment with a clock: each tick reruns only the player and advances one frame.
     clock = 1.0 / (fps * speed) if s["playing"] else None
-    st.fragment(_player_body, run_every=clock)(
+    st.fragment(guarded(_player_body), run_every=clock)(
         key, num_frames, draw, label, list(frame_labels) if frame_labels else None
     )
 
