@@ -175,3 +175,28 @@ def test_no_worker_outlives_a_killed_server(tmp_path):
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [p for p in pids if alive(p)]
+
+
+def test_stop_of_one_job_takes_effect_within_a_second_while_another_runs_and_finishes(pool):
+    from pvnviz.jobqueue import JobQueue
+
+    done = {}
+    queue = JobQueue(lambda: pool, on_done=lambda job, result: done.__setitem__(job.key, result), grace=600)
+    try:
+        stopped = queue.submit("a", "long", "experiment", {"config": LONG, "seed": 4}).id
+        other = queue.submit("b", "small", "experiment", {"config": SMALL, "seed": 5}).id
+        deadline = time.monotonic() + 120
+        while not queue.view(stopped).history and time.monotonic() < deadline:  # training has begun
+            time.sleep(0.05)
+        assert queue.view(stopped).state == "running" and queue.view(other).state in ("running", "done")
+        t0 = time.monotonic()
+        queue.detach(stopped, "a")
+        while queue.view(stopped).active and time.monotonic() - t0 < 5:
+            time.sleep(0.01)
+        assert queue.view(stopped).state == "cancelled" and time.monotonic() - t0 < 1.0
+        while queue.view(other).active and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert queue.view(other).state == "done" and "small" in done and "long" not in done
+    finally:
+        queue.backend = None  # the module's pool is shut down by its fixture
+        queue.shutdown()

@@ -8,6 +8,7 @@ measure and check the same app the same way.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -36,10 +37,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(root: Path, *, watch_files: bool = True, timeout: float = 60) -> tuple[subprocess.Popen, str]:
+def start_server(
+    root: Path, *, watch_files: bool = True, timeout: float = 60, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, str]:
     """``streamlit run app.py`` in ``root`` with the repository's config; returns (process, URL) once healthy.
 
-    ``watch_files=False`` switches Streamlit's file watcher off (tests: no reruns while files change).
+    ``watch_files=False`` switches Streamlit's file watcher off (tests: no reruns while files change); ``env``
+    adds environment variables (e.g. ``PVN_WORKERS``).
     Raises RuntimeError with the end of the server's output if it is not healthy within ``timeout`` s.
     """
     port = free_port()
@@ -48,7 +52,7 @@ def start_server(root: Path, *, watch_files: bool = True, timeout: float = 60) -
     if not watch_files:
         command += ["--server.fileWatcherType", "none"]
     log = tempfile.TemporaryFile()  # not a pipe: a server that is never read from must not block on a full one
-    proc = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + timeout
     while time.time() < deadline:

@@ -1,0 +1,79 @@
+"""The job queue in real browsers: a server with one run worker, three sessions pressing Run.
+
+Two sessions ask for the same settings and share one job (both pages say so); a third, with another seed,
+waits in line and says where it stands; leaving the queue takes effect at once; the shared job's result
+is drawn on both pages; the workers end with the server.
+"""
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, wait_idle
+from pvnviz.bench.browser import CHROMIUM, launch, start_server, stop_server
+
+pytestmark = pytest.mark.browser
+
+URL = "{base}/cartpole?seed={seed}&cartpole_preset=Quick&cartpole_train_steps={steps}"
+
+
+def _children(pid: int) -> set[int]:
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return {int(p) for p in found.split()}
+
+
+def _alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+@pytest.fixture(scope="module")
+def one_worker_server():
+    """A server with one run worker; after the module, every process it started must be gone."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Chromium is missing; `make test` installs it with apt-get.")
+    proc, url = start_server(ROOT, watch_files=False, env={"PVN_WORKERS": "1"})
+    workers: set[int] = set()
+    yield url, lambda: workers.update(_children(proc.pid))
+    stop_server(proc)
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert workers and not [p for p in workers if _alive(p)], "worker processes outlived the server"
+
+
+def _page(browser, url: str):
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.goto(url)
+    wait_idle(page)
+    return page
+
+
+def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
+    from playwright.sync_api import expect, sync_playwright
+
+    base, record_workers = one_worker_server
+    with sync_playwright() as p:
+        browser = launch(p)
+        first = _page(browser, URL.format(base=base, seed=21, steps=400))
+        second = _page(browser, URL.format(base=base, seed=21, steps=400))
+        third = _page(browser, URL.format(base=base, seed=22, steps=400))
+        first.get_by_role("button", name="Run with these settings").click()
+        expect(first.get_by_text("Running in a worker")).to_be_visible(timeout=60_000)
+        second.reload()  # the second session opens its settings' page while the job runs: it waits on it too
+        expect(second.get_by_text("shared by 2 sessions")).to_be_visible(timeout=30_000)
+        expect(second.get_by_role("button", name="Run with these settings")).to_be_disabled()
+        record_workers()  # the server's worker processes, checked after the server stops
+        third.get_by_role("button", name="Run with these settings").click()
+        expect(third.get_by_text("Waiting for a worker: 1st of 1 in line")).to_be_visible(timeout=30_000)
+        t0 = time.monotonic()
+        third.get_by_role("button", name="Leave the queue").click()
+        expect(third.get_by_text("Run stopped")).to_be_visible(timeout=10_000)
+        left = time.monotonic() - t0
+        for page in (first, second):
+            expect(page.get_by_text("live run of these settings")).to_be_visible(timeout=180_000)
+            assert page.locator("[data-testid='stException']").count() == 0
+        assert left < 5  # measured by the load benchmark; here only: not stuck behind the running job
+        browser.close()
