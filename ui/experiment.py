@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -104,6 +105,7 @@ def _stop(env_name: str, job_id: str) -> None:
     jobs.stop(job_id)
     st.session_state[_key(env_name, "job")] = None
     st.session_state[_key(env_name, "ended")] = "cancelled"
+    st.session_state[_key(env_name, "left")] = job_id  # not joined again by the settings' match below
 
 
 def _active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> JobView | None:
@@ -111,25 +113,30 @@ def _active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> Jo
     job = jobs.view(st.session_state.get(_key(env_name, "job")))
     if job is not None and job.active:
         return job
-    if job is None and config is not None and not st.session_state.get(_key(env_name, "ended")):
+    if job is None and config is not None:
         shared = jobs.job_queue().find(("experiment", config, seed))
-        if shared is not None and jobs.job_queue().attach(shared.id, jobs.session_id()) is not None:
+        if shared is None or shared.id == st.session_state.get(_key(env_name, "left")):
+            return None
+        if jobs.job_queue().attach(shared.id, jobs.session_id()) is not None:
+            st.session_state.pop(_key(env_name, "ended"), None)
             st.session_state[_key(env_name, "job")] = shared.id
             return shared
     return None
 
 
 _LIVE: dict[tuple[str, int], object] = {}  # (job id, loss rows) -> figure: sessions sharing a job share it
+_LIVE_LOCK = threading.Lock()
 
 
 def _live_figure(job: JobView):
     """The live loss chart of a job, built once per new batch of losses however many sessions watch it."""
     key = (job.id, sum(len(rows) for rows in job.history.values()))
-    if key not in _LIVE:
-        while len(_LIVE) >= 32:
-            _LIVE.pop(next(iter(_LIVE)))
-        _LIVE[key] = figs.loss_figure(figs.live_curves(job.history), "PVN training (live)")
-    return _LIVE[key]
+    with _LIVE_LOCK:
+        if key not in _LIVE:
+            while len(_LIVE) >= 32:
+                _LIVE.pop(next(iter(_LIVE)))
+            _LIVE[key] = figs.loss_figure(figs.live_curves(job.history), "PVN training (live)")
+        return _LIVE[key]
 
 
 def _job_panel(env_name: str) -> None:
