@@ -90,12 +90,11 @@ WARM = {"run": ("torch", "pvnviz.experiment"), "quick": ("pvnviz.polytope",)}  #
 NICE = {"run": 10, "quick": 2}  # below the server: pages stay responsive while every core computes
 
 
-def worker_main(
-    conn: Connection, cancel: Any, memory_mb: int, warm: tuple[str, ...] = (), nice: int = 0, parent: int = 0
-) -> None:
+def worker_main(conn: Connection, memory_mb: int, warm: tuple[str, ...] = (), nice: int = 0, parent: int = 0) -> None:
     """A local worker's loop: receive ("run", seq, job_id, task, kwargs), run it, send its events back.
 
-    ``cancel`` is a shared integer: the server writes a job's ``seq`` into it to stop that job (and only it).
+    The server stops a job by sending ("cancel", seq) on the same pipe; the task sees it at its next progress
+    report (a non-blocking look at the pipe), and a cancel for a job already over is dropped.
     """
     _die_with_parent(parent or os.getppid())
     os.environ["OMP_NUM_THREADS"] = "1"  # one core per worker: torch reads it when it is first imported
@@ -113,6 +112,8 @@ def worker_main(
     conn.send(("ready", os.getpid(), None))
     while True:
         message = conn.recv()
+        if message[0] == "cancel":
+            continue  # for a job that ended before the request arrived
         if message[0] != "run":
             return
         _, seq, job_id, task, kwargs = message
@@ -121,13 +122,21 @@ def worker_main(
             conn.send((job_id, kind, payload))
 
         try:
-            result = run_task(task, kwargs, emit, lambda seq=seq: cancel.value == seq)
+            result = run_task(task, kwargs, emit, lambda seq=seq: _cancel_requested(conn, seq))
             conn.send((job_id, "done", result))
         except Cancelled:
             conn.send((job_id, "cancelled", None))
         except Exception as err:  # noqa: BLE001 - every failure becomes one message; the log has the rest
             log.error("task %s (%s) failed:\n%s", job_id, task, traceback.format_exc())
             conn.send((job_id, "failed", failure_message(err)))
+
+
+def _cancel_requested(conn: Connection, seq: int) -> bool:
+    """Whether ("cancel", seq) has come: the only message a server sends to a busy worker."""
+    while conn.poll():
+        if conn.recv() == ("cancel", seq):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------- the pool
@@ -138,10 +147,9 @@ class _Worker:
     lane: str
     process: Any  # None: killed, to be replaced at the next poll
     conn: Connection | None
-    cancel: Any
     ready: bool = False
     job: str | None = None
-    seq: int = 0  # the running job's number on this worker (what ``cancel`` is set to, to stop it)
+    seq: int = 0  # the running job's number on this worker (what a cancel names)
     kill_at: float | None = None  # when a cancelled job's process is killed if it has not ended
     started: float = field(default_factory=time.monotonic)
 
@@ -181,16 +189,15 @@ class LocalPool:
 
     def _spawn(self, lane: str) -> _Worker:
         parent, child = self._ctx.Pipe()
-        cancel = self._ctx.Value("q", -1, lock=False)
         process = self._ctx.Process(
             target=worker_main,
-            args=(child, cancel, self.memory_mb, WARM[lane], NICE[lane], os.getpid()),
+            args=(child, self.memory_mb, WARM[lane], NICE[lane], os.getpid()),
             name=f"pvn-{lane}-worker",
             daemon=True,
         )
         process.start()
         child.close()
-        return _Worker(lane, process, parent, cancel)
+        return _Worker(lane, process, parent)
 
     def capacity(self, lane: str) -> int:
         return self._counts[lane]
@@ -210,7 +217,10 @@ class LocalPool:
     def cancel(self, job_id: str) -> None:
         for w in self._workers:
             if w.job == job_id and w.kill_at is None:
-                w.cancel.value = w.seq
+                try:
+                    w.conn.send(("cancel", w.seq))
+                except OSError:  # the worker died: the next poll reports it
+                    pass
                 w.kill_at = time.monotonic() + KILL_AFTER
 
     def poll(self, timeout: float) -> list[Event]:
@@ -254,7 +264,7 @@ class LocalPool:
         worker.process.kill()
         worker.conn.close()
         self._dead.append(worker.process)
-        self._workers[self._workers.index(worker)] = _Worker(worker.lane, None, None, None)  # a place to fill
+        self._workers[self._workers.index(worker)] = _Worker(worker.lane, None, None)  # a place to fill
 
     def _respawn(self) -> None:
         for process in self._dead:

@@ -47,7 +47,7 @@ def drive(pool: LocalPool, job_id: str, ends=("done", "failed", "cancelled"), ti
 def start_when_free(pool: LocalPool, job_id: str, lane: str, task: str, kwargs: dict, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while pool.free(lane) == 0:
-        assert time.monotonic() < deadline, "no worker became ready"
+        assert time.monotonic() < deadline, f"no {lane} worker became ready: {pool._workers}"
         pool.poll(0.05)
     pool.start(job_id, lane, task, kwargs)
 
