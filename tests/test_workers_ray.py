@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 import pytest
-from test_workers import LONG, SMALL
+from test_workers import LONG, SMALL, drive
 
 from pvnviz.experiment import ExperimentConfig
 from pvnviz.jobqueue import JobQueue
@@ -24,18 +24,6 @@ def pool():
     import ray
 
     assert not ray.is_initialized()
-
-
-def drive(pool, job_id, ends=("done", "failed", "cancelled"), timeout=180):
-    seen = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for event in pool.poll(0.05):
-            if event[0] == job_id:
-                seen.append(event)
-                if event[1] in ends:
-                    return event, seen
-    raise AssertionError(f"no end of {job_id}; saw {[e[1] for e in seen]}")
 
 
 def test_a_polytope_pvn_on_ray_equals_training_it_here(pool):
