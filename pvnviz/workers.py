@@ -15,16 +15,19 @@ The interface, used by ``pvnviz.jobqueue`` from one thread:
   ``progress``, ``metrics``, ``done``, ``failed``, ``cancelled``;
 - ``shutdown()``: end every worker.
 
-``LocalPool`` (this module) runs spawned processes, one torch thread each, with an address-space limit and
-``PR_SET_PDEATHSIG`` so none outlives the server. ``pvnviz.workers_ray.RayPool`` runs the same tasks on a
-Ray cluster. ``make_backend`` picks one from the environment (``PVN_RAY_ADDRESS``, ``PVN_WORKERS``).
+``LocalPool`` (this module) runs ``python -m pvnviz.workers`` processes, one torch thread each, with an
+address-space limit and ``PR_SET_PDEATHSIG`` so none outlives the server. ``pvnviz.workers_ray.RayPool``
+runs the same tasks on a Ray cluster. ``make_backend`` picks one from the environment (``PVN_RAY_ADDRESS``, ``PVN_WORKERS``).
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
 import os
+import pickle
+import socket
+import subprocess
+import sys
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -109,9 +112,9 @@ def worker_main(conn: Connection, memory_mb: int, warm: tuple[str, ...] = (), ni
     from pvnviz.progress import Cancelled
     from pvnviz.tasks import run_task
 
-    conn.send(("ready", os.getpid(), None))
+    _send(conn, ("ready", os.getpid(), None))
     while True:
-        message = conn.recv()
+        message = _recv(conn)
         if message[0] == "cancel":
             continue  # for a job that ended before the request arrived
         if message[0] != "run":
@@ -119,22 +122,32 @@ def worker_main(conn: Connection, memory_mb: int, warm: tuple[str, ...] = (), ni
         _, seq, job_id, task, kwargs = message
 
         def emit(kind: str, payload: Any, job_id: str = job_id) -> None:
-            conn.send((job_id, kind, payload))
+            _send(conn, (job_id, kind, payload))
 
         try:
             result = run_task(task, kwargs, emit, lambda seq=seq: _cancel_requested(conn, seq))
-            conn.send((job_id, "done", result))
+            _send(conn, (job_id, "done", result))
         except Cancelled:
-            conn.send((job_id, "cancelled", None))
+            _send(conn, (job_id, "cancelled", None))
         except Exception as err:  # noqa: BLE001 - every failure becomes one message; the log has the rest
             log.error("task %s (%s) failed:\n%s", job_id, task, traceback.format_exc())
-            conn.send((job_id, "failed", failure_message(err)))
+            _send(conn, (job_id, "failed", failure_message(err)))
+
+
+def _send(conn: Connection, message: Any) -> None:
+    """Plain pickle, not multiprocessing's: torch would pass tensors as shared-memory handles through a
+    resource sharer that only processes made by multiprocessing can reach."""
+    conn.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _recv(conn: Connection) -> Any:
+    return pickle.loads(conn.recv_bytes())
 
 
 def _cancel_requested(conn: Connection, seq: int) -> bool:
     """Whether ("cancel", seq) has come: the only message a server sends to a busy worker."""
     while conn.poll():
-        if conn.recv() == ("cancel", seq):
+        if _recv(conn) == ("cancel", seq):
             return True
     return False
 
@@ -176,7 +189,6 @@ class LocalPool:
     def __init__(self, num_workers: int | None = None, *, num_quick: int = 1, memory_mb: int | None = None):
         self.num_workers = num_workers or default_workers()
         self.memory_mb = default_memory_mb(self.num_workers) if memory_mb is None else memory_mb
-        self._ctx = mp.get_context("spawn")  # never fork a threaded server holding torch
         self._counts = {"run": self.num_workers, "quick": num_quick}
         self._workers: list[_Worker] = []
         self._events: list[Event] = []
@@ -188,16 +200,18 @@ class LocalPool:
             self._workers += [self._spawn(lane) for _ in range(self._counts[lane])]
 
     def _spawn(self, lane: str) -> _Worker:
-        parent, child = self._ctx.Pipe()
-        process = self._ctx.Process(
-            target=worker_main,
-            args=(child, self.memory_mb, WARM[lane], NICE[lane], os.getpid()),
-            name=f"pvn-{lane}-worker",
-            daemon=True,
-        )
-        process.start()
+        """A fresh ``python -m pvnviz.workers`` on one end of a socket pair (not multiprocessing's spawn, which
+        re-runs the parent's ``__main__``: in a Streamlit server, whatever page script is running)."""
+        parent, child = socket.socketpair()
+        command = [sys.executable, "-m", "pvnviz.workers", str(child.fileno()), str(self.memory_mb), lane]
+        command += [str(NICE[lane]), str(os.getpid())]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [PACKAGE_PARENT, os.environ.get("PYTHONPATH")])),
+        }
+        process = subprocess.Popen(command, pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, env=env)
         child.close()
-        return _Worker(lane, process, parent)
+        return _Worker(lane, process, Connection(parent.detach()))
 
     def capacity(self, lane: str) -> int:
         return self._counts[lane]
@@ -212,13 +226,13 @@ class LocalPool:
     def start(self, job_id: str, lane: str, task: str, kwargs: dict[str, Any]) -> None:
         worker = next(w for w in self._workers if w.lane == lane and w.ready and w.job is None and w.process)
         worker.job, worker.seq = job_id, worker.seq + 1
-        worker.conn.send(("run", worker.seq, job_id, task, kwargs))
+        _send(worker.conn, ("run", worker.seq, job_id, task, kwargs))
 
     def cancel(self, job_id: str) -> None:
         for w in self._workers:
             if w.job == job_id and w.kill_at is None:
                 try:
-                    w.conn.send(("cancel", w.seq))
+                    _send(w.conn, ("cancel", w.seq))
                 except OSError:  # the worker died: the next poll reports it
                     pass
                 w.kill_at = time.monotonic() + KILL_AFTER
@@ -237,7 +251,7 @@ class LocalPool:
             try:
                 if not worker.conn.poll():
                     return
-                job_id, kind, payload = worker.conn.recv()
+                job_id, kind, payload = _recv(worker.conn)
             except (EOFError, OSError):  # the process died: killed, or out of memory outside Python
                 died = "the worker process died (out of memory?); choose smaller settings."
                 self._replace(worker, "cancelled" if worker.kill_at else "failed", died)
@@ -268,7 +282,7 @@ class LocalPool:
 
     def _respawn(self) -> None:
         for process in self._dead:
-            process.join(timeout=1)
+            process.wait(timeout=1)
         self._dead = []
         for i, w in enumerate(self._workers):
             if w.process is None:
@@ -279,11 +293,14 @@ class LocalPool:
         for w in live:
             w.process.kill()
         for w in live:
-            w.process.join(timeout=5)
+            w.process.wait(timeout=5)
             w.conn.close()
         for process in self._dead:
-            process.join(timeout=5)
+            process.wait(timeout=5)
         self._workers, self._dead = [], []
+
+
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where ``pvnviz`` is importable
 
 
 def make_backend() -> Backend:
@@ -294,3 +311,8 @@ def make_backend() -> Backend:
 
         return RayPool(address)
     return LocalPool()
+
+
+if __name__ == "__main__":  # a local worker, started by LocalPool._spawn: FD MEMORY_MB LANE NICE PARENT_PID
+    fd, memory_mb, lane, nice, parent = sys.argv[1:6]
+    worker_main(Connection(int(fd)), int(memory_mb), WARM[lane], int(nice), int(parent))

@@ -200,3 +200,21 @@ def test_stop_of_one_job_takes_effect_within_a_second_while_another_runs_and_fin
     finally:
         queue.backend = None  # the module's pool is shut down by its fixture
         queue.shutdown()
+
+
+def test_a_worker_starts_whatever_script_the_server_is_running(tmp_path, monkeypatch):
+    """Streamlit makes each page script ``__main__`` while it runs; multiprocessing's spawn would run it again
+    in every new worker (this failed in CI). Our workers are ``python -m pvnviz.workers``: they never do."""
+    import types
+
+    page = tmp_path / "page.py"
+    page.write_text("raise SystemExit('a page script ran in a worker')\n")
+    fake_main = types.ModuleType("__main__")
+    fake_main.__file__ = str(page)
+    monkeypatch.setitem(sys.modules, "__main__", fake_main)
+    fresh = LocalPool(1, num_quick=1)
+    try:
+        start_when_free(fresh, "q", "quick", "polytope_pvn", {"config": PolytopeConfig(train_steps=100), "seed": 0})
+        assert drive(fresh, "q")[0][1] == "done"
+    finally:
+        fresh.shutdown()
