@@ -17,7 +17,8 @@ The interface, used by ``pvnviz.jobqueue`` from one thread:
 
 ``LocalPool`` (this module) runs ``python -m pvnviz.workers`` processes, one torch thread each, with an
 address-space limit and ``PR_SET_PDEATHSIG`` so none outlives the server. ``pvnviz.workers_ray.RayPool``
-runs the same tasks on a Ray cluster. ``make_backend`` picks one from the environment (``PVN_RAY_ADDRESS``, ``PVN_WORKERS``).
+runs the same tasks on a Ray cluster. ``make_backend`` picks one from the environment (``PVN_RAY_ADDRESS``,
+``PVN_WORKERS``).
 """
 
 from __future__ import annotations
