@@ -97,7 +97,7 @@ class JobQueue:
         self._jobs: dict[str, Job] = {}  # in the order asked for
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
-        self._wake = threading.Event()
+        self._capacity = {lane: 1 for lane in LANES}  # the backend's, as the dispatcher last read it
         self._thread: threading.Thread | None = None
         self._closed = False
         self.backend: Backend | None = None
@@ -131,7 +131,6 @@ class JobQueue:
                 self._jobs[job.id] = job
                 self._start_thread()
             job.waiters[session] = time.monotonic()
-            self._wake.set()
             return self._view(job)
 
     def find(self, key: Hashable) -> JobView | None:
@@ -144,7 +143,7 @@ class JobQueue:
         """Wait on an active job too; None if it is no longer active."""
         with self._lock:
             job = self._jobs.get(job_id)
-            if job is None or job.state not in ACTIVE:
+            if job is None or job.state not in ACTIVE or job.cancel_sent:
                 return None
             job.waiters[session] = time.monotonic()
             return self._view(job)
@@ -165,9 +164,9 @@ class JobQueue:
             job = self._jobs.get(job_id)
             if job is not None:
                 job.waiters.pop(session, None)
+                self._hand_over(job)
                 if not job.waiters and job.state in ACTIVE:
                     self._cancel(job)
-        self._wake.set()
 
     def jobs(self) -> list[JobView]:
         with self._lock:
@@ -181,7 +180,6 @@ class JobQueue:
                 job.waiters.clear()  # nobody waits: the dispatcher cancels what runs, and ends when none does
                 if job.state in ACTIVE:
                     self._cancel(job)
-        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=30)
         if self.backend is not None:
@@ -191,7 +189,8 @@ class JobQueue:
     # ------------------------------------------------------------------------------------------ state
 
     def _find(self, key: Hashable) -> Job | None:
-        return next((j for j in self._jobs.values() if j.key == key and j.state in ACTIVE), None)
+        """The active job computing ``key``; not one being cancelled (a new waiter would get "cancelled")."""
+        return next((j for j in self._jobs.values() if j.key == key and j.state in ACTIVE and not j.cancel_sent), None)
 
     def _cancel(self, job: Job) -> None:
         if job.state == "queued":
@@ -200,6 +199,7 @@ class JobQueue:
 
     def _finish(self, job: Job, state: str, error: str = "") -> None:
         job.state, job.error, job.finished = state, error, time.monotonic()
+        job.kwargs = {}  # the settings and any dataset sent: not kept for the finished job's remaining minutes
         if state == "done" and job.started is not None and job.estimate > 0:
             ratio = (job.finished - job.started) / job.estimate
             self._ratio[job.lane] = 0.7 * self._ratio[job.lane] + 0.3 * min(max(ratio, 0.05), 20.0)
@@ -236,7 +236,7 @@ class JobQueue:
             return self._remaining(job, now)
         if job.state != "queued":
             return 0.0
-        capacity = self.backend.capacity(job.lane) if self.backend is not None else 1
+        capacity = self._capacity[job.lane]
         running = [j for j in self._jobs.values() if j.lane == job.lane and j.state == "running"]
         slots = sorted(self._remaining(j, now) for j in running)
         slots = ([0.0] * max(capacity - len(slots), 0) + slots)[: max(capacity, 1)] or [0.0]
@@ -260,21 +260,47 @@ class JobQueue:
             backend = self._factory()
         except Exception as err:  # noqa: BLE001 - e.g. a Ray cluster that cannot be reached: every job says so
             log.exception("the workers could not start")
-            self.backend_error = f"the workers could not start: {err}"
             with self._lock:
+                self.backend_error = f"the workers could not start: {err}"
                 for job in self._jobs.values():
                     if job.state in ACTIVE:
                         self._finish(job, "failed", self.backend_error)
+                self._thread = None  # the next job tries again (the cluster may be back)
             return
         with self._lock:
-            self.backend = backend
+            self.backend, self.backend_error = backend, ""
         while not self._closed or self._has_running():
-            events = backend.poll(POLL_SECONDS)
-            with self._lock:
-                for job_id, kind, payload in events:
-                    self._apply(job_id, kind, payload)
-                self._reap(time.monotonic())
-                self._dispatch(backend)
+            try:
+                self._tick(backend)
+            except Exception:  # noqa: BLE001 - one bad tick must not stop the queue (or kill the workers with it)
+                log.exception("the job queue's dispatcher")
+                time.sleep(POLL_SECONDS)
+
+    def _tick(self, backend: Backend) -> None:
+        """One round: events in, reaping, then the backend calls decided under the lock made outside it."""
+        events = backend.poll(POLL_SECONDS)
+        self._capacity = {lane: backend.capacity(lane) for lane in LANES}  # read by pages' views, lock-free
+        broken = getattr(backend, "broken", {})
+        with self._lock:
+            for job_id, kind, payload in events:
+                self._apply(job_id, kind, payload)
+            cancels = self._reap(time.monotonic())
+            for job in self._jobs.values():
+                if job.state == "queued" and job.lane in broken:
+                    self._finish(job, "failed", broken[job.lane])
+            lanes = {lane for lane in LANES if any(j.lane == lane and j.state == "queued" for j in self._jobs.values())}
+        free = {lane: backend.free(lane) for lane in lanes}
+        with self._lock:
+            starts = self._dispatch(free)
+        for job_id in cancels:
+            backend.cancel(job_id)
+        for job in starts:
+            try:
+                backend.start(job.id, job.lane, job.task, job.kwargs)
+            except Exception as err:  # noqa: BLE001 - e.g. the worker died between poll and start
+                log.exception("starting %s failed", job.id)
+                with self._lock:
+                    self._finish(job, "failed", f"the run could not start in a worker ({type(err).__name__}).")
 
     def _has_running(self) -> bool:
         with self._lock:
@@ -299,19 +325,29 @@ class JobQueue:
         elif kind in ("failed", "cancelled"):
             self._finish(job, kind, payload if kind == "failed" else "")
 
-    def _reap(self, now: float) -> None:
+    def _reap(self, now: float) -> list[str]:
+        """Drop waiters gone for ``grace``; the running jobs left with nobody, to cancel (outside the lock)."""
+        cancels = []
         for job in list(self._jobs.values()):
             if job.state in ACTIVE:
                 gone = [s for s, seen in job.waiters.items() if now - seen > self.grace and not self._alive(s)]
                 for session in gone:
                     del job.waiters[session]
+                self._hand_over(job)
                 if not job.waiters:
                     self._cancel(job)
-                    if job.state == "running" and not job.cancel_sent and self.backend is not None:
+                    if job.state == "running" and not job.cancel_sent:
                         job.cancel_sent = True
-                        self.backend.cancel(job.id)
+                        cancels.append(job.id)
             elif job.finished is not None and now - job.finished > self.keep_finished:
                 del self._jobs[job.id]
+        return cancels
+
+    @staticmethod
+    def _hand_over(job: Job) -> None:
+        """A job whose owner left belongs to a session still waiting on it (the one-running-job rule)."""
+        if job.waiters and job.owner not in job.waiters:
+            job.owner = next(iter(job.waiters))
 
     def _alive(self, session: str) -> bool:
         try:
@@ -319,21 +355,21 @@ class JobQueue:
         except Exception:  # noqa: BLE001 - no runtime (tests): the heartbeat alone decides
             return False
 
-    def _dispatch(self, backend: Backend) -> None:
+    def _dispatch(self, free: dict[str, int]) -> list[Job]:
+        """The queued jobs to start now, in order, at most one running per session and lane; marked running."""
         if self._closed:
-            return
-        for lane in LANES:
-            if not any(j.lane == lane and j.state == "queued" for j in self._jobs.values()):
-                continue
-            free = backend.free(lane)
+            return []
+        starts = []
+        for lane, slots in free.items():
             running_owners = {j.owner for j in self._jobs.values() if j.lane == lane and j.state == "running"}
             for job in self._jobs.values():
-                if free <= 0:
+                if slots <= 0:
                     break
                 if job.lane != lane or job.state != "queued" or job.owner in running_owners:
                     continue
                 job.state, job.started = "running", time.monotonic()
                 job.progress = (0, 1, "starting in a worker")
-                backend.start(job.id, lane, job.task, job.kwargs)
+                starts.append(job)
                 running_owners.add(job.owner)
-                free -= 1
+                slots -= 1
+        return starts

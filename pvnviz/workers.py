@@ -36,6 +36,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
 LANES = ("run", "quick")
+MAX_START_FAILURES = 3  # workers of a lane dying before "ready" this many times in a row: the lane is broken
 KILL_AFTER = 0.5  # seconds a stopped task has to end by itself before its process is killed
 RAY_ADDRESS_ENV = "PVN_RAY_ADDRESS"  # HOST:PORT or "auto": live runs go to that Ray cluster
 WORKERS_ENV = "PVN_WORKERS"  # local run workers (default: one per core)
@@ -193,7 +194,9 @@ class LocalPool:
         self._counts = {"run": self.num_workers, "quick": num_quick}
         self._workers: list[_Worker] = []
         self._events: list[Event] = []
-        self._dead: list[Any] = []  # killed processes, reaped at the next poll
+        self._dead: list[Any] = []  # killed processes, reaped at the next polls
+        self._start_failures = {lane: 0 for lane in LANES}
+        self.broken: dict[str, str] = {}  # lane -> why its workers cannot start (the queue fails its jobs)
 
     def _ensure(self, lane: str) -> None:
         """Start a lane's workers when it is first used (a page that needs only the quick lane waits for one)."""
@@ -227,7 +230,11 @@ class LocalPool:
     def start(self, job_id: str, lane: str, task: str, kwargs: dict[str, Any]) -> None:
         worker = next(w for w in self._workers if w.lane == lane and w.ready and w.job is None and w.process)
         worker.job, worker.seq = job_id, worker.seq + 1
-        _send(worker.conn, ("run", worker.seq, job_id, task, kwargs))
+        try:
+            _send(worker.conn, ("run", worker.seq, job_id, task, kwargs))
+        except OSError:  # it died since the last poll: replaced; the queue fails the job
+            self._replace(worker, "failed", None)
+            raise
 
     def cancel(self, job_id: str) -> None:
         for w in self._workers:
@@ -255,10 +262,15 @@ class LocalPool:
                 job_id, kind, payload = _recv(worker.conn)
             except (EOFError, OSError):  # the process died: killed, or out of memory outside Python
                 died = "the worker process died (out of memory?); choose smaller settings."
+                if not worker.ready:  # it died starting: a few times in a row and the lane is broken
+                    self._start_failures[worker.lane] += 1
+                    if self._start_failures[worker.lane] >= MAX_START_FAILURES:
+                        self.broken[worker.lane] = f"the {worker.lane} workers cannot start; the server log says why."
                 self._replace(worker, "cancelled" if worker.kill_at else "failed", died)
                 return
             if job_id == "ready":
                 worker.ready = True
+                self._start_failures[worker.lane] = 0
                 continue
             if kind in ("done", "failed", "cancelled"):
                 if worker.job != job_id:
@@ -282,11 +294,9 @@ class LocalPool:
         self._workers[self._workers.index(worker)] = _Worker(worker.lane, None, None)  # a place to fill
 
     def _respawn(self) -> None:
-        for process in self._dead:
-            process.wait(timeout=1)
-        self._dead = []
+        self._dead = [p for p in self._dead if p.poll() is None]  # reaped once they have exited; never waited on
         for i, w in enumerate(self._workers):
-            if w.process is None:
+            if w.process is None and w.lane not in self.broken:
                 self._workers[i] = self._spawn(w.lane)
 
     def shutdown(self) -> None:
@@ -294,14 +304,21 @@ class LocalPool:
         for w in live:
             w.process.kill()
         for w in live:
-            w.process.wait(timeout=5)
+            _reap(w.process)
             w.conn.close()
         for process in self._dead:
-            process.wait(timeout=5)
+            _reap(process)
         self._workers, self._dead = [], []
 
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where ``pvnviz`` is importable
+
+
+def _reap(process: subprocess.Popen) -> None:
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:  # killed but not yet gone (a large process under swapping): its exit reaps it
+        log.warning("worker %s still exiting after 5 s", process.pid)
 
 
 def make_backend() -> Backend:

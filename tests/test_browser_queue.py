@@ -62,10 +62,10 @@ def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
         third = _page(browser, URL.format(base=base, seed=22, steps=400))
         first.get_by_role("button", name="Run with these settings").click()
         expect(first.get_by_text("Running in a worker")).to_be_visible(timeout=60_000)
+        record_workers()  # the server's worker processes, checked after the server stops
         second.reload()  # the second session opens its settings' page while the job runs: it waits on it too
         expect(second.get_by_text("shared by 2 sessions")).to_be_visible(timeout=30_000)
-        expect(second.get_by_role("button", name="Run with these settings")).to_be_disabled()
-        record_workers()  # the server's worker processes, checked after the server stops
+        expect(second.get_by_role("button", name="Run with these settings")).to_be_disabled(timeout=30_000)
         third.get_by_role("button", name="Run with these settings").click()
         expect(third.get_by_text("Waiting for a worker: 1st of 1 in line")).to_be_visible(timeout=30_000)
         t0 = time.monotonic()

@@ -209,3 +209,66 @@ def test_the_estimate_learns_from_finished_jobs():
     # behind b (running) and c: 2 x 0.5 s x the corrected ratio 0.7 x 2 + 0.3 x 4 = 2.6, not 2 x 0.5 x 2
     assert queue.view(last.id).eta == pytest.approx(2 * 0.5 * 2.6, abs=0.3)
     queue.shutdown()
+
+
+def test_a_backend_error_fails_one_job_and_the_queue_goes_on():
+    backend = ScriptedBackend()
+    real_start = backend.start
+
+    def start(job_id, lane, task, kwargs):
+        if task == "explodes":
+            raise BrokenPipeError("the worker died between poll and start")
+        real_start(job_id, lane, task, kwargs)
+
+    backend.start = start
+    queue = JobQueue(lambda: backend, grace=60)
+    bad = queue.submit("a", ("exp", 1), "explodes", {}).id
+    good = queue.submit("b", ("exp", 2), "experiment", {}).id
+    settle(queue)
+    assert queue.view(bad).state == "failed" and "could not start" in queue.view(bad).error
+    assert queue.view(good).state == "running"
+    later = queue.submit("c", ("exp", 3), "experiment", {}).id
+    settle(queue)
+    assert queue.view(later).state == "running"  # the dispatcher lived on
+    queue.shutdown()
+
+
+def test_workers_that_cannot_start_are_tried_again_by_the_next_job():
+    attempts = []
+
+    def factory():
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ValueError("cannot reach a Ray cluster at '127.0.0.1:1'")
+        return ScriptedBackend()
+
+    queue = JobQueue(factory, grace=60)
+    first = queue.submit("a", ("exp", 1), "experiment", {}).id
+    settle(queue)
+    assert queue.view(first).state == "failed"
+    second = queue.submit("a", ("exp", 2), "experiment", {}).id  # the cluster is back
+    settle(queue)
+    assert queue.view(second).state == "running" and len(attempts) == 2
+    queue.shutdown()
+
+
+def test_nobody_joins_a_job_being_cancelled_and_a_left_job_passes_to_its_other_waiter(queue_and_backend):
+    queue, backend, _ = queue_and_backend
+    backend.cancel = lambda job_id: backend.cancelled.append(job_id)  # the worker takes its time to stop
+    job = queue.submit("a", ("exp", 1), "experiment", {}).id
+    settle(queue)
+    queue.detach(job, "a")
+    settle(queue)
+    assert backend.cancelled == [job]
+    fresh = queue.submit("b", ("exp", 1), "experiment", {}).id
+    assert fresh != job and queue.attach(job, "b") is None  # a new job, not the dying one
+
+    backend.slots["run"] = 4  # room for every job below: only the one-running-job rule holds one back
+    shared = queue.submit("c", ("exp", 2), "experiment", {}).id
+    queue.submit("d", ("exp", 2), "experiment", {})
+    own = queue.submit("c", ("exp", 3), "experiment", {}).id
+    settle(queue)
+    assert queue.view(shared).state == "running" and queue.view(own).state == "queued"  # c runs one job at a time
+    queue.detach(shared, "c")  # c leaves its first job; d still waits on it, so it runs on as d's
+    settle(queue)
+    assert queue.view(shared).state == "running" and queue.view(own).state == "running"

@@ -28,11 +28,14 @@ def pool():
 
 def test_a_polytope_pvn_on_ray_equals_training_it_here(pool):
     config = PolytopeConfig(train_steps=400)
-    assert pool.free("quick") >= 1 and pool.capacity("run") == 2
+    assert pool.free("quick") >= 1 and pool.capacity("run") >= 1
     pool.start("q1", "quick", "polytope_pvn", {"config": config, "seed": 3})
     (_, kind, remote), events = drive(pool, "q1")
     assert kind == "done"
     np.testing.assert_array_equal(remote.test_loss, train_polytope_pvn(config, 3).test_loss)
+    deadline = time.monotonic() + 5  # progress goes through the sink actor: it may land after the result
+    while not any(kind == "progress" for _, kind, _ in events) and time.monotonic() < deadline:
+        events += [e for e in pool.poll(0.1) if e[0] == "q1"]
     assert any(kind == "progress" for _, kind, _ in events)
 
 

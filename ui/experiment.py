@@ -85,6 +85,9 @@ def _start(env_name: str, config: ExperimentConfig, seed: int) -> None:
     """The Run button: queue the run in a worker (sharing an identical one), with the dataset if it is cached."""
     if _over_budget(config) is not None:  # the button is disabled then; a stale click is refused too
         return
+    old = st.session_state.get(_key(env_name, "job"))
+    if old is not None:  # a stale second click: this session stops waiting on its earlier job first
+        jobs.stop(old)
     store, lock = _store()
     with lock:
         dataset = store.get(("dataset", dataset_config(config), seed))  # reused when only later stages changed
@@ -97,6 +100,7 @@ def _start(env_name: str, config: ExperimentConfig, seed: int) -> None:
         estimate=estimate(config).seconds,
     )
     st.session_state[_key(env_name, "job")] = job.id
+    st.session_state[_key(env_name, "joined")] = False
     st.session_state.pop(_key(env_name, "ended"), None)
 
 
@@ -106,12 +110,17 @@ def _stop(env_name: str, job_id: str) -> None:
     st.session_state[_key(env_name, "job")] = None
     st.session_state[_key(env_name, "ended")] = "cancelled"
     st.session_state[_key(env_name, "left")] = job_id  # not joined again by the settings' match below
+    st.session_state[_key(env_name, "stopped")] = True
 
 
 def _active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> JobView | None:
     """This session's active job; else an active job of exactly these settings, which it then waits on too."""
     job = jobs.view(st.session_state.get(_key(env_name, "job")))
     if job is not None and job.active:
+        if st.session_state.get(_key(env_name, "joined")) and job.key != ("experiment", config, seed):
+            jobs.stop(job.id)  # joined for settings this session has since left: it no longer waits on it
+            st.session_state[_key(env_name, "job")] = None
+            return None
         return job
     if job is None and config is not None:
         shared = jobs.job_queue().find(("experiment", config, seed))
@@ -120,6 +129,7 @@ def _active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> Jo
         if jobs.job_queue().attach(shared.id, jobs.session_id()) is not None:
             st.session_state.pop(_key(env_name, "ended"), None)
             st.session_state[_key(env_name, "job")] = shared.id
+            st.session_state[_key(env_name, "joined")] = True
             return shared
     return None
 
@@ -141,6 +151,7 @@ def _live_figure(job: JobView):
 
 def _job_panel(env_name: str) -> None:
     """Queue position or progress, live losses and Stop of this session's job; on its end, one rerun draws it."""
+    just_stopped = st.session_state.pop(_key(env_name, "stopped"), False)
     job_id = st.session_state.get(_key(env_name, "job"))
     job = jobs.view(job_id)
     if job is not None and job.active:
@@ -168,6 +179,8 @@ def _job_panel(env_name: str) -> None:
         st.warning("Run stopped. The figures below are the last finished result.")
     elif ended == "failed":
         st.error(f"Please change a setting: {st.session_state.get(_key(env_name, 'error'))}")
+    if just_stopped:  # Stop reran only this fragment: the whole page follows (its Run button, its polling)
+        st.rerun(scope="app")
 
 
 def _shipped(env_name: str, shipped: dict[str, str]) -> dict[str, tuple[ExperimentConfig, int, str]]:

@@ -116,9 +116,9 @@ def in_worker(key: Hashable, task: str, kwargs: dict[str, Any], *, label: str, e
             if job is not None:
                 bar.progress(fraction(job), text=f"{label} — {waiting_text(job)}")
     finally:
-        bar.empty()
-        if job is not None and job.active:  # the script was stopped (a rerun): stop waiting
+        if job is not None and job.active:  # the script was stopped (a rerun, a closed tab): stop waiting
             stop(job.id)
+        bar.empty()
     with lock:
         if key in store:
             return store[key]

@@ -150,7 +150,13 @@ def render_results(
             f"{config.env}-probes.gif",
         )
         steps = range(len(result.trained["fingerprint"].probe_snapshots))
-        animate(f"{config.env}_probes", steps, lambda s: figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y), frame=s), label="snapshot", start=len(steps) - 1)  # noqa: E501
+        animate(
+            f"{config.env}_probes",
+            steps,
+            lambda s: figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y), frame=s),
+            label="snapshot",
+            start=len(steps) - 1,
+        )  # noqa: E501
         bounds = get_env(config.env).bounds_label
         moving = (
             "press ▶ to watch them move as they are trained jointly with the PVN (Algorithm 2)"
