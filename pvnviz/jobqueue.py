@@ -33,6 +33,7 @@ log = logging.getLogger("pvnlab.jobqueue")
 
 ACTIVE = ("queued", "running")
 POLL_SECONDS = 0.05  # the dispatcher's tick: how soon a Stop or a free worker is acted on
+IDLE_POLL_SECONDS = 0.5  # its tick with no job waiting or running (a new job wakes it through ``poll``'s end)
 
 
 @dataclass
@@ -278,7 +279,9 @@ class JobQueue:
 
     def _tick(self, backend: Backend) -> None:
         """One round: events in, reaping, then the backend calls decided under the lock made outside it."""
-        events = backend.poll(POLL_SECONDS)
+        with self._lock:
+            busy = any(j.state in ACTIVE for j in self._jobs.values())
+        events = backend.poll(POLL_SECONDS if busy else IDLE_POLL_SECONDS)  # idle: blocked, not spinning
         self._capacity = {lane: backend.capacity(lane) for lane in LANES}  # read by pages' views, lock-free
         broken = getattr(backend, "broken", {})
         with self._lock:

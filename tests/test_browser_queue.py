@@ -57,9 +57,10 @@ def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
     base, record_workers = one_worker_server
     with sync_playwright() as p:
         browser = launch(p)
-        first = _page(browser, URL.format(base=base, seed=21, steps=400))
-        second = _page(browser, URL.format(base=base, seed=21, steps=400))
-        third = _page(browser, URL.format(base=base, seed=22, steps=400))
+        # 4000 steps: the shared job must still run while the other pages are checked (a Quick run ends in ~7 s)
+        first = _page(browser, URL.format(base=base, seed=21, steps=4000))
+        second = _page(browser, URL.format(base=base, seed=21, steps=4000))
+        third = _page(browser, URL.format(base=base, seed=22, steps=4000))
         first.get_by_role("button", name="Run with these settings").click()
         expect(first.get_by_text("Running in a worker")).to_be_visible(timeout=60_000)
         record_workers()  # the server's worker processes, checked after the server stops

@@ -160,9 +160,11 @@ def test_polytope_estimate_is_within_a_factor_of_two_of_a_measured_run():
     from pvnviz.polytope import PolytopeConfig, run_polytope
 
     for config in (PolytopeConfig(), PolytopeConfig(train_steps=40000, hidden_size=200)):
-        started = time.process_time()  # CPU time: what the estimate predicts, whatever else the machine runs
-        run_polytope(config, 0)
-        measured = time.process_time() - started
+        measured = float("inf")
+        for _ in range(3):  # the least of three: CPU time still counts other threads' and BLAS's spinning
+            started = time.process_time()  # CPU time: what the estimate predicts, whatever else the machine runs
+            run_polytope(config, 0)
+            measured = min(measured, time.process_time() - started)
         assert measured / 2.5 <= sizing.estimate(config).seconds <= measured * 2.5, (config, measured)
 
 
