@@ -17,8 +17,8 @@ The interface, used by ``pvnviz.jobqueue`` from one thread:
 
 ``LocalPool`` (this module) runs ``python -m pvnviz.workers`` processes, one torch thread each, with an
 address-space limit and ``PR_SET_PDEATHSIG`` so none outlives the server. ``pvnviz.workers_ray.RayPool``
-runs the same tasks on a Ray cluster. ``make_backend`` picks one from the environment (``PVN_RAY_ADDRESS``,
-``PVN_WORKERS``).
+runs the same tasks on a Ray cluster. ``pvnviz.backend.make_backend`` picks one from the environment
+(``PVN_RAY_ADDRESS``, ``PVN_WORKERS``).
 """
 
 from __future__ import annotations
@@ -319,16 +319,6 @@ def _reap(process: subprocess.Popen) -> None:
         process.wait(timeout=5)
     except subprocess.TimeoutExpired:  # killed but not yet gone (a large process under swapping): its exit reaps it
         log.warning("worker %s still exiting after 5 s", process.pid)
-
-
-def make_backend() -> Backend:
-    """The workers the environment asks for: a Ray cluster at ``PVN_RAY_ADDRESS``, else a local pool."""
-    address = os.environ.get(RAY_ADDRESS_ENV, "").strip()
-    if address:
-        from pvnviz.workers_ray import RayPool
-
-        return RayPool(address)
-    return LocalPool()
 
 
 if __name__ == "__main__":  # a local worker, started by LocalPool._spawn: FD MEMORY_MB LANE NICE PARENT_PID

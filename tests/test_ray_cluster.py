@@ -179,7 +179,7 @@ LIVE_DRIVER = """
 import json, time
 from pvnviz.experiment import ExperimentConfig
 from pvnviz.jobqueue import JobQueue
-from pvnviz.workers import make_backend
+from pvnviz.backend import make_backend
 config = ExperimentConfig(num_policies=12, num_episodes=4, horizon=50, train_steps=20, ascent_steps=2,
                           num_starts=1, eval_episodes=2, fresh_episodes=2)
 results = {}

@@ -17,8 +17,8 @@ from typing import Any
 
 import streamlit as st
 
+from pvnviz.backend import make_backend
 from pvnviz.jobqueue import Job, JobQueue, JobView
-from pvnviz.workers import make_backend
 from ui import _store, remember
 
 WAIT_POLL = 0.05  # seconds between two looks at a job a page waits for (``in_worker``)
