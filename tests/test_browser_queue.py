@@ -1,6 +1,7 @@
 """The job queue in real browsers: a server with one run worker, three sessions pressing Run.
 
-Two sessions ask for the same settings and share one job (both pages say so); a third, with another seed,
+Two sessions ask for the same settings and share one job (both pages say so, and the first draws its live
+losses); a third, with another seed,
 waits in line and says where it stands; leaving the queue takes effect at once; the shared job's result
 is drawn on both pages; the workers end with the server.
 """
@@ -64,6 +65,12 @@ def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
         first.get_by_role("button", name="Run with these settings").click()
         expect(first.get_by_text("Running in a worker")).to_be_visible(timeout=60_000)
         record_workers()  # the server's worker processes, checked after the server stops
+        # the live loss chart (a canvas component) fills with the worker's losses while the job runs
+        first.wait_for_function(
+            "() => Array.from(document.querySelectorAll('*')).some((e) => e.shadowRoot && "
+            "Number(e.shadowRoot.querySelector('canvas.pvn-loss-chart')?.dataset.points) > 0)",
+            timeout=60_000,
+        )
         second.reload()  # the second session opens its settings' page while the job runs: it waits on it too
         expect(second.get_by_text("shared by 2 sessions")).to_be_visible(timeout=30_000)
         expect(second.get_by_role("button", name="Run with these settings")).to_be_disabled(timeout=30_000)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import threading
 from pathlib import Path
 
 import streamlit as st
@@ -11,13 +10,13 @@ import streamlit as st
 from pvnviz import archive
 from pvnviz.configs import ConfigError, from_dict
 from pvnviz.experiment import ExperimentConfig, ExperimentResult, dataset_config
-from pvnviz.figures import experiment as figs
 from pvnviz.jobqueue import JobView
 from pvnviz.run_files import load_result
 from pvnviz.runs import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
 from pvnviz.sizing import check_budget, check_memory, estimate
-from ui import _store, chart, computed, jobs, urlcheck
+from ui import _store, computed, jobs, urlcheck
 from ui.errors import guarded
+from ui.live_chart import live_loss_chart
 from ui.settings import FIELDS, PRESET_CONFIGS, _current_preset, _key, sidebar_config  # noqa: F401 (pages)
 
 
@@ -134,21 +133,6 @@ def _active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> Jo
     return None
 
 
-_LIVE: dict[tuple[str, int], object] = {}  # (job id, loss rows) -> figure: sessions sharing a job share it
-_LIVE_LOCK = threading.Lock()
-
-
-def _live_figure(job: JobView):
-    """The live loss chart of a job, built once per new batch of losses however many sessions watch it."""
-    key = (job.id, sum(len(rows) for rows in job.history.values()))
-    with _LIVE_LOCK:
-        if key not in _LIVE:
-            while len(_LIVE) >= 32:
-                _LIVE.pop(next(iter(_LIVE)))
-            _LIVE[key] = figs.loss_figure(figs.live_curves(job.history), "PVN training (live)")
-        return _LIVE[key]
-
-
 def _job_panel(env_name: str) -> None:
     """Queue position or progress, live losses and Stop of this session's job; on its end, one rerun draws it."""
     just_stopped = st.session_state.pop(_key(env_name, "stopped"), False)
@@ -167,7 +151,7 @@ def _job_panel(env_name: str) -> None:
             help="Stop waiting for this run (it is cancelled unless another session waits on it).",
         )
         if job.history:
-            chart(_live_figure(job), "pvn-training-live", key=_key(env_name, "live_chart"))
+            live_loss_chart(job.history, _key(env_name, "live_chart"), "PVN training (live)")
         return
     if job is not None:  # it ended since the last look: remember how, and draw the page once more
         st.session_state[_key(env_name, "job")] = None

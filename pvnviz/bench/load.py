@@ -42,6 +42,7 @@ class LoadResult:
     times: list[float | None] = field(default_factory=list)  # click to result, per session (None: timed out)
     server_cpu: float = 0.0
     server_peak_mb: float = 0.0
+    idle_open: float | None = None  # the first session's page on the idle server
     idle_slider: float | None = None
     loaded_slider: float | None = None
     visitor_open: float | None = None
@@ -64,13 +65,20 @@ def _peak_mb(pid: int) -> float:
 
 
 def _open(context, url: str, timeout_s: float) -> tuple[object, float]:
-    """A tab on ``url``; seconds until the page is idle with at least 5 charts."""
+    """A tab on ``url``; seconds until the page is idle with every chart drawn (the chart count has stood
+    still for a second: that second is not counted)."""
     page = context.new_page()
     t0 = time.perf_counter()
     page.goto(url, wait_until="commit", timeout=timeout_s * 1000)
     page.wait_for_selector(IDLE, timeout=timeout_s * 1000)
     page.wait_for_function(f'document.querySelectorAll("{CHARTS}").length >= 5', timeout=timeout_s * 1000)
-    return page, time.perf_counter() - t0
+    count, changed = -1, time.perf_counter()
+    while time.perf_counter() - changed < 1.0 and time.perf_counter() - t0 < timeout_s:
+        now = page.evaluate(f'document.querySelectorAll("{CHARTS} .main-svg").length')
+        if now != count:
+            count, changed = now, time.perf_counter()
+        time.sleep(0.05)
+    return page, changed - t0
 
 
 def _url(base: str, seed: int, steps: int | None = None) -> str:
@@ -89,8 +97,9 @@ def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> Loa
             pages = []
             for i in range(sessions):
                 seed = FIRST_SEED if same_seed else FIRST_SEED + i
-                page, _ = _open(browser.new_context(viewport={"width": 1280, "height": 720}), _url(base, seed), 120)
+                page, took = _open(browser.new_context(viewport={"width": 1280, "height": 720}), _url(base, seed), 120)
                 pages.append(page)
+                out.idle_open = took if out.idle_open is None else out.idle_open
             out.idle_slider = slider_move(pages[0], SLIDER)
             cpu0 = _proc_cpu(proc.pid)
             clicked = []
@@ -152,7 +161,8 @@ def report(label: str, r: LoadResult, timeout_s: float) -> str:
             f"{label}: {r.sessions} sessions, {'one seed' if r.same_seed else 'own seeds'}",
             f"  click to result (s): {times}; all done after {last}",
             f"  server process: {r.server_cpu:.1f} s CPU over the runs, peak memory {r.server_peak_mb:.0f} MB",
-            f"  queue full: new visitor's page {_fmt(r.visitor_open, timeout_s)} s (goal < 6); slider move "
+            f"  queue full: new visitor's page {_fmt(r.visitor_open, timeout_s)} s (goal < 6; idle server "
+            f"{_fmt(r.idle_open, timeout_s)} s); slider move "
             f"{_fmt(r.loaded_slider, timeout_s)} s against {_fmt(r.idle_slider, timeout_s)} s idle (goal: within 2x)",
             f"  Stop with every worker busy: {_fmt(r.stop_latency, timeout_s)} s to 'Run stopped' (goal < 1)",
         ]
