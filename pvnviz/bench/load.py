@@ -20,6 +20,7 @@ a session without a result by then is printed as ``> T``.
 
 from __future__ import annotations
 
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,6 +134,11 @@ def _while_full(browser, base: str, pages: list, out: LoadResult, timeout_s: flo
         out.stop_latency = time.perf_counter() - t0
     except Exception as err:  # noqa: BLE001 - an old server that cannot answer: printed as not measured
         print(f"  (while full: {type(err).__name__}: {str(err).splitlines()[0][:120]})")
+        for page in context.pages:  # what the page said instead, and a picture of it
+            shot = Path(tempfile.gettempdir()) / f"pvn-load-{len(pages)}-{time.time():.0f}.png"
+            page.screenshot(path=str(shot), full_page=True)
+            alerts = page.locator("[data-testid='stAlert'], [data-testid='stException']").all_inner_texts()
+            print(f"  (page {page.url}: {' | '.join(a[:100] for a in alerts) or 'no alert'}; picture {shot})")
     finally:
         context.close()
 
