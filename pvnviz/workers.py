@@ -92,7 +92,7 @@ def _limit_memory(megabytes: int) -> None:
 
 
 WARM = {"run": ("torch", "pvnviz.experiment"), "quick": ("pvnviz.polytope",)}  # imported before "ready"
-NICE = {"run": 10, "quick": 2}  # below the server: pages stay responsive while every core computes
+NICE = {"run": 19, "quick": 2}  # below the server: pages stay responsive while every core computes
 
 
 def worker_main(conn: Connection, memory_mb: int, warm: tuple[str, ...] = (), nice: int = 0, parent: int = 0) -> None:

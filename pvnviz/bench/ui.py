@@ -97,12 +97,13 @@ def open_polytope(browser, url: str):
 
 
 def slider_move(page, label: str) -> float:
-    """Press the Right arrow on a slider once; seconds until the page is idle again."""
+    """Move a slider one step (Right, or Left when it is at its end); seconds until the page is idle again."""
     thumb = page.locator("[data-testid='stSlider']").filter(has_text=label).first.locator("input[type='range']")
+    at_end = thumb.input_value() == thumb.get_attribute("max")
     page.evaluate(OBSERVER)
     thumb.focus()
     since = page.evaluate("performance.now()")
-    thumb.press("ArrowRight")
+    thumb.press("ArrowLeft" if at_end else "ArrowRight")
     return wait_settled(page, since)
 
 
