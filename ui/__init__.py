@@ -98,10 +98,16 @@ def chart(fig, name: str = "figure", container: Any = None, **kwargs: Any) -> An
 
     if st.session_state.get("projector"):
         fig = theme.projector(go.Figure(fig))  # a copy: figures may be cached and drawn again
+    target = st if container is None else container
+    return target.plotly_chart(fig, config=chart_config(name), **kwargs)
+
+
+def chart_config(name: str) -> dict[str, Any]:
+    """The plotly.js config of every figure: the modebar's camera downloads the figure client-side in the
+    sidebar's format (PNG or SVG), named ``name``, and the modebar shows no plotly logo."""
     image = st.session_state.get("figure_format", "PNG").lower()
     options = dict(format=image, filename=name, scale=2 if image == "png" else 1)
-    target = st if container is None else container
-    return target.plotly_chart(fig, config={"toImageButtonOptions": options, "displaylogo": False}, **kwargs)
+    return {"toImageButtonOptions": options, "displaylogo": False}
 
 
 def gif_download(label: str, make: Callable[[], bytes], file_name: str, **kwargs: Any) -> None:

@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|ray|ui|all``.
+"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|ray|ui|load|redraw|all``.
 
 Every benchmark times our code and a baseline in the same process and prints the
 measurements and their ratio (a goal, where there is one, is printed as a number next to
@@ -10,7 +10,8 @@ the measurement; nothing here passes or fails). One module per benchmark:
   and the ``mujoco.rollout`` engine kept for comparison;
 * ``ray``: Algorithm 1 (Appendix C) locally and on a local Ray cluster;
 * ``ui``: the app in Chromium (``browser`` starts the server and the browser; the browser tests share it);
-* ``load``: N Chromium sessions pressing Run at once on one server (the job queue and its workers).
+* ``load``: N Chromium sessions pressing Run at once on one server (the job queue and its workers);
+* ``redraw``: plotly.js redraws in the browser after an ``input`` event (the plotly components, ui/components.py).
 
 Bad numbers on the command line print one line on stderr and exit with status 2.
 """
@@ -22,7 +23,7 @@ import sys
 
 from pvnviz.argtypes import OneLineParser, non_negative_int
 
-BENCHMARKS = ("polytope", "cartpole", "swimmer", "ray", "ui", "load", "all")
+BENCHMARKS = ("polytope", "cartpole", "swimmer", "ray", "ui", "load", "redraw", "all")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,6 +49,10 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
         from pvnviz.bench import load
 
         return load.main(rest)
+    if args.which == "redraw":  # not in "all": it starts a server and Chromium
+        from pvnviz.bench import redraw
+
+        return redraw.main(rest)
     if args.which == "ray":  # not in "all": it starts Ray clusters
         from pvnviz.bench import ray
 

@@ -1,6 +1,6 @@
 """A Streamlit server and Debian's Chromium, for the UI benchmark and the browser tests.
 
-``start_server`` runs ``streamlit run app.py`` of a checkout on a free port of 127.0.0.1 and waits
+``start_server`` runs ``streamlit run app.py`` (or another script) of a checkout on a free port of 127.0.0.1 and waits
 for its health check; ``launch`` starts headless Chromium through Playwright. The browser tests'
 fixtures (``tests/conftest.py``) and ``python -m pvnviz.bench ui`` both use these, so the two
 measure and check the same app the same way.
@@ -38,16 +38,22 @@ def free_port() -> int:
 
 
 def start_server(
-    root: Path, *, watch_files: bool = True, timeout: float = 60, env: dict[str, str] | None = None
+    root: Path,
+    *,
+    watch_files: bool = True,
+    timeout: float = 60,
+    env: dict[str, str] | None = None,
+    script: str = "app.py",
 ) -> tuple[subprocess.Popen, str]:
     """``streamlit run app.py`` in ``root`` with the repository's config; returns (process, URL) once healthy.
 
     ``watch_files=False`` switches Streamlit's file watcher off (tests: no reruns while files change); ``env``
-    adds environment variables (e.g. ``PVN_WORKERS``).
+    adds environment variables (e.g. ``PVN_WORKERS``); ``script`` runs another script than ``app.py`` (a path
+    relative to ``root``; its folder's ``static/`` is what Streamlit serves at ``/app/static/``).
     Raises RuntimeError with the end of the server's output if it is not healthy within ``timeout`` s.
     """
     port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
+    command = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port)]
     command += ["--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     if not watch_files:
         command += ["--server.fileWatcherType", "none"]

@@ -1,0 +1,92 @@
+"""Browser redraw benchmark: ``python -m pvnviz.bench redraw [--events 20]``.
+
+Starts ``streamlit run pvnviz/bench/redraw_app.py`` (three ``plotly_view`` figures, each with a benchmark slider)
+and drives Debian's Chromium at 1280x720. For each figure it fires ``input`` events on the slider, one at a time,
+and reads the time the page itself measured from the event (``performance.now()`` in the slider's listener) to
+the redraw's promise resolving (``promise``), to the ``requestAnimationFrame`` after it (``frame``: the number
+asked for) and to the task after that frame (``task``, roughly after the paint); it prints the median and p95
+(nearest rank) of each. The figures:
+
+* ``line101``: ``Plotly.restyle`` of a 101-point line's y;
+* ``gl5000``: ``Plotly.react`` of 5,000 ``Scattergl`` markers plus a 400-arrow quiver (one line trace, None gaps);
+* ``svg5000``: the same with ``Scatter`` (SVG) markers.
+
+``measure_redraw`` works for any range input whose listener records its times in ``window.pvnRedrawTimes[name]``
+(``{promise: [...], frame: [...], task: [...]}``, as pvnviz/bench/redraw_slider.js does).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from pathlib import Path
+
+from pvnviz.argtypes import OneLineParser, positive_int
+from pvnviz.bench.browser import IDLE, launch, start_server, stop_server
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = "pvnviz/bench/redraw_app.py"
+CASES = {
+    "line101": "restyle, 101-point line",
+    "gl5000": "react, 5,000 Scattergl + 400-arrow quiver",
+    "svg5000": "react, 5,000 Scatter (SVG) + 400-arrow quiver",
+}
+KINDS = ("promise", "frame", "task")
+DISPATCH = """([name, value]) => {
+  const input = document.querySelector(`input[data-target="${name}"]`);
+  input.value = String(value);
+  input.dispatchEvent(new Event("input", { bubbles: true }));
+}"""
+DONE = "([name, n]) => (window.pvnRedrawTimes?.[name]?.task.length ?? 0) >= n"
+
+
+def measure_redraw(page, name: str, events: int = 20, warmup: int = 2, pause_ms: int = 50) -> dict[str, list[float]]:
+    """Fire ``warmup + events`` input events, one after the other's redraw (and ``pause_ms`` later), on the range
+    input ``input[data-target=name]``, with the figure ``name`` scrolled to the middle of the window; returns the
+    last ``events`` times in ms by kind (``promise``, ``frame``, ``task``)."""
+    page.wait_for_function(f"window.pvnPlotly?.views.has({name!r})", timeout=60_000)
+    page.evaluate("(name) => window.pvnPlotly.views.get(name).el.scrollIntoView({ block: 'center' })", name)
+    page.wait_for_timeout(500)  # the figure on screen, as a user sees it while dragging (the slider may not be)
+    for i in range(1, warmup + events + 1):
+        page.evaluate(DISPATCH, [name, 10 * i])
+        page.wait_for_function(DONE, arg=[name, i], timeout=60_000)
+        page.wait_for_timeout(pause_ms)
+    times = page.evaluate("(name) => window.pvnRedrawTimes[name]", name)
+    return {kind: values[warmup:] for kind, values in times.items()}
+
+
+def summary(values: list[float]) -> tuple[float, float]:
+    """(median, p95 by nearest rank) of ``values``."""
+    ranked = sorted(values)
+    return statistics.median(ranked), ranked[math.ceil(0.95 * len(ranked)) - 1]
+
+
+def run(events: int) -> dict[str, dict[str, list[float]]]:
+    """Every case's times, measured in one Chromium page of a fresh server."""
+    from playwright.sync_api import sync_playwright
+
+    proc, url = start_server(ROOT, watch_files=False, script=SCRIPT)
+    try:
+        with sync_playwright() as p:
+            browser = launch(p)
+            page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+            page.goto(url)
+            page.wait_for_selector(IDLE, timeout=120_000)
+            page.wait_for_function(f"window.pvnPlotly?.views.size === {len(CASES)}", timeout=120_000)
+            results = {name: measure_redraw(page, name, events) for name in CASES}
+            browser.close()
+    finally:
+        stop_server(proc)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = OneLineParser(prog="python -m pvnviz.bench redraw", description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=positive_int, default=20, help="measured input events per figure")
+    args = parser.parse_args(argv)
+    results = run(args.events)
+    print(f"Redraw after an input event, Chromium 1280x720, {args.events} events each (ms: median / p95)")
+    for name, label in CASES.items():
+        cells = [(kind, *summary(results[name][kind])) for kind in KINDS]
+        print(f"  {label:<46} " + "   ".join(f"{kind} {median:6.1f} / {p95:6.1f}" for kind, median, p95 in cells))
+    return 0

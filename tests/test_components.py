@@ -1,0 +1,64 @@
+"""ui/components.py without a browser: the copy of the wheel's plotly.js, the modules' text, and what
+``plotly_view`` sends to the browser (the browser side is tests/test_browser_components.py)."""
+
+import json
+import os
+
+from streamlit.testing.v1 import AppTest
+
+from ui import components
+
+
+def test_plotly_js_copied_once_and_replaced_when_stale(tmp_path):
+    static = tmp_path / "static"
+    components.ensure_plotly_js.cache_clear()
+    version = components.ensure_plotly_js(str(static))
+    copy = static / "plotly.min.js"
+    assert copy.read_bytes() == components.PLOTLY_JS.read_bytes()
+    assert oct(copy.stat().st_mode & 0o777) == "0o644" and len(version) == 12
+    mtime = copy.stat().st_mtime_ns
+    components.ensure_plotly_js.cache_clear()
+    assert components.ensure_plotly_js(str(static)) == version and copy.stat().st_mtime_ns == mtime  # identical: kept
+    copy.write_text("// an older plotly.js")
+    components.ensure_plotly_js.cache_clear()
+    assert components.ensure_plotly_js(str(static)) == version
+    assert copy.read_bytes() == components.PLOTLY_JS.read_bytes()
+    assert sorted(os.listdir(static)) == ["plotly.min.js"]  # no temporary file left
+    components.ensure_plotly_js.cache_clear()
+
+
+def test_modules_start_with_the_shared_prelude():
+    text = components.js_module("figure.js")
+    assert text.startswith(components.PRELUDE.read_text())
+    assert "export default function plotlyView" in text
+    assert text.count("globalThis.pvnPlotly ??=") == 1
+
+
+def _script():
+    import numpy as np
+    import plotly.graph_objects as go
+    import streamlit as st
+
+    from ui.components import plotly_view
+
+    st.session_state.figure_format = "SVG"
+    fig = go.Figure(go.Scatter(x=np.arange(4.0), y=np.arange(4.0) ** 2, name="squares"))
+    raw = {"data": [{"type": "scatter", "y": np.arange(3)}], "layout": {"height": 300}}  # numpy in a plain dict
+    plotly_view(fig.to_plotly_json(), key="squares", name="squares")
+    plotly_view(raw, key="raw", name="raw", container=st.container())
+
+
+def test_plotly_view_sends_plain_json_with_the_apps_config(tmp_path):
+    at = AppTest.from_function(_script, default_timeout=60)
+    at.run()
+    assert not at.exception
+    sent = [json.loads(element.proto.json) for element in at.get("bidi_component")]
+    assert [data["key"] for data in sent] == ["squares", "raw"]
+    squares, raw = sent
+    assert squares["figure"]["data"][0]["y"]["dtype"] == "f8"  # plotly's typed array (base64), decoded by plotly.js
+    assert raw["figure"]["data"][0]["y"] == [0, 1, 2]
+    assert squares["config"] == {
+        "toImageButtonOptions": {"format": "svg", "filename": "squares", "scale": 1},
+        "displaylogo": False,
+    }
+    assert squares["plotly"].startswith("/app/static/plotly.min.js?v=")

@@ -1,0 +1,122 @@
+"""Streamlit v2 components that draw Plotly figures in the browser with plotly.js (UI only; no math here).
+
+``plotly_view`` mounts ``pages/components/figure.js``: the figure, given as plotly JSON, is drawn by plotly.js in
+the page, and sibling component modules can change its traces in the browser (``Plotly.restyle`` /
+``Plotly.react``) without a server rerun, through the page-wide registry that ``pages/components/plotly_lib.js``
+defines (see that file for the JavaScript API).
+
+How the pieces are loaded (Streamlit 1.67):
+
+* A component's inline ``js`` is turned into a Blob URL and ``import()``-ed as an ES module, once per page and
+  content; its default export runs at mount and again whenever ``data`` (or the theme) changes, on the same DOM
+  node; a rerun with identical data does not call it. ``js_module`` returns the text: the shared prelude
+  ``plotly_lib.js`` followed by the component's own file, both read from ``pages/components/``.
+* plotly.js comes from the installed plotly wheel (``plotly/package_data/plotly.min.js``), never from a CDN:
+  ``plotly_js_url`` copies it, when missing or different, into the ``static/`` folder beside the main script,
+  which Streamlit serves at ``<baseUrlPath>/app/static/`` (``[server] enableStaticServing = true`` in
+  ``.streamlit/config.toml``). The copy is not in git (``.gitignore``). The page loads it with one classic
+  ``<script>`` shared by every component instance; the URL carries a hash of the file, so a new wheel is
+  fetched again.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import plotly
+import plotly.graph_objects as go
+import streamlit as st
+from streamlit.components.v2 import component
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from pvnviz.figures import theme
+from ui import chart_config
+
+COMPONENTS_DIR = Path(__file__).resolve().parents[1] / "pages" / "components"
+PRELUDE = COMPONENTS_DIR / "plotly_lib.js"
+PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+STATIC_ROUTE = "app/static"  # where Streamlit serves the main script's ./static/ folder (after baseUrlPath)
+
+
+def js_module(path: str | Path) -> str:
+    """The JavaScript of a plotly component: the shared prelude, then ``path`` (relative to
+    ``pages/components/`` unless absolute). The file must ``export default`` the component's function."""
+    path = Path(path)
+    if not path.is_absolute():
+        path = COMPONENTS_DIR / path
+    return PRELUDE.read_text(encoding="utf-8") + "\n" + path.read_text(encoding="utf-8")
+
+
+@functools.cache
+def ensure_plotly_js(static_dir: str) -> str:
+    """Copy the plotly wheel's ``plotly.min.js`` into ``static_dir`` unless an identical copy is there; returns
+    a short hash of its content. Checked once per process and folder; the copy is written to a temporary file
+    and renamed, so a browser or another server never reads half a file."""
+    source = PLOTLY_JS.read_bytes()
+    target = Path(static_dir) / "plotly.min.js"
+    if not target.is_file() or target.read_bytes() != source:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".plotly-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(source)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    return hashlib.sha256(source).hexdigest()[:12]
+
+
+def plotly_js_url() -> str:
+    """The server path of plotly.min.js (``/<baseUrlPath>/app/static/plotly.min.js?v=<hash>``), copying the
+    file into the main script's ``static/`` folder first if needed."""
+    if not st.get_option("server.enableStaticServing"):
+        raise RuntimeError(
+            "plotly components need Streamlit's static file serving: run from the repository's folder, whose "
+            ".streamlit/config.toml sets [server] enableStaticServing = true."
+        )
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        raise RuntimeError("plotly components can only be drawn while a Streamlit script runs")
+    version = ensure_plotly_js(str(Path(ctx.main_script_path).resolve().parent / "static"))
+    base = (st.get_option("server.baseUrlPath") or "").strip("/")
+    prefix = f"/{base}/" if base else "/"
+    return f"{prefix}{STATIC_ROUTE}/plotly.min.js?v={version}"
+
+
+def figure_data(figure_json: dict, key: str, name: str) -> dict[str, Any]:
+    """The ``data`` a plotly component gets: the figure as plain JSON (numpy arrays as plotly's typed-array
+    specs or lists, by plotly's own encoder), its plotly.js config (as ``ui.chart``) and plotly.js's URL."""
+    if st.session_state.get("projector"):
+        figure_json = theme.projector(go.Figure(figure_json)).to_plotly_json()  # a copy, as ui.chart
+    figure = json.loads(plotly.io.json.to_json_plotly(figure_json))
+    return {"key": key, "figure": figure, "config": chart_config(name), "plotly": plotly_js_url()}
+
+
+_plotly_view = component(
+    "pvn_plotly_view",
+    js=js_module("figure.js"),
+    css=".pvn-plotly-error { color: var(--st-red-color); font-family: var(--st-font); }",
+    isolate_styles=False,  # plotly.js puts its modebar and hover styles in document.head: no shadow root
+)
+
+
+def plotly_view(figure_json: dict, key: str, *, name: str = "figure", container: Any = None) -> Any:
+    """Draw ``figure_json`` (``fig.to_plotly_json()``) with plotly.js in the browser, under ``key``.
+
+    ``key`` names the figure for sibling modules too (``pvnPlotly.figure(key)`` in JavaScript). A rerun with the
+    same figure leaves the drawn figure (and any change made to it in the browser) as it is; a changed figure is
+    drawn with ``Plotly.react``. ``name`` is the modebar download's file name. Returns the component's result.
+    """
+    data = figure_data(figure_json, key, name)
+    if container is None:
+        return _plotly_view(key=key, data=data, width="stretch", height="content")
+    with container:
+        return _plotly_view(key=key, data=data, width="stretch", height="content")
