@@ -14,8 +14,8 @@ from pvnviz.figures import polytope as figs
 from pvnviz.figures import polytope_ascent as ascent_figs
 from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, training_key
 from ui import chart, explain, gif_download, jobs, require_navigation, urlcheck
+from ui.browser_player import play
 from ui.errors import guarded
-from ui.player import chart_key, player
 
 require_navigation()
 
@@ -49,9 +49,7 @@ def restore_paper() -> None:
     for key, value in PAPER_STATE.items():
         st.session_state[key] = value
     st.session_state["seed"] = PAPER_SEED
-    st.session_state.pop("_player_ascent", None)
     st.query_params.pop("ascent", None)  # the player's frame: back to the last iterate
-    st.session_state["ascent_speed"] = "1×"
 
 
 def draw_random_mdp() -> None:
@@ -290,24 +288,23 @@ def ascent_section() -> None:
     ascent_exact = cached_exact(config, seed)
     learned = learned_view(config, trained)
 
-    def draw(t: int) -> None:
-        square = session_figure("_fig_frame", (key, seed), lambda: ascent_figs.ascent_frame(ascent_exact, learned, t))
-        returns = session_figure(
-            "_fig_returns", (config, seed), lambda: figs.ascent_returns_figure(ascent_exact, learned, highlight=t)
-        )
+    square = ascent_figs.ascent_frame(ascent_exact, learned, 0)
+    returns = figs.ascent_returns_figure(ascent_exact, learned, highlight=0)
+
+    def frame(t: int) -> dict[str, go.Figure]:  # the same iterate ringed in both figures
         ascent_figs.move_ascent_frame(square, ascent_exact, learned, t)
         ascent_figs.move_returns_highlight(returns, ascent_exact, learned, t)
-        left, right = st.columns([3, 2])
-        chart(square, "ascent-square", left, key=chart_key("ascent_square"))
-        chart(returns, "ascent-returns", right, key=chart_key("ascent_returns"))
+        return {"square": square, "returns": returns}
 
-    player(
+    play(
         "ascent",
+        frame,
         config.ascent_steps + 1,
-        draw,
         start=config.ascent_steps,
         label="ascent step",
         reset_on=(config, seed),
+        widths={"square": 3, "returns": 2},
+        names={"square": "ascent-square", "returns": "ascent-returns"},
     )
     gif_download("Download both ascents (GIF)", lambda: gif.ascent_gif(ascent_exact, learned), "polytope-ascent.gif")
     st.markdown(

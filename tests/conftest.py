@@ -33,6 +33,28 @@ def figures(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 
+def players(at: AppTest) -> dict[str, dict]:
+    """The browser players on the page (``ui.browser_player``), by key: the data each was sent."""
+    found = {}
+    for element in at.get("bidi_component"):
+        if element.proto.component_name == "pvn_player":
+            found[element.proto.id.rsplit("-", 1)[-1].removesuffix("_player")] = json.loads(element.proto.json)
+    return found
+
+
+def frame_figures(player: dict, t: int | None = None) -> dict[str, dict]:
+    """A player's figures at frame ``t`` (default: the frame it opens on), as the browser draws them: the first
+    frame's figures with frame t's changed trace properties and layout entries."""
+    anim = player["animation"]
+    t = player["frame"] if t is None else t
+    out = {}
+    for name, base in anim["figures"].items():
+        change = anim["frames"][t].get(name, {"traces": {}, "layout": {}})
+        data = [dict(trace, **change["traces"].get(str(i), {})) for i, trace in enumerate(base["data"])]
+        out[name] = {"data": data, "layout": dict(base["layout"], **change["layout"])}
+    return out
+
+
 def trace_names(fig: dict) -> set[str]:
     return {t.get("name") for t in fig.get("data", [])}
 

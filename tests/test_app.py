@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import PAGES, array, figures, open_page, trace_names
+from conftest import PAGES, array, figures, frame_figures, open_page, players, trace_names
 
 
 @pytest.mark.parametrize("page_path", PAGES)
@@ -14,7 +14,8 @@ def test_every_page_renders_on_defaults(page_path):
 
 def test_polytope_page_figures():
     at = open_page("pages/polytope.py")
-    figs = figures(at)
+    ascent = players(at)["ascent"]  # the ascent's two figures play in the browser (ui.browser_player)
+    figs = figures(at) + list(frame_figures(ascent).values())
     assert len(figs) == 6
     names = set().union(*(trace_names(f) for f in figs))
     for name in (
@@ -27,12 +28,11 @@ def test_polytope_page_figures():
         "deterministic policies (corners)",
     ):
         assert name in names, name
-    ascent = next(f for f in figs if f["layout"]["title"]["text"].startswith("Gradient ascent"))
-    assert ascent["layout"]["title"]["text"].endswith("step 100")  # the player opens on the last iterate
-    assert [b.label for b in at.button][:5] == ["⏮", "◀", "▶ Play", "▶", "⏭"]  # ui.player's controls
-    at.button(key="ascent_back").click().run()
-    ascent = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Gradient ascent"))
-    assert ascent["layout"]["title"]["text"].endswith("step 99")
+    assert ascent["frame"] == 100 and len(ascent["animation"]["frames"]) == 101  # opens on the last iterate
+    square = frame_figures(ascent)["square"]
+    assert square["layout"]["title"]["text"].startswith("Gradient ascent")
+    assert square["layout"]["title"]["text"].endswith("step 100")
+    assert frame_figures(ascent, 99)["square"]["layout"]["title"]["text"].endswith("step 99")
     for f in figs:  # every axis has a title
         for key, axis in f["layout"].items():
             if key.startswith(("xaxis", "yaxis")):
@@ -48,9 +48,7 @@ def test_polytope_page_after_changing_controls():
     at.slider(key="train_steps").set_value(2000)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    figs = figures(at)
-    assert len(figs) == 6
-    ascent = next(f for f in figs if f["layout"]["title"]["text"].startswith("Gradient ascent"))
+    ascent = frame_figures(players(at)["ascent"])["square"]
     first = next(t for t in ascent["data"] if t.get("meta") == "full:exact ascent:1")
     assert array(first["x"])[0] == pytest.approx(0.2)
 
@@ -77,10 +75,12 @@ def test_cartpole_page_figures_and_bad_input():
     ascent = next(f for title, f in figs.items() if title.startswith("Zero-shot gradient ascent"))
     names = trace_names(ascent)
     assert {"mean: fingerprint PVN", "mean: flattened-weights PVN", "each start"} <= names
-    titles = list(figs)
-    assert any(t.startswith("Probing states through training: step") for t in titles), titles  # ui.player frames
-    assert any(t.startswith("Replay: the same start state, before and after ascent (time step") for t in titles)
-    assert at.select_slider(key="cartpole_probes_frame").options and at.select_slider(key="cartpole_replay_frame")
+    played = players(at)  # the animations play in the browser (ui.browser_player)
+    probes = frame_figures(played["cartpole_probes"])["cartpole_probes"]
+    assert probes["layout"]["title"]["text"].startswith("Probing states through training: step")
+    replay = frame_figures(played["cartpole_replay"])["cartpole_replay"]
+    assert replay["layout"]["title"]["text"].startswith("Replay: the same start state, before and after ascent")
+    assert all(len(played[k]["animation"]["frames"]) > 1 for k in ("cartpole_probes", "cartpole_replay"))
     before = len(figures(at))
     for key, bad in (("cartpole_num_bins", 0), ("cartpole_horizon", 0), ("cartpole_num_probes", 0)):
         at.number_input(key=key).set_value(bad).run()

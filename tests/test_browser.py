@@ -64,22 +64,21 @@ def test_page_in_a_real_browser(server, browser, path):
     page.goto(f"{server}/{path}")
     wait_idle(page)
     if expected_charts:
-        page.wait_for_function(
-            f"document.querySelectorAll(\"[data-testid='stPlotlyChart']\").length >= {expected_charts} && "
-            f"document.querySelectorAll(\"[data-testid='stPlotlyChart'] .main-svg\").length >= {expected_charts}",
+        page.wait_for_function(  # st.plotly_chart's and the browser players' figures (ui.browser_player)
+            f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {expected_charts}",
             timeout=120_000,
         )
     assert page.locator("[data-testid='stException']").count() == 0
-    assert page.locator("[data-testid='stPlotlyChart']").count() >= expected_charts
+    assert page.locator(".js-plotly-plot").count() >= expected_charts
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     if path == "polytope":
         readme_shot = os.environ.get("PVN_SCREENSHOT") == "1"  # set by `make screenshot` only
         page.screenshot(path=str(ROOT / "docs" / "screenshot.png" if readme_shot else ARTIFACTS / "screenshot.png"))
-        play = page.locator(".st-key-ascent_play button").first  # ui.player's Play (plays from the start)
+        play = page.locator(".pvn-player .pvn-play").first  # the player's Play (plays from the start)
         play.scroll_into_view_if_needed()
         play.click()
         page.wait_for_function("document.body.innerText.includes('— playing')", timeout=30_000)
-        label = page.locator("[data-testid='stCaptionContainer']").filter(has_text="ascent step").first.inner_text()
+        label = page.locator(".pvn-player-caption").filter(has_text="ascent step").first.inner_text()
         assert int(label.split()[2]) < 100, label  # mid-animation, not at the last step
     page.screenshot(path=str(ARTIFACTS / f"{shot}.png"), full_page=True)
     assert not errors, errors

@@ -48,9 +48,19 @@ def open_polytope(browser, server, query: str = ""):
     return page
 
 
-def current_step(page) -> tuple[int, int]:
-    """(iterate shown, number of iterates) from the player's caption."""
-    caption = page.locator("[data-testid='stCaptionContainer']").filter(has_text="ascent step").last
+RERUNS = """() => { window.__reruns = 0; const app = document.querySelector("[data-testid='stApp']");
+  new MutationObserver(() => { if (app.getAttribute('data-test-script-state') === 'running') window.__reruns++; })
+    .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
+
+
+def player(page, label: str = "ascent step"):
+    """The browser player (ui.browser_player) whose caption names ``label``."""
+    return page.locator(".pvn-player").filter(has=page.locator(".pvn-player-caption", has_text=label)).first
+
+
+def current_step(page, label: str = "ascent step") -> tuple[int, int]:
+    """(frame shown, number of frames) from a player's caption."""
+    caption = page.locator(".pvn-player-caption").filter(has_text=label).last
     match = STEP.search(caption.inner_text())
     return int(match.group(1)), int(match.group(3))
 
@@ -58,15 +68,17 @@ def current_step(page) -> tuple[int, int]:
 def press(page, key: str) -> None:
     page.locator("h1").first.click()  # focus on the page, not in an input
     page.keyboard.press(key)
+    page.wait_for_timeout(300)
     wait_idle(page)
 
 
-BUTTONS = {"⏮": "ascent_first", "◀": "ascent_back", "▶": "ascent_forward", "⏭": "ascent_last"}
+BUTTONS = {"⏮": "first", "◀": "back", "▶": "forward", "⏭": "last", "play": "play"}
 
 
-def click(page, label: str) -> None:
-    if label in BUTTONS:  # Streamlit marks each widget's container with its key
-        page.locator(f".st-key-{BUTTONS[label]} button").first.click()
+def click(page, label: str, which: str = "ascent step") -> None:
+    if label in BUTTONS:  # the player's own buttons (inline SVG icons)
+        player(page, which).locator(f".pvn-{BUTTONS[label]}").click()
+        page.wait_for_timeout(300)
     else:
         page.locator("button").filter(has_text=label).first.click()
     wait_idle(page)
@@ -103,21 +115,33 @@ def test_arrow_keys_and_step_buttons_move_one_iterate(server, browser):
     page.close()
 
 
-def test_space_plays_and_pauses(server, browser):
+def test_space_plays_to_the_end_without_a_rerun_and_pauses(server, browser):
     page = open_polytope(browser, server)
     click(page, "⏮")
+    page.evaluate(RERUNS)
     page.locator("h1").first.click()
-    page.keyboard.press("Space")  # play
+    page.keyboard.press("Space")  # play: 101 iterates at 30 a second
     page.wait_for_function("document.body.innerText.includes('— playing')", timeout=30_000)
-    page.wait_for_timeout(1500)
+    page.wait_for_function(
+        "document.querySelector('.pvn-player').dataset.playing === 'false'", timeout=60_000
+    )  # it reached the last iterate and paused there
+    assert current_step(page) == (100, 101)
+    drawn = int(player(page).get_attribute("data-drawn"))
+    assert drawn >= 20, drawn  # it drew frames on its way (how many a second: python -m pvnviz.bench ui)
+    assert page.evaluate("window.__reruns") <= 1  # only the pause at the end told the server its frame
+    click(page, "⏮")
+    page.evaluate(RERUNS)
+    page.locator("h1").first.click()
+    page.keyboard.press("Space")
+    page.wait_for_timeout(1000)
+    assert page.evaluate("window.__reruns") == 0  # playing: no server rerun
     page.keyboard.press("Space")  # pause
-    wait_idle(page)
-    page.wait_for_timeout(1000)  # a clock tick already in flight when Space was pressed may still land
     wait_idle(page)
     step, total = current_step(page)
     assert 0 < step < total - 1, step
-    assert "Play" in page.locator(".st-key-ascent_play").inner_text()
-    page.wait_for_timeout(1500)
+    assert player(page).get_attribute("data-playing") == "false"
+    page.wait_for_function(f"location.search.includes('ascent={step}')", timeout=10_000)  # paused: in the URL
+    page.wait_for_timeout(1000)
     assert current_step(page)[0] == step  # paused: it stays
     page.close()
 
@@ -190,15 +214,14 @@ def test_cartpole_players_step_and_the_keys_follow_the_last_used(server, browser
     page.wait_for_function("document.body.innerText.includes('time step 0 (1 of')", timeout=300_000)
 
     def caption(text: str) -> str:
-        return page.locator("[data-testid='stCaptionContainer']").filter(has_text=text).last.inner_text()
+        return page.locator(".pvn-player-caption").filter(has_text=text).last.inner_text()
 
     assert caption("time step").startswith("time step 0 (1 of")  # the replay opens on its first frame
     probes_last = caption("snapshot")
     press(page, "ArrowLeft")  # on a page not used yet, the keys drive its first player: the probing states
     probes_before = caption("snapshot")
     assert probes_before != probes_last, probes_before
-    page.locator(".st-key-cartpole_replay_forward button").first.click()
-    wait_idle(page)
+    click(page, "▶", "time step")
     assert caption("time step").startswith("time step 2 (2 of"), caption("time step")  # every 2nd time step
     press(page, "ArrowRight")  # the replay was used last: the keys drive it
     assert caption("time step").startswith("time step 4 (3 of"), caption("time step")

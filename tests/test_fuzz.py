@@ -30,7 +30,7 @@ JUNK = [
     "runs/none", "x" * 5000, "☃", "0x10", " 5 ", "1,000",
 ]  # fmt: skip
 WIDGETS = ("number_input", "slider", "text_input", "selectbox", "checkbox", "toggle", "radio", "select_slider")
-# AppTest cannot set a select_slider whose options are formatted (ui.player's frames): links only, not set_value
+# AppTest cannot set a select_slider whose options are formatted (the validation policy's): links only, not set_value
 SETTABLE = tuple(w for w in WIDGETS if w != "select_slider")
 
 

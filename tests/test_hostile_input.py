@@ -323,7 +323,7 @@ def test_a_raising_fragment_shows_an_error_id_and_the_rest_of_the_page(monkeypat
     def boom(*args, **kwargs):
         raise ValueError("fragment failed")
 
-    monkeypatch.setattr("ui.player.player", boom)  # called only inside the polytope page's ascent fragment
+    monkeypatch.setattr("ui.browser_player.play", boom)  # called only inside the polytope page's ascent fragment
     with caplog.at_level(logging.ERROR, logger="pvnlab"):
         at = open_page("pages/polytope.py")
     assert not at.exception

@@ -12,7 +12,7 @@ from pvnviz.figures import experiment as figs
 from pvnviz.figures import gif
 from pvnviz.figures.replay import replay_figure, replay_steps
 from ui import chart, gif_download, what_to_look_at
-from ui.player import animate
+from ui.browser_player import animate
 from ui.settings import FIELDS, _key  # noqa: F401
 
 REPLAY_NAMES = ("before ascent", "after ascent (best seen)")  # the policies of policy_pair, in order
@@ -156,7 +156,8 @@ def render_results(
             lambda s: figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y), frame=s),
             label="snapshot",
             start=len(steps) - 1,
-        )  # noqa: E501
+            reset_on=(config, result.seed, dim_x, dim_y),
+        )
         bounds = get_env(config.env).bounds_label
         moving = (
             "press ▶ to watch them move as they are trained jointly with the PVN (Algorithm 2)"
@@ -194,7 +195,12 @@ def render_replay(result: ExperimentResult, trace, start: int) -> None:
     seed = int(st.session_state.get("seed", 0))
     replay = get_env(env).replay(result.config.arch(), policy_pair(trace, start), result.config.horizon, seed)
     labels = [f"{name}: {panel.summary}" for name, panel in zip(REPLAY_NAMES, replay.panels)]
-    animate(f"{env}_replay", replay_steps(replay), lambda t: replay_figure(replay, labels, frame=t))
+    animate(
+        f"{env}_replay",
+        replay_steps(replay),
+        lambda t: replay_figure(replay, labels, frame=t),
+        reset_on=(result.config, result.seed, start, tuple(labels)),
+    )
     gif_download("Download this replay (GIF)", lambda: gif.replay_gif(replay, labels), f"{env}-replay.gif")
     what_to_look_at(replay.caption)
 

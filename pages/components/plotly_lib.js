@@ -10,6 +10,7 @@
 //   await view.restyle({ y: [ys] }, [0])       // Plotly.restyle on the given trace indices
 //   await view.react({ data, layout })         // Plotly.react (layout defaults to the drawn one)
 //   view.el                                    // the graph div (class js-plotly-plot once drawn)
+//   pvnPlotly.look(layout, parent)             // the layout with st.plotly_chart's Streamlit look
 //
 // A view's calls are queued behind its own redraws, so a redraw from Python and an update from a sibling never
 // interleave.
@@ -58,6 +59,58 @@ const pvnPlotly = (globalThis.pvnPlotly ??= (() => {
     return new Promise((resolve) => waiting.set(key, [...(waiting.get(key) ?? []), resolve]));
   }
 
-  const api = { Plotly: null, load, register, unregister, figure, views };
+  // What st.plotly_chart's default theme="streamlit" does to a figure (Streamlit 1.67's PlotlyChart chunk), from
+  // the theme's CSS variables that Streamlit sets around a component: its fonts, greys and background under the
+  // figure's template (the figure's own layout still wins) and a bold title. Light and dark themes alike; the
+  // default is called again when the theme changes.
+  const GREYS = { light: ["#808495", "#e6eaf1", "#262730"], dark: ["#e6eaf1", "#31333F", "#fafafa"] };
+
+  function streamlitLook(layout, parent) {
+    const css = getComputedStyle(parent);
+    const v = (name) => css.getPropertyValue(`--st-${name}`).trim();
+    const background = v("background-color") || "#ffffff";
+    const [muted, grid, strong] = GREYS[isDark(background) ? "dark" : "light"];
+    const rem = parseFloat(v("base-font-size")) || 16;
+    const small = 0.75 * rem; // Streamlit's fontSizes.twoSm, sm and md
+    const axisTitle = { font: { color: muted, size: 0.875 * rem } };
+    const axis = { zerolinecolor: grid, gridcolor: grid, tickcolor: grid, tickfont: { color: muted, size: small } };
+    const look = {
+      font: { color: muted, family: v("font"), size: small },
+      title: { font: { family: v("heading-font"), size: rem, color: v("heading-color") }, xanchor: "left", x: 0 },
+      legend: { font: { size: small, color: strong }, bordercolor: "rgba(0,0,0,0)", borderwidth: 0, valign: "top" },
+      margin: { pad: 0.5 * rem }, // Streamlit's spacing.sm between the plot and its tick labels
+      paper_bgcolor: background,
+      plot_bgcolor: background,
+      xaxis: { ...axis, showgrid: false, zeroline: false, title: axisTitle, automargin: true },
+      yaxis: { ...axis, title: axisTitle, automargin: true },
+      hoverlabel: { bgcolor: background, bordercolor: v("border-color"), font: { color: muted, family: v("font") } },
+    };
+    const template = layout.template ?? {};
+    const styled = { ...layout, template: { ...template, layout: mergedLook(template.layout ?? {}, look) } };
+    const title = typeof layout.title === "string" ? { text: layout.title } : layout.title;
+    if (title?.text && !title.text.startsWith("<b>")) styled.title = { ...title, text: `<b>${title.text}</b>` };
+    return styled;
+  }
+
+  function isDark(color) {
+    const probe = document.createElement("canvas").getContext("2d");
+    probe.fillStyle = color; // normalised to #rrggbb (or rgba(...) when translucent)
+    const hex = probe.fillStyle.startsWith("#") ? probe.fillStyle.slice(1).match(/../g) : ["ff", "ff", "ff"];
+    const [r, g, b] = hex.map((h) => parseInt(h, 16));
+    return 0.299 * r + 0.587 * g + 0.114 * b < 128;
+  }
+
+  function mergedLook(base, extra) {
+    const out = { ...base };
+    for (const [name, value] of Object.entries(extra)) {
+      if (value === "" || value === undefined) continue; // a CSS variable Streamlit did not set
+      const inner = out[name];
+      const nested = value && typeof value === "object" && inner && typeof inner === "object";
+      out[name] = nested ? mergedLook(inner, value) : value;
+    }
+    return out;
+  }
+
+  const api = { Plotly: null, load, register, unregister, figure, views, look: streamlitLook };
   return api;
 })());

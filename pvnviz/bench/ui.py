@@ -144,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                 for page in pages.values():
                     page.close()
                 _print(name, times, goal)
+            _print_playback(browser, servers["now"][1], args.repeats)
         finally:
             for proc, _ in servers.values():
                 stop_server(proc)
@@ -156,6 +157,31 @@ def main(argv: list[str] | None = None) -> int:
             _print(f"first open on a fresh server: {name}", times, goal)
         browser.close()
     return 0
+
+
+PLAYERS = {"polytope": ("ascent step",), "cartpole": ("snapshot", "time step")}  # page -> players' captions
+
+
+def _print_playback(browser, url: str, repeats: int) -> None:
+    """Frames a second and server reruns while each browser player plays (this checkout only: the players
+    before issue 18 were server reruns, whose frames the issue counted by hand)."""
+    from pvnviz.bench.playback import playback
+
+    for path, captions in PLAYERS.items():
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.goto(f"{url}/{path}")
+        page.wait_for_selector(IDLE, timeout=300_000)
+        page.wait_for_selector(".pvn-player[data-drawn]", timeout=300_000)
+        for caption in captions:
+            runs = [playback(page, caption) for _ in range(repeats)]
+            fps = statistics.median(r[0] for r in runs)
+            print(
+                f"  playback {path} ({caption}): {fps:5.1f} frames/s (goal >= 30; runs "
+                + ", ".join(f"{r[0]:.1f}" for r in runs)
+                + f"), server reruns while playing {max(r[1] for r in runs)} (goal 0)",
+                flush=True,
+            )
+        page.close()
 
 
 def _print(name: str, times: dict[str, list[float]], goal: float) -> None:

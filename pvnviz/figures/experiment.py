@@ -235,7 +235,7 @@ def probes_animation(
     """The probing states moving through training, in two chosen state dimensions.
 
     ``frame=None``: a plotly animation over every snapshot (with play controls, e.g. for export); ``frame=s``:
-    the static figure of snapshot s, for the app's player (``ui.player``).
+    the static figure of snapshot s, for the app's player (``ui.browser_player``).
     """
     snaps = trained.probe_snapshots  # (S, n, obs_dim)
     i, j = dims

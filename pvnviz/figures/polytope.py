@@ -340,7 +340,21 @@ def ascent_returns_figure(
     )
     if highlight is not None:
         t = int(np.clip(highlight, 0, len(steps) - 1))
-        fig.add_vline(x=t, line=dict(color=theme.HIGHLIGHT, width=1, dash="dot"), name="highlight")
+        curves = [exact.ascent.exact_J, [exact.optimal_J]]
+        if learned is not None:
+            curves += [learned.ascent.exact_J, learned.ascent.predicted_J]
+        low, high = float(min(np.min(c) for c in curves)), float(max(np.max(c) for c in curves))
+        fig.add_trace(  # a trace, not a layout shape: the browser player moves it without a full replot
+            go.Scatter(
+                x=[t, t],
+                y=[low, high],
+                mode="lines",
+                line=dict(color=theme.HIGHLIGHT, width=1, dash="dot"),
+                showlegend=False,
+                hoverinfo="skip",
+                meta="highlight-line",
+            )
+        )
         ys = [(exact.ascent.exact_J[t], theme.EXACT)]
         if learned is not None:
             ys += [(learned.ascent.exact_J[t], theme.LEARNED), (learned.ascent.predicted_J[t], theme.LEARNED)]

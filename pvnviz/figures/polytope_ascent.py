@@ -2,7 +2,7 @@
 
 ``ascent_frame`` draws iterate t of both ascents on the policy square and at its exact values in the value
 polytope; the ``move_*`` functions move an existing figure to another iterate (or a new ascent of the same
-MDP and PVN) in place, so the page's player (``ui.player``) changes a few traces per step instead of
+MDP and PVN) in place, so the page's player (``ui.browser_player``) changes a few traces per step instead of
 rebuilding figures. ``ascent_returns_figure(..., highlight=t)`` in ``figures.polytope`` rings the same
 iterate on the J curve.
 """
@@ -152,7 +152,5 @@ def move_returns_highlight(fig: go.Figure, exact: ExactView, learned: LearnedVie
         ys += [learned.ascent.exact_J[t], learned.ascent.predicted_J[t]]
     with fig.batch_update():
         _by_meta(fig, "highlight").update(x=[t] * len(ys), y=ys, name=f"step {t}")
-        for shape in fig.layout.shapes:
-            if shape.name == "highlight":
-                shape.update(x0=t, x1=t)
+        _by_meta(fig, "highlight-line").update(x=[t, t])
     return fig

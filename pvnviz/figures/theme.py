@@ -81,7 +81,7 @@ def play_controls(
     """Play/Pause buttons and a step slider under an animated figure (frames named by frame_names).
 
     These are plotly's own client-side controls, for a figure shown or exported on its own; the app's pages
-    step animations with ``ui.player`` instead. ``below_axis_title`` moves them clear of an x-axis title.
+    step animations with ``ui.browser_player`` instead. ``below_axis_title`` moves them clear of an x-axis title.
     """
     drop = 0.1 if below_axis_title else 0.0
     fig.update_layout(

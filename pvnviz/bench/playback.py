@@ -1,0 +1,40 @@
+"""Playback of the browser player (``ui.browser_player``), for ``python -m pvnviz.bench ui`` (issue 18, item 6).
+
+For one player on an open page: go to its first frame, press its Play button, and count over at most 5 s the
+frames it drew (the player's ``data-drawn`` counter, which counts finished redraws, not requests) and the server
+reruns that began while it played (Streamlit's ``data-test-script-state`` turning to ``running``).
+"""
+
+from __future__ import annotations
+
+import time
+
+COUNT_RERUNS = """(root) => { window.__pvnPlayReruns = 0; const app = document.querySelector("[data-testid='stApp']");
+  new MutationObserver(() => { if (app.getAttribute('data-test-script-state') === 'running'
+      && root.dataset.playing === 'true') window.__pvnPlayReruns++; })
+    .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
+
+
+def player(page, caption: str):
+    """The player whose caption names ``caption`` (e.g. "ascent step", "time step", "snapshot")."""
+    return page.locator(".pvn-player").filter(has=page.locator(".pvn-player-caption", has_text=caption)).first
+
+
+def playback(page, caption: str, seconds: float = 5.0) -> tuple[float, int, int]:
+    """(frames drawn per second while playing, server reruns while playing, frames drawn) of one player."""
+    root = player(page, caption)
+    root.scroll_into_view_if_needed()
+    root.locator(".pvn-first").click()
+    page.wait_for_timeout(1500)  # the step's report to the server and its rerun are over
+    root.evaluate(COUNT_RERUNS)
+    drawn = int(root.get_attribute("data-drawn") or 0)
+    t0 = time.perf_counter()
+    root.locator(".pvn-play").click()
+    while time.perf_counter() - t0 < seconds and root.get_attribute("data-playing") != "false":
+        time.sleep(0.05)
+    elapsed = time.perf_counter() - t0
+    frames = int(root.get_attribute("data-drawn") or 0) - drawn
+    reruns = page.evaluate("window.__pvnPlayReruns")
+    if root.get_attribute("data-playing") == "true":
+        root.locator(".pvn-play").click()  # pause
+    return frames / elapsed, reruns, frames

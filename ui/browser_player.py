@@ -1,0 +1,134 @@
+"""One player for every animation, playing in the browser (issue 18, item 4): UI only, no math.
+
+``play(key, build, num_frames)`` sends an animation once (``pvnviz.figures.frames.animation``: the first frame's
+figures whole, then what each frame changes) to ``pages/components/player.js``, which plays it at 30 frames a
+second or more with ``requestAnimationFrame``, steps (⏮ ◀ ▶ ⏭ as inline SVG, 44 px targets), seeks with its
+slider, changes speed and reads the keyboard (← → Space; the player used last owns the keys) without a server
+rerun. Only when playback pauses, or the user steps or seeks, does the frame come back to Python: it goes into
+the URL under the player's key (unless it is the opening frame), so a shared link opens on the same frame.
+``animate`` wraps it for one figure per frame.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+from streamlit.components.v2 import component
+
+from pvnviz.figures import theme
+from pvnviz.figures.frames import animation
+from ui import chart_config
+from ui.components import js_module, plotly_js_url
+
+CSS = """
+.pvn-player { outline: none; font-family: var(--st-font); }
+.pvn-player-stage { display: flex; gap: 1rem; width: 100%; }
+.pvn-player-figure { min-width: 0; }
+.pvn-player-bar { display: flex; align-items: center; gap: 0.25rem; flex-wrap: wrap; margin-top: 0.25rem; }
+.pvn-player-button { width: 44px; height: 44px; display: inline-flex; align-items: center; justify-content: center;
+  border: 1px solid var(--st-border-color, #d5dae5); border-radius: 0.5rem; background: var(--st-background-color);
+  color: var(--st-text-color); cursor: pointer; padding: 0; }
+.pvn-player-button svg { fill: currentColor; }
+.pvn-player-button.pvn-play { background: var(--st-primary-color); color: white; border-color: transparent; }
+.pvn-player-speed { height: 44px; border-radius: 0.5rem; border: 1px solid var(--st-border-color, #d5dae5);
+  background: var(--st-background-color); color: var(--st-text-color); padding: 0 0.5rem; }
+.pvn-player-slider { flex: 1; min-width: 8rem; height: 44px; accent-color: var(--st-primary-color); }
+.pvn-player-caption { font-size: 0.875rem; color: var(--st-text-color); opacity: 0.7; }
+"""
+
+_player = component("pvn_player", js=js_module("player.js"), css=CSS, isolate_styles=False)
+_BUILT = itertools.count(1)  # animation ids: a new id makes the browser take the new frames
+
+
+def _frames(key: str, signature: object, build: Callable[[int], dict[str, Any]], num_frames: int, labels) -> dict:
+    """The animation for ``signature``, built once per session and signature (building draws every frame)."""
+    slot = f"_animation_{key}"
+    projector = bool(st.session_state.get("projector"))
+    held = st.session_state.get(slot)
+    if held is None or held[0] != (signature, projector, num_frames):
+
+        def styled(t: int) -> dict[str, Any]:
+            figures = build(t)
+            return {n: theme.projector(go.Figure(f)) for n, f in figures.items()} if projector else figures
+
+        anim = animation(styled, num_frames, labels=labels)
+        held = st.session_state[slot] = ((signature, projector, num_frames), f"{key}-{next(_BUILT)}", anim)
+    return {"id": held[1], "animation": held[2]}
+
+
+def _frame_changed(key: str, start: int) -> None:
+    """The browser paused, stepped or seeked: its frame goes into the URL (the opening frame leaves it)."""
+    frame = st.session_state[f"{key}_player"].get("frame")
+    if frame is None or frame == start:
+        st.query_params.pop(key, None)
+    else:
+        st.query_params[key] = str(int(frame))
+
+
+def play(
+    key: str,
+    build: Callable[[int], dict[str, Any]],
+    num_frames: int,
+    *,
+    start: int = 0,
+    label: str = "frame",
+    frame_labels: Sequence[str] | None = None,
+    fps: float = 30.0,
+    reset_on: object = None,
+    widths: dict[str, float] | None = None,
+    names: dict[str, str] | None = None,
+) -> None:
+    """Play frames ``build(0) .. build(num_frames - 1)`` (each ``{figure name: figure}``, drawn side by side,
+    ``widths`` their flex weights) in the browser; ``start`` is the frame shown first, ``frame_labels[t]`` names
+    frame ``t`` (e.g. the training step it shows), ``fps`` the 1× speed, ``names`` each figure's download name.
+    The animation is rebuilt only when ``reset_on`` (e.g. the config it is drawn from) changes."""
+    if num_frames < 1:
+        return
+    start = min(max(start, 0), num_frames - 1)
+    asked = st.query_params.get(key, "")
+    frame = int(asked) if asked.isdigit() and int(asked) < num_frames else start
+    data = _frames(key, reset_on, build, num_frames, frame_labels)
+    first = data["animation"]["figures"]
+    data.update(
+        plotly=plotly_js_url(),
+        config={n: chart_config((names or {}).get(n, f"{key}-{n}")) for n in first},
+        frame=frame,
+        fps=fps,
+        label=label,
+        widths=widths or {},
+    )
+    _player(
+        key=f"{key}_player",
+        data=data,
+        default={"frame": frame},
+        on_frame_change=lambda: _frame_changed(key, start),
+        width="stretch",
+        height="content",
+    )
+
+
+def animate(
+    key: str,
+    steps: Sequence[int],
+    build: Callable[[int], go.Figure],
+    *,
+    label: str = "time step",
+    start: int = 0,
+    reset_on: object = None,
+) -> None:
+    """``play`` over one figure: ``build(steps[i])`` is frame i (e.g. a replay at time step ``steps[i]``)."""
+    steps = list(steps)
+    play(
+        key,
+        lambda i: {key: build(steps[i])},
+        len(steps),
+        start=start,
+        label=label,
+        frame_labels=[str(s) for s in steps],
+        reset_on=(reset_on, tuple(steps)),
+        names={key: key},
+    )
