@@ -61,6 +61,8 @@ def test_page_in_a_real_browser(server, browser, path):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    outside: list[str] = []  # nothing is fetched from anywhere but the app's own server (plotly.js included)
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((server, "blob:", "data:")) else None)
     page.goto(f"{server}/{path}")
     wait_idle(page)
     if expected_charts:
@@ -82,6 +84,7 @@ def test_page_in_a_real_browser(server, browser, path):
         assert int(label.split()[2]) < 100, label  # mid-animation, not at the last step
     page.screenshot(path=str(ARTIFACTS / f"{shot}.png"), full_page=True)
     assert not errors, errors
+    assert not outside, outside
     page.close()
 
 

@@ -17,19 +17,21 @@ CURRENT_PAGE = "_current_page"  # the URL path of the page this run draws (set b
 
 
 def app_pages() -> list[st.Page]:
-    """The app's pages, in sidebar order; the URL path of each is its page's name."""
+    """The app's pages, in sidebar order; the URL path of each is its page's name. Their icons are emoji: Streamlit
+    makes a page's icon the tab's favicon, and fetches a Material icon's from fonts.gstatic.com (nothing may be
+    fetched from outside the app's own server)."""
     return [
-        st.Page("pages/home.py", title="Start here", icon=":material/home:", default=True),
+        st.Page("pages/home.py", title="Start here", icon="🏠", default=True),
         st.Page(
             "pages/polytope.py",
             title="Value polytope (2-state MDP)",
-            icon=":material/change_history:",
+            icon="🔺",
             url_path="polytope",
         ),
         st.Page(
-            "pages/cartpole.py", title="CartPole (Section 6.2)", icon=":material/sports_esports:", url_path="cartpole"
+            "pages/cartpole.py", title="CartPole (Section 6.2)", icon="🛒", url_path="cartpole"
         ),
-        st.Page("pages/swimmer.py", title="Swimmer (Section 6.3)", icon=":material/pool:", url_path="swimmer"),
+        st.Page("pages/swimmer.py", title="Swimmer (Section 6.3)", icon="🏊", url_path="swimmer"),
     ]
 
 
