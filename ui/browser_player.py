@@ -12,6 +12,8 @@ the URL under the player's key (unless it is the opening frame), so a shared lin
 from __future__ import annotations
 
 import itertools
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,22 +44,32 @@ CSS = """
 
 _player = component("pvn_player", js=js_module("player.js"), css=CSS, isolate_styles=False)
 _BUILT = itertools.count(1)  # animation ids: a new id makes the browser take the new frames
+_SHARED: OrderedDict[tuple, tuple[str, dict]] = OrderedDict()  # (key, signature, projector, frames) -> (id, data)
+_SHARED_LOCK = threading.Lock()
+MAX_SHARED = 32  # animations kept for every session: a class opening the same result builds its frames once
 
 
 def _frames(key: str, signature: object, build: Callable[[int], dict[str, Any]], num_frames: int, labels) -> dict:
-    """The animation for ``signature``, built once per session and signature (building draws every frame)."""
-    slot = f"_animation_{key}"
+    """The animation for ``signature``, built once however many sessions show it (building draws every frame,
+    a second or two of the server's CPU for a page's animation)."""
     projector = bool(st.session_state.get("projector"))
-    held = st.session_state.get(slot)
-    if held is None or held[0] != (signature, projector, num_frames):
+    slot = (key, signature, projector, num_frames)
+    with _SHARED_LOCK:
+        held = _SHARED.get(slot)
+        if held is not None:
+            _SHARED.move_to_end(slot)
+    if held is None:
 
         def styled(t: int) -> dict[str, Any]:
             figures = build(t)
             return {n: theme.projector(go.Figure(f)) for n, f in figures.items()} if projector else figures
 
-        anim = animation(styled, num_frames, labels=labels)
-        held = st.session_state[slot] = ((signature, projector, num_frames), f"{key}-{next(_BUILT)}", anim)
-    return {"id": held[1], "animation": held[2]}
+        held = (f"{key}-{next(_BUILT)}", animation(styled, num_frames, labels=labels))
+        with _SHARED_LOCK:
+            _SHARED[slot] = held
+            while len(_SHARED) > MAX_SHARED:
+                _SHARED.popitem(last=False)
+    return {"id": held[0], "animation": held[1]}
 
 
 def _frame_changed(key: str, start: int) -> None:

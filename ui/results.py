@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import streamlit as st
 
@@ -156,7 +158,7 @@ def render_results(
             lambda s: figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y), frame=s),
             label="snapshot",
             start=len(steps) - 1,
-            reset_on=(config, result.seed, dim_x, dim_y),
+            reset_on=(config, _digest(result.trained["fingerprint"].probe_snapshots), dim_x, dim_y),
         )
         bounds = get_env(config.env).bounds_label
         moving = (
@@ -193,16 +195,27 @@ def render_replay(result: ExperimentResult, trace, start: int) -> None:
     GIF/MP4 downloads and the environment's caption."""
     env = result.config.env
     seed = int(st.session_state.get("seed", 0))
-    replay = get_env(env).replay(result.config.arch(), policy_pair(trace, start), result.config.horizon, seed)
+    pair = policy_pair(trace, start)
+    replay = get_env(env).replay(result.config.arch(), pair, result.config.horizon, seed)
     labels = [f"{name}: {panel.summary}" for name, panel in zip(REPLAY_NAMES, replay.panels)]
     animate(
         f"{env}_replay",
         replay_steps(replay),
         lambda t: replay_figure(replay, labels, frame=t),
-        reset_on=(result.config, result.seed, start, tuple(labels)),
+        reset_on=(result.config, seed, _digest(*pair), tuple(labels)),  # what the frames are drawn from
     )
     gif_download("Download this replay (GIF)", lambda: gif.replay_gif(replay, labels), f"{env}-replay.gif")
     what_to_look_at(replay.caption)
+
+
+def _digest(*arrays) -> str:
+    """A digest of arrays' values: animations are shared between sessions by what they are drawn from, and two
+    runs (an upload, say) can have the same config and seed but other numbers."""
+    digest = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(np.asarray(a, dtype=float))
+        digest.update(str(a.shape).encode() + a.tobytes())
+    return digest.hexdigest()
 
 
 def replay_start(result: ExperimentResult) -> int:
