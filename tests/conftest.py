@@ -73,13 +73,18 @@ def array(value) -> list:
     return list(value)
 
 
-@pytest.fixture(scope="module")
-def server():
-    """URL of ``streamlit run app.py`` on a free port (file watcher off), for this test module."""
+def require_chromium() -> None:
+    """Skip a browser test when Chromium is missing, except under CI (``make test`` installs it): fail there."""
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
             pytest.fail("Chromium is missing under CI; `make test` installs it with apt-get.")
         pytest.skip("Chromium not installed (sudo apt-get install chromium)")
+
+
+@pytest.fixture(scope="module")
+def server():
+    """URL of ``streamlit run app.py`` on a free port (file watcher off), for this test module."""
+    require_chromium()
     try:
         proc, url = start_server(ROOT, watch_files=False)
     except RuntimeError as error:

@@ -9,15 +9,14 @@ and no request leaves 127.0.0.1. Outside CI a missing Chromium skips these tests
 """
 
 import math
-import os
 from pathlib import Path
 from urllib.parse import urlparse
 
 import plotly
 import pytest
 
-from conftest import wait_idle
-from pvnviz.bench.browser import CHROMIUM, launch, start_server, stop_server
+from conftest import require_chromium, wait_idle
+from pvnviz.bench.browser import launch, start_server, stop_server
 
 pytestmark = pytest.mark.browser
 
@@ -37,10 +36,7 @@ LINE_PATH = "() => document.querySelector('.pvn-plotly-view .scatterlayer .trace
 @pytest.fixture(scope="module")
 def page():
     """A 1280x720 page of ``streamlit run tests/components_app.py``, with every request's URL in ``page.urls``."""
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("Chromium is missing under CI; `make test` installs it with apt-get.")
-        pytest.skip("Chromium not installed (sudo apt-get install chromium)")
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     proc, url = start_server(ROOT, watch_files=False, script="tests/components_app.py")

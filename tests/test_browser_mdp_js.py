@@ -15,15 +15,15 @@ formula slip (a wrong index or sign changes results by O(0.01) or more).
 """
 
 import json
-import os
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from conftest import require_chromium
 from pvnviz import mdp as mdp_lib
-from pvnviz.bench.browser import CHROMIUM, launch
+from pvnviz.bench.browser import launch
 from pvnviz.polytope import PolytopeConfig, exact_view
 
 pytestmark = pytest.mark.browser
@@ -61,10 +61,7 @@ RUN = """(text) => {  // JSON text both ways: exact for doubles, and far quicker
 @pytest.fixture(scope="module")
 def page():
     """A blank Chromium page with the module's exports on window.MDP (no server, no network)."""
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("Chromium is missing under CI; `make test` installs it with apt-get.")
-        pytest.skip("Chromium not installed (sudo apt-get install chromium)")
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

@@ -1,6 +1,6 @@
 """Browser redraw benchmark: ``python -m pvnviz.bench redraw [--events 20]``.
 
-Starts ``streamlit run pvnviz/bench/redraw_app.py`` (three ``plotly_view`` figures, each with a benchmark slider)
+Starts ``streamlit run scripts/bench/redraw_app.py`` (three ``plotly_view`` figures, each with a benchmark slider)
 and drives Debian's Chromium at 1280x720. For each figure it fires ``input`` events on the slider, one at a time,
 and reads the time the page itself measured from the event (``performance.now()`` in the slider's listener) to
 the redraw's promise resolving (``promise``), to the ``requestAnimationFrame`` after it (``frame``: the number
@@ -12,7 +12,7 @@ asked for) and to the task after that frame (``task``, roughly after the paint);
 * ``svg5000``: the same with ``Scatter`` (SVG) markers.
 
 ``measure_redraw`` works for any range input whose listener records its times in ``window.pvnRedrawTimes[name]``
-(``{promise: [...], frame: [...], task: [...]}``, as pvnviz/bench/redraw_slider.js does).
+(``{promise: [...], frame: [...], task: [...]}``, as scripts/bench/redraw_slider.js does).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pvnviz.argtypes import OneLineParser, positive_int
 from pvnviz.bench.browser import IDLE, launch, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = "pvnviz/bench/redraw_app.py"
+SCRIPT = "scripts/bench/redraw_app.py"
 CASES = {
     "line101": "restyle, 101-point line",
     "gl5000": "react, 5,000 Scattergl + 400-arrow quiver",
