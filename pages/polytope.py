@@ -288,13 +288,15 @@ def ascent_section() -> None:
     ascent_exact = cached_exact(config, seed)
     learned = learned_view(config, trained)
 
-    square = ascent_figs.ascent_frame(ascent_exact, learned, 0)
-    returns = figs.ascent_returns_figure(ascent_exact, learned, highlight=0)
+    held: dict[str, go.Figure] = {}  # built only when the animation is (once per config, for every session)
 
     def frame(t: int) -> dict[str, go.Figure]:  # the same iterate ringed in both figures
-        ascent_figs.move_ascent_frame(square, ascent_exact, learned, t)
-        ascent_figs.move_returns_highlight(returns, ascent_exact, learned, t)
-        return {"square": square, "returns": returns}
+        if not held:
+            held["square"] = ascent_figs.ascent_frame(ascent_exact, learned, t)
+            held["returns"] = figs.ascent_returns_figure(ascent_exact, learned, highlight=t)
+        ascent_figs.move_ascent_frame(held["square"], ascent_exact, learned, t)
+        ascent_figs.move_returns_highlight(held["returns"], ascent_exact, learned, t)
+        return held
 
     play(
         "ascent",

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import toy_env
 
+from conftest import frame_figures, players
 from pvnviz import envs
 from pvnviz.cli import main
 from pvnviz.experiment import ExperimentConfig
@@ -69,7 +70,6 @@ def _results_page(path: str) -> None:
 
 
 def test_a_registered_environment_shows_its_own_replay_on_the_results_page(line, tmp_path):
-    import json
 
     from streamlit.testing.v1 import AppTest
 
@@ -77,7 +77,9 @@ def test_a_registered_environment_shows_its_own_replay_on_the_results_page(line,
     assert main(["run", "line", "--preset", "paper", "--seed", "3", "--out", str(out), "--quiet"]) == 0
     at = AppTest.from_function(_results_page, args=(str(out),), default_timeout=120).run()
     assert not at.exception and not at.error
-    assert at.radio(key="line_replay_mode") and at.select_slider(key="line_replay_frame").options
-    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
-    assert "Replay: the point on its rail (time step 0)" in titles  # toy_env.replay, drawn by the generic figure
+    assert at.radio(key="line_replay_mode")
+    replay = players(at)["line_replay"]
+    assert len(replay["animation"]["frames"]) > 1
+    title = frame_figures(replay)["line_replay"]["layout"]["title"]["text"]
+    assert title == "Replay: the point on its rail (time step 0)"  # toy_env.replay, drawn by the generic figure
     assert any("The point stays between the walls" in m.value for m in at.markdown)

@@ -20,6 +20,7 @@ const ICONS = {
   last: "M16 5h2v14h-2zM4 5v14l11-7z",
 };
 const players = (globalThis.pvnPlayers ??= { active: null });
+const INTERACTIVE = "input, select, textarea, button, [contenteditable], [role=slider]";
 
 function icon(name) {
   return `<svg viewBox="0 0 24 24" width="22" height="22" aria-hidden="true"><path d="${ICONS[name]}"/></svg>`;
@@ -237,7 +238,7 @@ function createPlayer(parent) {
   }
 
   function key(event) {
-    if (players.active !== root || event.target.closest?.("input, select, textarea")) return;
+    if (players.active !== root || event.target.closest?.(INTERACTIVE)) return; // the element's own keys win
     if (event.key === "ArrowLeft" || event.key === "ArrowRight") step(event.key === "ArrowLeft" ? -1 : 1);
     else if (event.key === " ") (s.playing ? pause : play)();
     else return;
