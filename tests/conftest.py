@@ -109,3 +109,10 @@ def wait_idle(page, timeout_ms: int = 120_000) -> None:
     page.wait_for_selector(IDLE, timeout=timeout_ms)
     page.wait_for_timeout(600)
     page.wait_for_selector(IDLE, timeout=timeout_ms)
+
+
+def instrument(at: AppTest) -> dict:
+    """The data the polytope page sends its browser instrument (``ui.polytope_instrument``)."""
+    found = [e for e in at.get("bidi_component") if e.proto.component_name == "pvn_polytope"]
+    assert len(found) == 1, [e.proto.component_name for e in at.get("bidi_component")]
+    return json.loads(found[0].proto.json)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import PAGES, array, figures, frame_figures, open_page, players, trace_names
+from conftest import PAGES, figures, frame_figures, instrument, open_page, players, trace_names
 
 
 @pytest.mark.parametrize("page_path", PAGES)
@@ -14,9 +14,9 @@ def test_every_page_renders_on_defaults(page_path):
 
 def test_polytope_page_figures():
     at = open_page("pages/polytope.py")
-    ascent = players(at)["ascent"]  # the ascent's two figures play in the browser (ui.browser_player)
-    figs = figures(at) + list(frame_figures(ascent).values())
-    assert len(figs) == 6
+    sent = instrument(at)  # the exact views are computed and drawn in the browser (ui.polytope_instrument)
+    figs = figures(at) + list(sent["figures"].values())
+    assert len(figs) == 6  # the PVN's loss and predictions, drawn by the server; four in the instrument
     names = set().union(*(trace_names(f) for f in figs))
     for name in (
         "train policies",
@@ -26,13 +26,11 @@ def test_polytope_page_figures():
         "exact gradient field",
         "learned gradient field",
         "deterministic policies (corners)",
+        "policies (coloured by J)",
     ):
         assert name in names, name
-    assert ascent["frame"] == 100 and len(ascent["animation"]["frames"]) == 101  # opens on the last iterate
-    square = frame_figures(ascent)["square"]
-    assert square["layout"]["title"]["text"].startswith("Gradient ascent")
-    assert square["layout"]["title"]["text"].endswith("step 100")
-    assert frame_figures(ascent, 99)["square"]["layout"]["title"]["text"].endswith("step 99")
+    assert sent["frame"] is None and sent["controls"]["ascent_steps"] == 100  # opens on the last iterate
+    assert sent["learned"]["hidden"] == 50 and sent["learned"]["controls"]["gamma"] == 0.8  # Appendix B's PVN
     for f in figs:  # every axis has a title
         for key, axis in f["layout"].items():
             if key.startswith(("xaxis", "yaxis")):
@@ -41,25 +39,27 @@ def test_polytope_page_figures():
 
 def test_polytope_page_after_changing_controls():
     at = open_page("pages/polytope.py")
-    at.slider(key="gamma").set_value(0.9)
-    at.slider(key="start1").set_value(0.2)
-    at.number_input(key="r00").set_value(0.3)
-    at.number_input(key="p10").set_value(0.5)
+    for key, value in {"gamma": 0.9, "start1": 0.2, "r00": 0.3, "p10": 0.5}.items():
+        at.session_state[key] = value  # what the browser's instrument sends on release
     at.slider(key="train_steps").set_value(2000)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    ascent = frame_figures(players(at)["ascent"])["square"]
-    first = next(t for t in ascent["data"] if t.get("meta") == "full:exact ascent:1")
-    assert array(first["x"])[0] == pytest.approx(0.2)
+    sent = instrument(at)
+    assert sent["controls"]["start1"] == 0.2 and sent["controls"]["gamma"] == 0.9
+    learned = sent["learned"]["controls"]  # the PVN was retrained on the new MDP
+    assert learned["gamma"] == 0.9 and learned["r00"] == 0.3 and learned["p10"] == 0.5
+    assert at.query_params["gamma"] == "0.9" and at.query_params["start1"] == "0.2"
 
 
 def test_random_mdp_and_paper_buttons():
     at = open_page("pages/polytope.py")
+    revision = instrument(at)["revision"]
     next(b for b in at.button if b.label == "Random MDP").click().run()
     assert not at.exception
-    assert at.number_input(key="r00").value != -0.45
+    sent = instrument(at)
+    assert sent["controls"]["r00"] != -0.45 and sent["revision"] > revision  # the browser takes the new MDP
     next(b for b in at.button if b.label == "Paper settings").click().run()
-    assert at.number_input(key="r00").value == -0.45
+    assert instrument(at)["controls"]["r00"] == -0.45
     assert not at.exception
 
 

@@ -36,8 +36,9 @@ def test_url_reproduces_the_view(server, browser):
     nav = page.locator("[data-testid='stSidebarNav']").text_content()
     assert "Start here" in nav and "Value polytope" in nav, nav  # app.py's navigation, not pages/ alone
     assert page.locator("[data-testid='stException']").count() == 0
-    slider = page.locator("[data-testid='stSlider']").filter(has_text="Discount").first
-    assert "0.50" in slider.text_content()
+    page.wait_for_selector(".pvn-poly[data-drawn]", timeout=120_000)
+    assert page.locator(".pvn-poly input[name=gamma]").input_value() == "0.5"  # the instrument's control
+    assert page.locator(".pvn-poly input[name=start1]").input_value() == "0.2"
     page.close()
 
 
@@ -50,8 +51,8 @@ def test_a_link_with_inf_opens_the_page_and_names_the_value(server, browser):
     warning = page.locator("[data-testid='stAlert']").filter(has_text="link holds values").first
     assert "seed=inf" in warning.inner_text()
     assert "seed=inf" not in page.url and "gamma=0.5" in page.url, page.url
-    slider = page.locator("[data-testid='stSlider']").filter(has_text="Discount").first
-    assert "0.50" in slider.text_content()  # the link's other values are kept
+    page.wait_for_selector(".pvn-poly[data-drawn]", timeout=120_000)
+    assert page.locator(".pvn-poly input[name=gamma]").input_value() == "0.5"  # the link's other values are kept
     page.close()
 
 
@@ -89,29 +90,21 @@ def test_page_in_a_real_browser(server, browser, path):
 
 
 def test_clicking_the_exact_field_sets_the_ascent_start(server, browser):
-    """Fig. 3a: a click on the policy square moves the start; the URL records it."""
+    """Fig. 3a: a click on the policy square moves the start at once (no rerun); the URL records it."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(f"{server}/polytope")
     wait_idle(page)
-    page.wait_for_function("document.querySelectorAll('.scatterlayer .trace path.point').length > 1681")
-    # A click is a real user's: on one point of the 41 x 41 picker grid (the only markers of this chart). A chart that
-    # is still being redrawn can swallow a click, as a user's would, so the test clicks again, up to 5 times,
-    # re-locating the point each time, and polls the URL (Streamlit writes it with history.replaceState).
-    changed = False
-    for _ in range(5):
-        fields = page.locator("[data-testid='stPlotlyChart']").nth(1)
-        fields.scroll_into_view_if_needed()
-        picker = fields.locator(".scatterlayer .trace path.point")  # only the picker has markers here
-        box = picker.nth(picker.count() - 200).bounding_box()
-        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        try:
-            page.wait_for_function("location.search.includes('start')", timeout=30_000)
-            changed = True
-            break
-        except Exception:  # noqa: BLE001 - playwright's TimeoutError; click again
-            wait_idle(page)
-    assert changed, page.url
+    page.wait_for_selector(".pvn-poly[data-drawn]", timeout=120_000)
+    area = page.locator(".pvn-poly-fields .nsewdrag[data-subplot=xy]")
+    area.scroll_into_view_if_needed()
+    box = area.bounding_box()
+    # plotly's x axis spans [-0.03, 1.03] over the area: (0.25, 0.75) in policy coordinates
+    at = lambda v, start, length: start + (v + 0.03) / 1.06 * length  # noqa: E731
+    page.mouse.click(at(0.25, box["x"], box["width"]), box["y"] + box["height"] - (0.75 + 0.03) / 1.06 * box["height"])
+    start1 = float(page.locator(".pvn-poly input[name=start1]").input_value())
+    start2 = float(page.locator(".pvn-poly input[name=start2]").input_value())
+    assert abs(start1 - 0.25) < 0.01 and abs(start2 - 0.75) < 0.01, (start1, start2)
+    page.wait_for_function("location.search.includes('start1=') && location.search.includes('start2=')", timeout=30_000)
     wait_idle(page)
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()

@@ -23,20 +23,20 @@ STEP = re.compile(r"ascent step (\d+) \((\d+) of (\d+)\)")
 
 # Widget label -> (URL parameter, non-default value, how the page shows it)
 LINKED = {
-    "Discount γ": ("gamma", "0.9", "0.90"),
-    "d0(s1)": ("d0", "0.3", "0.30"),
-    "r(s1, a1)": ("r00", "0.3", "0.30"),
-    "P(s1 | s2, a1)": ("p10", "0.5", "0.50"),
+    "Discount γ": ("gamma", "0.9", "0.9"),
+    "d0(s1)": ("d0", "0.3", "0.3"),
+    "r(s1, a1)": ("r00", "0.3", "0.3"),
+    "P(s1 | s2, a1)": ("p10", "0.5", "0.5"),
     "Sampled policies (half train, half test)": ("num_policies", "60", "60"),
     "PVN learning rate (RMSProp)": ("pvn_lr", "0.02", "0.0200"),
     "Training steps": ("train_steps", "2000", "2000"),
-    "Start P(a1 | s1)": ("start1", "0.2", "0.20"),
-    "Start P(a1 | s2)": ("start2", "0.3", "0.30"),
-    "Ascent step size (SGD)": ("ascent_lr", "0.2", "0.20"),
+    "Start P(a1 | s1)": ("start1", "0.2", "0.2"),
+    "Start P(a1 | s2)": ("start2", "0.3", "0.3"),
+    "Ascent step size (SGD)": ("ascent_lr", "0.2", "0.2"),
     "Ascent steps": ("ascent_steps", "50", "50"),
     "Seed": ("seed", "7", "7"),
 }
-PAPER = {"Discount γ": "0.80", "Start P(a1 | s1)": "0.50", "Ascent steps": "100", "Seed": "4", "r(s1, a1)": "-0.45"}
+PAPER = {"Discount γ": "0.8", "Start P(a1 | s1)": "0.5", "Ascent steps": "100", "Seed": "4", "r(s1, a1)": "-0.45"}
 
 
 def open_polytope(browser, server, query: str = ""):
@@ -166,6 +166,10 @@ def test_selected_iterate_is_ringed_in_all_three_views(server, browser):
 
 
 def _input_value(page, label: str) -> str:
+    param = LINKED[label][0] if label in LINKED else None
+    control = page.locator(f".pvn-poly input[name={param}]")
+    if param and control.count():  # the polytope instrument's own controls: the number itself
+        return control.input_value()
     if label == "Seed" or page.locator("[data-testid='stNumberInput']").filter(has_text=label).count():
         box = page.locator("[data-testid='stNumberInput']").filter(has_text=label).first
         return box.locator("input").input_value()

@@ -323,13 +323,13 @@ def test_a_raising_fragment_shows_an_error_id_and_the_rest_of_the_page(monkeypat
     def boom(*args, **kwargs):
         raise ValueError("fragment failed")
 
-    monkeypatch.setattr("ui.browser_player.play", boom)  # called only inside the polytope page's ascent fragment
+    monkeypatch.setattr("ui.experiment._job_panel", boom)  # the body of the CartPole page's job fragment
     with caplog.at_level(logging.ERROR, logger="pvnlab"):
-        at = open_page("pages/polytope.py")
+        at = open_page("pages/cartpole.py")
     assert not at.exception
     error_id = ERROR_ID.search(" ".join(e.value for e in at.error)).group(1)
     assert any(error_id in r.getMessage() and r.exc_info[0] is ValueError for r in caplog.records)
-    assert len(figures(at)) >= 2  # the figures above the fragment are drawn
+    assert len(figures(at)) >= 2  # the rest of the page is drawn
 
 
 def test_streamlit_control_flow_passes_through_the_boundary():

@@ -42,7 +42,7 @@ CSS = """
 .pvn-player-caption { font-size: 0.875rem; color: var(--st-text-color); opacity: 0.7; }
 """
 
-_player = component("pvn_player", js=js_module("player.js"), css=CSS, isolate_styles=False)
+_player = component("pvn_player", js=js_module("controls_lib.js", "player.js"), css=CSS, isolate_styles=False)
 _BUILT = itertools.count(1)  # animation ids: a new id makes the browser take the new frames
 _SHARED: OrderedDict[tuple, tuple[str, dict]] = OrderedDict()  # (key, signature, projector, frames) -> (id, data)
 _SHARED_LOCK = threading.Lock()

@@ -44,13 +44,12 @@ PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.mi
 STATIC_ROUTE = "app/static"  # where Streamlit serves the main script's ./static/ folder (after baseUrlPath)
 
 
-def js_module(path: str | Path) -> str:
-    """The JavaScript of a plotly component: the shared prelude, then ``path`` (relative to
-    ``pages/components/`` unless absolute). The file must ``export default`` the component's function."""
-    path = Path(path)
-    if not path.is_absolute():
-        path = COMPONENTS_DIR / path
-    return PRELUDE.read_text(encoding="utf-8") + "\n" + path.read_text(encoding="utf-8")
+def js_module(*paths: str | Path) -> str:
+    """The JavaScript of a plotly component: the shared prelude, then each of ``paths`` in order (relative to
+    ``pages/components/`` unless absolute), as one module: the last file must ``export default`` the component's
+    function, the others define what it uses (a Blob-URL module cannot import another)."""
+    files = [PRELUDE] + [Path(p) if Path(p).is_absolute() else COMPONENTS_DIR / p for p in paths]
+    return "\n".join(f.read_text(encoding="utf-8") for f in files)
 
 
 @functools.cache

@@ -11,30 +11,8 @@
 
 const PLAYER = Symbol.for("pvn.player");
 const SPEEDS = [0.25, 0.5, 1, 2, 4];
-const ICONS = {
-  first: "M6 5h2v14H6zM20 5v14L9 12z",
-  back: "M18 5v14L7 12z",
-  play: "M7 5v14l12-7z",
-  pause: "M6 5h4v14H6zM14 5h4v14h-4z",
-  forward: "M6 5v14l11-7z",
-  last: "M16 5h2v14h-2zM4 5v14l11-7z",
-};
 const players = (globalThis.pvnPlayers ??= { active: null });
 const INTERACTIVE = "input, select, textarea, button, [contenteditable], [role=slider]";
-
-function icon(name) {
-  return `<svg viewBox="0 0 24 24" width="22" height="22" aria-hidden="true"><path d="${ICONS[name]}"/></svg>`;
-}
-
-function button(name, title) {
-  const b = document.createElement("button");
-  b.type = "button";
-  b.className = `pvn-player-button pvn-${name}`;
-  b.title = title;
-  b.setAttribute("aria-label", title);
-  b.innerHTML = icon(name);
-  return b;
-}
 
 function bold(title) {
   const t = typeof title === "string" ? { text: title } : title;
@@ -56,22 +34,6 @@ function merged(base, styled, change) {
   for (const [k, v] of Object.entries(change.layout || {})) (v === null ? delete layout[k] : (layout[k] = v));
   if (change.layout?.title) layout.title = bold(change.layout.title);
   return { data, layout };
-}
-
-const DTYPES = { f8: Float64Array, f4: Float32Array, i4: Int32Array, i2: Int16Array, i1: Int8Array,
-  u4: Uint32Array, u2: Uint16Array, u1: Uint8Array };
-
-function decodeArrays(value) {
-  // plotly's typed-array specs {dtype, bdata} (from plotly's JSON encoder) as typed arrays, once per animation,
-  // so that every frame's Plotly.animate gets plain arrays.
-  if (!value || typeof value !== "object") return value;
-  for (const [k, v] of Object.entries(value)) {
-    if (v && typeof v === "object" && typeof v.bdata === "string" && DTYPES[v.dtype] && !v.shape) {
-      const bytes = Uint8Array.from(atob(v.bdata), (c) => c.charCodeAt(0));
-      value[k] = new DTYPES[v.dtype](bytes.buffer);
-    } else decodeArrays(v);
-  }
-  return value;
 }
 
 function quickLayout(before, now, layout, div) {
@@ -97,11 +59,11 @@ function controls(root) {
   const bar = document.createElement("div");
   bar.className = "pvn-player-bar";
   const parts = {
-    first: button("first", "First frame"),
-    back: button("back", "One frame back (←)"),
-    play: button("play", "Play or pause (Space)"),
-    forward: button("forward", "One frame forward (→)"),
-    last: button("last", "Last frame"),
+    first: iconButton("first", "First frame"),
+    back: iconButton("back", "One frame back (←)"),
+    play: iconButton("play", "Play or pause (Space)"),
+    forward: iconButton("forward", "One frame forward (→)"),
+    last: iconButton("last", "Last frame"),
     speed: document.createElement("select"),
     slider: document.createElement("input"),
     caption: document.createElement("span"),

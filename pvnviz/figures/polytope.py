@@ -20,7 +20,7 @@ def _corner_label(x: np.ndarray) -> str:
 def _corner_labels(fig: go.Figure, exact: ExactView, row=None, col=None) -> None:
     """Corner names as annotations: drawn above every trace (also WebGL ones), never clipped by the axes."""
     kw = {} if row is None else dict(row=row, col=col)
-    for x, v in zip(exact.corner_policies, exact.corner_values):
+    for i, (x, v) in enumerate(zip(exact.corner_policies, exact.corner_values)):
         fig.add_annotation(
             x=v[0],
             y=v[1],
@@ -29,6 +29,7 @@ def _corner_labels(fig: go.Figure, exact: ExactView, row=None, col=None) -> None
             yshift=14,
             font=dict(size=11, color=theme.CORNER),
             bgcolor=theme.LABEL_BG,
+            name=f"corner{i}",  # found by name in pages/components/polytope.js
             **kw,
         )
 
@@ -58,6 +59,7 @@ def polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, cloud
                     colorbar=dict(title="J", len=0.8),
                 ),
                 name="policies (coloured by J)",
+                meta="cloud",
                 hovertemplate="V(s1)=%{x:.3f}<br>V(s2)=%{y:.3f}<br>J=%{marker.color:.3f}<extra></extra>",
             ),
             **kw,
@@ -71,6 +73,7 @@ def polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, cloud
                 line=dict(color="#999", width=1),
                 name="image of the square's sides",
                 legendgroup="edges",
+                meta=f"edge{i}",
                 showlegend=(i == 0) and cloud,
                 hoverinfo="skip",
             ),
@@ -84,6 +87,7 @@ def polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, cloud
             marker=dict(size=10, color=theme.CORNER, symbol="square", line=theme.OUTLINE),
             text=[_corner_label(x) for x in exact.corner_policies],
             name="deterministic policies (corners)",
+            meta="corners",
             showlegend=cloud,
             hovertemplate="%{text}<br>J=%{customdata:.3f}<extra></extra>",
             customdata=exact.corner_J,
@@ -99,6 +103,7 @@ def polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, cloud
             mode="markers",
             marker=dict(size=18, color=theme.OPTIMUM, symbol="star", line=dict(width=1, color=theme.CORNER)),
             name=f"optimum (J={exact.optimal_J:.3f})",
+            meta="optimum",
             showlegend=cloud,
         ),
         **kw,
@@ -124,6 +129,7 @@ def polytope_figure(exact: ExactView, trained: TrainedPolytopePVN | None = None)
                     y=values[:, 1],
                     mode="markers",
                     name=name,
+                    meta=name.split()[0],  # "train" or "test"
                     marker=dict(size=10, color=color, line=dict(width=1.5, color="white")),
                 )
             )
@@ -204,6 +210,7 @@ def fields_figure(
                 mode="lines",
                 line=dict(color=color, width=1.2),
                 name=f"{'exact' if col == 1 else 'learned'} gradient field",
+                meta=f"field:{'exact' if col == 1 else 'learned'}",
                 opacity=0.55,
                 hoverinfo="skip",
             ),
@@ -221,6 +228,7 @@ def fields_figure(
                 y=py.ravel(),
                 mode="markers",
                 name=START_PICKER,
+                meta="picker",
                 marker=dict(size=9, color="rgba(0,0,0,0.02)"),
                 showlegend=False,
                 hovertemplate="start here: [%{x:.3f}, %{y:.3f}]<extra></extra>",
@@ -317,11 +325,19 @@ def ascent_returns_figure(
     """Exact J along each ascent; the learned path also with the PVN's own estimate; step ``highlight`` ringed."""
     fig = go.Figure()
     steps = np.arange(len(exact.ascent.exact_J))
-    fig.add_trace(go.Scatter(x=steps, y=exact.ascent.exact_J, name="exact ascent: J", line=dict(color=theme.EXACT)))
+    fig.add_trace(
+        go.Scatter(
+            x=steps, y=exact.ascent.exact_J, name="exact ascent: J", line=dict(color=theme.EXACT), meta="J:exact"
+        )
+    )
     if learned is not None:
         fig.add_trace(
             go.Scatter(
-                x=steps, y=learned.ascent.exact_J, name="learned ascent: exact J", line=dict(color=theme.LEARNED)
+                x=steps,
+                y=learned.ascent.exact_J,
+                name="learned ascent: exact J",
+                line=dict(color=theme.LEARNED),
+                meta="J:learned",
             )
         )
         fig.add_trace(
@@ -329,6 +345,7 @@ def ascent_returns_figure(
                 x=steps,
                 y=learned.ascent.predicted_J,
                 name="learned ascent: PVN's Ĵ",
+                meta="Jhat:learned",
                 line=dict(color=theme.LEARNED, dash="dot"),
             )
         )
@@ -338,6 +355,7 @@ def ascent_returns_figure(
         annotation_text="optimal J",
         annotation_position="bottom left",
     )
+    fig.layout.shapes[-1].name = fig.layout.annotations[-1].name = "optimal"  # found by name in the browser
     if highlight is not None:
         t = int(np.clip(highlight, 0, len(steps) - 1))
         curves = [exact.ascent.exact_J, [exact.optimal_J]]

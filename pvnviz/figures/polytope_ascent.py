@@ -43,6 +43,7 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
             line=dict(color=theme.EXACT, width=1),
             opacity=0.25,
             name="exact gradient field",
+            meta="field:exact",
             hoverinfo="skip",
         ),
         row=1,
