@@ -85,11 +85,13 @@ def click(page, label: str, which: str = "ascent step") -> None:
 
 
 def figure_data(page) -> list[list[dict]]:
-    """Every plotly chart's traces (x, y, meta) as drawn in the browser (plotly's decoded full data)."""
+    """Every plotly chart's traces (x, y, meta) as drawn in the browser: plotly's decoded full data, and the traces
+    the polytope instrument paints on its canvas instead (``pvnPainted``)."""
     return json.loads(
         page.evaluate(
-            """() => JSON.stringify([...document.querySelectorAll('.js-plotly-plot')].map(gd => gd._fullData.map(t => ({
-                 meta: t.meta || null, x: Array.from(t.x || []), y: Array.from(t.y || [])}))))"""
+            """() => JSON.stringify([...document.querySelectorAll('.js-plotly-plot')].map(gd =>
+                 [...gd._fullData.filter(t => !(t.x && t.x.length === 1 && isNaN(t.x[0]))), ...(gd.pvnPainted || [])]
+                   .filter(t => t.x).map(t => ({meta: t.meta || null, x: Array.from(t.x), y: Array.from(t.y)}))))"""
         )
     )
 

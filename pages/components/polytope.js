@@ -226,7 +226,7 @@ function outlineTraces(data, idx, view) {
   if (idx.optimum !== undefined) {
     const k = view.optimum.index;
     data[idx.optimum] = { ...data[idx.optimum], x: [V[2 * k]], y: [V[2 * k + 1]],
-      name: `optimum (J=${view.optimum.J.toFixed(3)})` };
+      name: view.optimumName ?? `optimum (J=${view.optimum.J.toFixed(3)})` };
   }
 }
 
@@ -235,6 +235,21 @@ function polytopeAxes(view) {
     x: paddedRange(view.cloud.V, 2, 0, view.corners.V, 0.1),
     y: paddedRange(view.cloud.V, 2, 1, view.corners.V, 0.14),
   };
+}
+
+function objectiveRange(view) {
+  // The J curves' extent (the optimum's line included), padded as plotly pads markers.
+  const [lo, hi] = extent([...view.exact.J, view.optimum.J, ...(view.learned ? [...view.learned.J, ...view.learned.predicted] : [])]);
+  const margin = 0.08 * Math.max(hi - lo, 1e-6);
+  return [lo - margin, hi + margin];
+}
+
+function steady(before, wanted, keep) {
+  // While a control is dragged the axes stay put as long as what they show fits and fills half of them: fewer
+  // full plotly redraws, and a steadier picture. A release draws the exact ranges again.
+  if (!keep || !before) return wanted;
+  const fits = wanted[0] >= before[0] && wanted[1] <= before[1];
+  return fits && wanted[1] - wanted[0] >= 0.5 * (before[1] - before[0]) ? before : wanted;
 }
 
 function polytopeFigure(tpl, view) {
@@ -247,7 +262,7 @@ function polytopeFigure(tpl, view) {
   for (const name of ["train", "test"]) {
     if (idx[name] !== undefined && view[name]) data[idx[name]] = { ...data[idx[name]], x: column(view[name], 0), y: column(view[name], 1) };
   }
-  const axes = polytopeAxes(view);
+  const axes = view.axes;
   const layout = { ...tpl.layout, annotations: annotations(tpl.layout, view, false),
     xaxis: { ...tpl.layout.xaxis, range: axes.x }, yaxis: { ...tpl.layout.yaxis, range: axes.y } };
   return { data, layout };
@@ -269,7 +284,7 @@ function fieldsFigure(tpl, view, gridSize) {
   return { data, layout };
 }
 
-function squareFigure(tpl, view, t, gridSize) {
+function squareFigure(tpl, view, t, gridSize, playing) {
   const data = tpl.data.slice();
   const idx = byMeta(data);
   outlineTraces(data, idx, view);
@@ -290,9 +305,9 @@ function squareFigure(tpl, view, t, gridSize) {
     }
   }
   data[idx.start] = { ...data[idx.start], x: [view.exact.x[0]], y: [view.exact.x[1]] };
-  const axes = polytopeAxes(view);
+  const axes = view.axes;
   const title = { ...(typeof tpl.layout.title === "object" ? tpl.layout.title : {}),
-    text: `<b>Gradient ascent, exact against learned: step ${t}</b>` };
+    text: `<b>Gradient ascent, exact against learned${playing ? "" : `: step ${t}`}</b>` }; // playing: the caption counts
   const layout = { ...tpl.layout, title, annotations: annotations(tpl.layout, view, view.stale, ["x", "y"]),
     xaxis2: { ...tpl.layout.xaxis2, range: axes.x }, yaxis2: { ...tpl.layout.yaxis2, range: axes.y } };
   return { data, layout };
@@ -326,7 +341,10 @@ function returnsFigure(tpl, view, t) {
   const shapes = (tpl.layout.shapes || []).map((s) => (s.name === "optimal" ? { ...s, y0: opt, y1: opt } : s));
   const notes = (tpl.layout.annotations || []).map((a) => (a.name === "optimal" ? { ...a, y: opt } : a));
   if (stale) notes.push(staleNote("x", "y"));
-  return { data, layout: { ...tpl.layout, shapes, annotations: notes } };
+  const pad = 0.02 * Math.max(n - 1, 1); // the curves are painted on a canvas: the axes are set, not autoranged
+  const layout = { ...tpl.layout, shapes, annotations: notes, xaxis: { ...tpl.layout.xaxis, range: [-pad, n - 1 + pad] },
+    yaxis: { ...tpl.layout.yaxis, range: view.jRange } };
+  return { data, layout };
 }
 
 // ---- a canvas under plotly's SVG for the thousands of points and arrows --------------------------------------
@@ -335,7 +353,9 @@ function returnsFigure(tpl, view, t) {
 // (the plot's background made transparent) in plotly's own axis coordinates; their plotly traces keep only a
 // NaN point, for the legend and the colour bar. The modebar's download draws the whole figure with plotly.
 
-const LAYERED = new Set(["cloud", "field:exact", "field:learned"]);
+const LAYERED_META = /^(cloud|edge\d|corners|optimum|train|test|field:.*|full:.*|upto:.*|ring:.*|start|J:.*|Jhat:.*|highlight.*)$/;
+const LAYERED_NOTE = /^(corner\d|optimal)$/; // annotations and shapes painted with the traces they label
+const isLayered = (trace) => LAYERED_META.test(trace.meta ?? "");
 const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
   "#fde725"].map((h) => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)));
 
@@ -351,10 +371,10 @@ function split(fig) {
   // The figure plotly draws (layered traces reduced to a NaN point) and the traces to paint.
   const painted = [];
   const data = fig.data.map((trace) => {
-    if (!LAYERED.has(trace.meta)) return trace;
+    if (!isLayered(trace)) return trace;
     painted.push(trace);
     const kept = { ...trace, x: [NaN], y: [NaN] };
-    if (Array.isArray(trace.marker?.color) || ArrayBuffer.isView(trace.marker?.color)) {
+    if (ArrayBuffer.isView(trace.marker?.color) || typeof trace.marker?.color?.[0] === "number") { // a colour scale
       const [lo, hi] = extent(trace.marker.color);
       kept.marker = { ...trace.marker, color: [lo], cmin: lo, cmax: hi, showscale: true };
       trace.cmin = lo;
@@ -363,6 +383,11 @@ function split(fig) {
     return kept;
   });
   const layout = { ...fig.layout, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" };
+  const notes = (fig.layout.annotations || []).filter((a) => LAYERED_NOTE.test(a.name ?? ""));
+  const lines = (fig.layout.shapes || []).filter((a) => LAYERED_NOTE.test(a.name ?? ""));
+  layout.annotations = (fig.layout.annotations || []).filter((a) => !LAYERED_NOTE.test(a.name ?? ""));
+  layout.shapes = (fig.layout.shapes || []).filter((a) => !LAYERED_NOTE.test(a.name ?? ""));
+  painted.push(...lines.map((shape) => ({ shape })), ...notes.map((note) => ({ note })));
   return { plotted: { data, layout }, painted };
 }
 
@@ -395,7 +420,12 @@ function paint(gd, traces) {
   const ctx = canvas.getContext("2d");
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, w, h);
-  for (const trace of traces) {
+  for (const item of traces) {
+    if (item.shape || item.note) {
+      paintNote(ctx, full, item);
+      continue;
+    }
+    const trace = item;
     const xa = full[(trace.xaxis || "x").replace("x", "xaxis")];
     const ya = full[(trace.yaxis || "y").replace("y", "yaxis")];
     if (!xa || !ya) continue;
@@ -406,24 +436,13 @@ function paint(gd, traces) {
     const X = (v) => xa._offset + xa.l2p(v);
     const Y = (v) => ya._offset + ya.l2p(v);
     const { x, y } = trace;
-    if ((trace.mode || "").includes("markers")) {
-      const m = trace.marker || {};
-      ctx.globalAlpha = (m.opacity ?? 1) * (trace.opacity ?? 1);
-      const r = (m.size ?? 6) / 2;
-      const colors = m.color;
-      const numeric = colors && typeof colors !== "string";
-      const span = (trace.cmax - trace.cmin) || 1;
-      for (let k = 0; k < x.length; k++) {
-        ctx.fillStyle = numeric ? viridis((colors[k] - trace.cmin) / span) : colors || "#1f77b4";
-        ctx.beginPath();
-        ctx.arc(X(x[k]), Y(y[k]), r, 0, 2 * Math.PI);
-        ctx.fill();
-      }
-    } else {
+    const mode = trace.mode ?? (x.length < 20 ? "lines+markers" : "lines"); // plotly's default mode
+    if (mode.includes("lines")) {
       const line = trace.line || {};
       ctx.globalAlpha = trace.opacity ?? 1;
       ctx.strokeStyle = line.color || "#444";
       ctx.lineWidth = line.width ?? 2;
+      ctx.setLineDash(line.dash === "dot" ? [2, 3] : line.dash === "dash" ? [6, 4] : []);
       ctx.beginPath();
       let pen = false;
       for (let k = 0; k < x.length; k++) {
@@ -436,9 +455,94 @@ function paint(gd, traces) {
         pen = true;
       }
       ctx.stroke();
+      ctx.setLineDash([]);
+    }
+    if (mode.includes("markers")) {
+      if (trace.cliponaxis === false) ctx.restore(), ctx.save(); // drawn over the axes' edges too
+      const m = trace.marker || {};
+      ctx.globalAlpha = (m.opacity ?? 1) * (trace.opacity ?? 1);
+      const r = (m.size ?? 6) / 2;
+      const colors = m.color;
+      const numeric = colors && typeof colors !== "string" && typeof colors[0] === "number";
+      const span = (trace.cmax - trace.cmin) || 1;
+      const outline = m.line?.width ? m.line : null;
+      for (let k = 0; k < x.length; k++) {
+        if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) continue;
+        const color = numeric ? viridis((colors[k] - trace.cmin) / span)
+          : typeof colors === "string" ? colors : colors?.[k] || trace.line?.color || "#1f77b4";
+        const [cx, cy] = [X(x[k]), Y(y[k])];
+        ctx.beginPath();
+        if (m.symbol === "x") {
+          ctx.strokeStyle = outline?.color || color;
+          ctx.lineWidth = r * 0.7 + (outline?.width || 0);
+          ctx.moveTo(cx - r, cy - r);
+          ctx.lineTo(cx + r, cy + r);
+          ctx.moveTo(cx + r, cy - r);
+          ctx.lineTo(cx - r, cy + r);
+          ctx.stroke();
+          ctx.strokeStyle = color;
+          ctx.lineWidth = r * 0.7;
+          ctx.stroke();
+          continue;
+        }
+        if (m.symbol === "square") ctx.rect(cx - r, cy - r, 2 * r, 2 * r);
+        else if (m.symbol === "star") {
+          for (let p = 0; p < 10; p++) {
+            const a = -Math.PI / 2 + (p * Math.PI) / 5;
+            const rr = p % 2 ? r * 0.45 : r * 1.1;
+            ctx.lineTo(cx + rr * Math.cos(a), cy + rr * Math.sin(a));
+          }
+          ctx.closePath();
+        } else ctx.arc(cx, cy, r, 0, 2 * Math.PI);
+        ctx.fillStyle = color;
+        ctx.fill();
+        if (outline) {
+          ctx.strokeStyle = outline.color || "#444";
+          ctx.lineWidth = outline.width;
+          ctx.stroke();
+        }
+      }
     }
     ctx.restore();
   }
+}
+
+function paintNote(ctx, full, { shape, note }) {
+  // A horizontal line across its plot (add_hline's shape) or a text label (an annotation at data coordinates).
+  const item = shape || note;
+  const xa = full[(item.xref || "x").split(" ")[0].replace("x", "xaxis")];
+  const ya = full[(item.yref || "y").split(" ")[0].replace("y", "yaxis")];
+  if (!xa || !ya) return;
+  const Y = ya._offset + ya.l2p(shape ? shape.y0 : note.y);
+  ctx.save();
+  if (shape) {
+    const line = shape.line || {};
+    ctx.strokeStyle = line.color || "#444";
+    ctx.lineWidth = line.width ?? 2;
+    ctx.setLineDash(line.dash === "dash" ? [9, 9] : line.dash === "dot" ? [3, 3] : []);
+    ctx.beginPath();
+    ctx.moveTo(xa._offset, Y);
+    ctx.lineTo(xa._offset + xa._length, Y);
+    ctx.stroke();
+  } else {
+    const font = note.font || {};
+    ctx.font = `${font.size || 12}px ${full.font?.family || "sans-serif"}`;
+    const domain = (note.xref || "").endsWith("domain");
+    const X = domain ? xa._offset + note.x * xa._length : xa._offset + xa.l2p(note.x);
+    const text = String(note.text).replace(/<[^>]+>/g, "");
+    const w = ctx.measureText(text).width;
+    const h = (font.size || 12) * 1.2;
+    const left = note.xanchor === "left" ? X : X - w / 2;
+    const top = note.yanchor === "top" ? Y + 2 : Y - (note.yshift || 0) - h / 2;
+    if (note.bgcolor) {
+      ctx.fillStyle = note.bgcolor;
+      ctx.fillRect(left - 2, top, w + 4, h);
+    }
+    ctx.fillStyle = font.color || full.font?.color || "#444";
+    ctx.textBaseline = "middle";
+    ctx.fillText(text, left, top + h / 2);
+  }
+  ctx.restore();
 }
 
 function downloadButton(getFigure, config) {
@@ -560,11 +664,14 @@ function createInstrument(parent) {
     input.removeAttribute("aria-invalid");
     problem.textContent = "";
     if (shown) shown.textContent = format(v, spec);
-    if (s.controls[key] !== v) {
+    const figures = MDP_KEYS.includes(key) ? ["polytope", "fields", "square", "returns"] : ["square", "returns"];
+    const moved = s.controls[key] !== v;
+    s.dragging = !released;
+    if (moved || released) { // a release draws the exact axis ranges again
       s.controls[key] = v;
       pause(false);
       s.frame = s.controls.ascent_steps;
-      redraw(MDP_KEYS.includes(key) ? ["polytope", "fields", "square", "returns"] : ["square", "returns"], event);
+      redraw(figures, moved ? event : null);
     }
     if (released) send();
   }
@@ -574,7 +681,7 @@ function createInstrument(parent) {
     clearTimeout(s.sendTimer);
     s.sendTimer = setTimeout(() => {
       if (s.setState) s.setState("view", { controls: { ...s.controls }, frame: s.frame });
-    }, 150);
+    }, 400);
   }
 
   // -- drawing --
@@ -605,13 +712,24 @@ function createInstrument(parent) {
     const t0 = performance.now();
     if (dirty.some((d) => d !== "frame")) s.view = computeView(s.controls, s);
     const v = s.view;
+    if (dirty.some((d) => d !== "frame")) {
+      const want = polytopeAxes(v);
+      const before = s.axes;
+      v.axes = { x: steady(before?.x, want.x, s.dragging), y: steady(before?.y, want.y, s.dragging) };
+      v.jRange = steady(s.jRange, objectiveRange(v), s.dragging);
+      s.axes = v.axes;
+      s.jRange = v.jRange;
+      const name = `optimum (J=${v.optimum.J.toFixed(3)})`; // the legend is redrawn after a drag, not during it
+      v.optimumName = s.dragging && s.optimumName ? s.optimumName : name;
+      s.optimumName = v.optimumName;
+    }
     const t = Math.min(s.frame, s.controls.ascent_steps);
     const tpl = s.data.figures;
     const cfg = s.data.config || {};
     const builders = {
       polytope: () => polytopeFigure(tpl.polytope, v),
       fields: () => fieldsFigure(tpl.fields, v, s.gridSize),
-      square: () => squareFigure(tpl.square, v, t, s.gridSize),
+      square: () => squareFigure(tpl.square, v, t, s.gridSize, s.playing),
       returns: () => returnsFigure(tpl.returns, v, t),
     };
     const names = dirty.includes("frame") ? [...new Set([...dirty.filter((d) => d !== "frame"), "square", "returns"])] : dirty;
@@ -632,6 +750,7 @@ function createInstrument(parent) {
           s.signatures[name] = signature;
         }
         paint(figs[name], painted);
+        figs[name].pvnPainted = painted; // what the canvas shows, for tests and the benchmark
         root.dataset[`ms_${name}`] = (performance.now() - f0).toFixed(1);
       }),
     );

@@ -1,15 +1,18 @@
-"""UI benchmark: ``python -m pvnviz.bench ui`` (issue 7, item 8).
+"""UI benchmark: ``python -m pvnviz.bench ui`` (issues 7 and 18).
 
-Starts ``streamlit run app.py`` on a free port with the repository's own settings (as ``make run`` does),
-drives Debian's Chromium with Playwright and prints the median time from a user's action to an idle page
-(``[data-testid='stApp'][data-test-script-state='notRunning']`` and the page's charts drawn) for:
-moving the polytope's ascent-start slider one step, moving its discount slider one step (the MDP changes,
-the PVN retrains), and opening each page first on a fresh server. Each number sits next to its goal.
-``--baseline DIR`` measures a second checkout (e.g. ``git worktree add /tmp/before main``) in the same process,
-alternating with this one on every repetition, and prints the ratio: the machine's load is shared by both.
+Starts ``streamlit run app.py`` on a free port with the repository's own settings (as ``make run`` does) and
+drives Debian's Chromium with Playwright. It prints:
 
-The idle moment is read from a MutationObserver in the page (the last change of the script state before the
-page stays idle for a second), so the number does not include the benchmark's own polling.
+* the polytope instrument (``pvnviz.bench.instrument``): the in-page time from an input event to the end of its
+  redraw, over 20 key presses and a 20-move mouse drag of the ascent start and of the discount (median, p95,
+  server reruns meanwhile), and after the discount's release the time until the retrained PVN is drawn;
+* each browser player's frames a second while playing, and the server reruns meanwhile (``pvnviz.bench.playback``);
+* the time to open each page first on a fresh server, to an idle page with its charts drawn (a MutationObserver
+  in the page records the last change of the script state before the page stays idle for a second, so the number
+  does not include the benchmark's own polling).
+
+``--baseline DIR`` opens the pages of a second checkout (e.g. ``git worktree add /tmp/before main``) too,
+alternating with this one, and prints the ratio: the machine's load is shared by both.
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ PAGES = {
     "cartpole": ("cartpole", 5, 6.0),
     "swimmer": ("swimmer", 5, 6.0),
 }
-SLIDERS = {  # measurement -> (slider label text, goal in seconds)
-    "polytope: ascent-start slider move": ("Start P(a1 | s1)", 0.5),
-    "polytope: discount slider move": ("Discount", 1.5),
+INSTRUMENT = {  # measurement -> (the polytope instrument's control, whether the PVN retrains on its release)
+    "ascent start P(a1|s1)": ("start1", False),
+    "discount γ": ("gamma", True),
 }
 
 OBSERVER = """() => {
@@ -50,7 +53,7 @@ def wait_settled(page, since_ms: float, charts: int = 0, quiet_ms: int = 1000, t
         page.wait_for_selector(IDLE, timeout=timeout_s * 1000)
         if charts:
             page.wait_for_function(
-                f"document.querySelectorAll(\"[data-testid='stPlotlyChart'] .main-svg\").length >= {charts}",
+                f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
                 timeout=timeout_s * 1000,
             )
         states = page.evaluate("window.__pvnStates || []")
@@ -89,15 +92,13 @@ def open_polytope(browser, url: str):
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.goto(f"{url}/polytope")
     page.wait_for_selector(IDLE, timeout=180_000)
-    page.wait_for_function(
-        "document.querySelectorAll(\"[data-testid='stPlotlyChart'] .main-svg\").length >= 5", timeout=180_000
-    )
+    page.wait_for_selector(".pvn-poly[data-drawn]", timeout=180_000)
     page.wait_for_timeout(1500)
     return page
 
 
 def slider_move(page, label: str) -> float:
-    """Move a slider one step (Right, or Left when it is at its end); seconds until the page is idle again."""
+    """Move a Streamlit slider one step (Right, or Left when it is at its end); seconds until the page is idle."""
     thumb = page.locator("[data-testid='stSlider']").filter(has_text=label).first.locator("input[type='range']")
     at_end = thumb.input_value() == thumb.get_attribute("max")
     page.evaluate(OBSERVER)
@@ -105,6 +106,34 @@ def slider_move(page, label: str) -> float:
     since = page.evaluate("performance.now()")
     thumb.press("ArrowLeft" if at_end else "ArrowRight")
     return wait_settled(page, since)
+
+
+def _print_instrument(browser, url: str, repeats: int) -> None:
+    """The polytope instrument: input event to redraw, by keyboard and by mouse drag (this checkout only: before
+    issue 18 these controls were Streamlit sliders, measured to an idle page by the lines of earlier notes)."""
+    from pvnviz.bench import instrument
+
+    for name, (control, retrains) in INSTRUMENT.items():
+        page = open_polytope(browser, url)
+        keys, drags, key_reruns, drag_reruns, learned = [], [], 0, 0, []
+        for _ in range(repeats):
+            times, reruns = instrument.keyboard(page, control)
+            keys += times
+            key_reruns = max(key_reruns, reruns)
+            page.wait_for_selector(IDLE, timeout=180_000)
+            times, reruns, seconds = instrument.drag(page, control, release_wait=retrains)
+            drags += times
+            drag_reruns = max(drag_reruns, reruns)
+            if seconds is not None:
+                learned.append(seconds)
+            page.wait_for_selector(IDLE, timeout=180_000)
+        print(f"  instrument {name}: keyboard {instrument.summary(keys)}, reruns <= {key_reruns} per 20 keys "
+              f"(a key press is a release); drag {instrument.summary(drags)}, reruns {drag_reruns} "
+              "(goal: 50 ms median, 100 ms p95, 0 reruns)", flush=True)  # fmt: skip
+        if learned:
+            print(f"  instrument {name}: release to learned overlays {statistics.median(learned):.2f} s "
+                  f"(goal < 1.5 s; runs {', '.join(f'{t:.2f}' for t in learned)})", flush=True)  # fmt: skip
+        page.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,15 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         browser = launch(p)
         servers = {name: start_server(root) for name, root in roots.items()}
         try:
-            for name, (label, goal) in SLIDERS.items():
-                pages = {k: open_polytope(browser, url) for k, (_, url) in servers.items()}
-                times: dict[str, list[float]] = {k: [] for k in roots}
-                for _ in range(args.repeats):
-                    for k, page in pages.items():
-                        times[k].append(slider_move(page, label))
-                for page in pages.values():
-                    page.close()
-                _print(name, times, goal)
+            _print_instrument(browser, servers["now"][1], args.repeats)
             _print_playback(browser, servers["now"][1], args.repeats)
         finally:
             for proc, _ in servers.values():
