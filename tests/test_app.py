@@ -63,6 +63,18 @@ def test_random_mdp_and_paper_buttons():
     assert not at.exception
 
 
+def test_validation_policies_switch_in_the_browser():
+    """Issue 18, item 5: every validation policy's return distribution is sent once, to a browser player."""
+    at = open_page("pages/cartpole.py")
+    val = players(at)["cartpole_val"]
+    labels = val["animation"]["labels"]
+    assert len(labels) > 10 and labels == sorted(labels, key=int)  # the policies' dataset numbers
+    for k in (0, len(labels) - 1):
+        fig = frame_figures(val, k)["policy"]
+        assert fig["layout"]["title"]["text"] == f"Policy #{labels[k]}: return distribution"
+        assert "empirical (Monte Carlo)" in trace_names(fig) and len(fig["data"]) == 3  # and both PVNs
+
+
 def test_cartpole_page_figures_and_bad_input():
     at = open_page("pages/cartpole.py")
     at.selectbox(key="cartpole_preset").set_value("Quick").run()

@@ -60,3 +60,18 @@ def test_polytope_link_out_of_range_is_named():
     warning = next(w.value for w in at.warning if "link holds values" in w.value)
     assert "gamma" in warning and "start1" not in warning  # a valid value is taken silently
     assert at.session_state["start1"] == 0.25 and at.session_state["gamma"] == 0.8  # the instrument's controls
+
+
+def test_the_replay_start_shown_is_always_in_the_url():
+    """Issue 18, item 5: the opening start is written too, so a copied link opens the start on screen."""
+    at = _open("pages/cartpole.py")
+    shown = at.slider(key="cartpole_replay_start").value
+    assert at.query_params["cartpole_replay_start"] == str(shown)
+    at = _open("pages/cartpole.py", cartpole_replay_start="2")
+    assert at.slider(key="cartpole_replay_start").value == 2
+    at.slider(key="cartpole_replay_start").set_value(3).run()
+    assert at.query_params["cartpole_replay_start"] == "3"
+    at = _open("pages/cartpole.py", cartpole_replay_start="99")  # not a start of this result
+    assert not at.exception
+    assert at.slider(key="cartpole_replay_start").value == shown
+    assert any("cartpole_replay_start" in w.value for w in at.warning if "link holds values" in w.value)

@@ -213,7 +213,7 @@ def _artifact(name: str) -> Path:
 
 
 def test_cartpole_players_step_and_the_keys_follow_the_last_used(server, browser):
-    """CartPole has two players (probing states, replay); the arrow keys drive the one used last."""
+    """CartPole has three players (validation policies, probing states, replay); the keys drive the one used last."""
     page = open_polytope(browser, server)  # the polytope's player owns the keys there, not on CartPole
     page.locator("[data-testid='stSidebarNav'] a").filter(has_text="CartPole").click()
     wait_idle(page, 300_000)
@@ -223,10 +223,12 @@ def test_cartpole_players_step_and_the_keys_follow_the_last_used(server, browser
         return page.locator(".pvn-player-caption").filter(has_text=text).last.inner_text()
 
     assert caption("time step").startswith("time step 0 (1 of")  # the replay opens on its first frame
-    probes_last = caption("snapshot")
-    press(page, "ArrowLeft")  # on a page not used yet, the keys drive its first player: the probing states
+    assert caption("validation policy").startswith("validation policy #")
+    assert "(1 of" in caption("validation policy")  # it opens on the first validation policy
     probes_before = caption("snapshot")
-    assert probes_before != probes_last, probes_before
+    press(page, "ArrowRight")  # on a page not used yet, the keys drive its first player: the validation policies
+    assert "(2 of" in caption("validation policy"), caption("validation policy")
+    assert caption("snapshot") == probes_before
     click(page, "▶", "time step")
     assert caption("time step").startswith("time step 2 (2 of"), caption("time step")  # every 2nd time step
     press(page, "ArrowRight")  # the replay was used last: the keys drive it

@@ -14,7 +14,7 @@ from pvnviz.figures import experiment as figs
 from pvnviz.figures import gif
 from pvnviz.figures.replay import replay_figure, replay_steps
 from ui import chart, gif_download, what_to_look_at
-from ui.browser_player import animate
+from ui.browser_player import animate, play
 from ui.settings import FIELDS, _key  # noqa: F401
 
 REPLAY_NAMES = ("before ascent", "after ascent (best seen)")  # the policies of policy_pair, in order
@@ -109,18 +109,7 @@ def render_results(
         )
     with right:
         if len(split.val_idx):
-            index = int(split.val_idx[0])
-            if len(split.val_idx) > 1:  # the slider shows the policy's dataset number, as the title does
-                options = [int(i) for i in split.val_idx]
-                index = st.select_slider(
-                    "Validation policy #", options, options[0], key=f"{config.env}_val_pick", bind="query-params"
-                )
-            target = split.bins.pmf(dataset.returns[index : index + 1])[0]
-            predicted = {m: t.predict(dataset.params[index : index + 1])[0][0] for m, t in result.trained.items()}
-            chart(
-                figs.distribution_figure(split.bins, target, predicted, f"Policy #{index}: return distribution"),
-                f"{config.env}-policy-{index}",
-            )
+            _validation_distributions(result, config.env)
             what_to_look_at(
                 "Section 3: the PVN predicts a whole distribution over return bins; bars are this "
                 "policy's empirical histogram from its rollouts."
@@ -185,9 +174,49 @@ def render_results(
         start = 0
         if trace.params.shape[1] > 1:  # opens on the start whose ascent found the best policy
             key = f"{config.env}_replay_start"
-            start = st.slider("Start", 1, trace.params.shape[1], replay_start(result) + 1, key=key, bind="query-params")
-            start -= 1
+            start = _replay_start_slider(key, trace.params.shape[1], replay_start(result) + 1) - 1
         render_replay(result, trace, start)
+
+
+def _validation_distributions(result: ExperimentResult, env: str) -> None:
+    """Each validation policy's return distribution, the empirical histogram against each PVN's, in a browser
+    player (sent once; the policy is picked in the page, ◀ ▶ step through them, the URL keeps the one shown)."""
+    dataset, split = result.dataset, result.split
+    options = [int(i) for i in split.val_idx]
+    predicted = {}  # computed for every validation policy at once, and only when the frames are built
+
+    def frame(k: int) -> dict:
+        if not predicted:
+            predicted.update({m: t.predict(dataset.params[options])[0] for m, t in result.trained.items()})
+        index = options[k]
+        target = split.bins.pmf(dataset.returns[index : index + 1])[0]
+        mine = {m: p[k] for m, p in predicted.items()}
+        return {"policy": figs.distribution_figure(split.bins, target, mine, f"Policy #{index}: return distribution")}
+
+    play(
+        f"{env}_val",
+        frame,
+        len(options),
+        label="validation policy #",
+        frame_labels=[str(i) for i in options],
+        fps=2.0,  # Play walks through them at 2 a second
+        reset_on=(result.config, _digest(dataset.params[options], dataset.returns[options])),
+        names={"policy": f"{env}-validation-policy"},
+    )
+
+
+def _replay_start_slider(key: str, starts: int, opening: int) -> int:
+    """The replay's start (1-based), always in the URL, the opening start too: which start a page opens on depends
+    on the result shown, so a link without it could open another start than the one on screen. A link's start is
+    taken when it is one of this result's; otherwise the result's opening start (``ui.urlcheck`` names the link's)."""
+    held = st.session_state.get(key)
+    if not isinstance(held, int) or not 1 <= held <= starts:
+        asked = st.query_params.get(key, "")
+        st.session_state[key] = int(asked) if asked.isdigit() and 1 <= int(asked) <= starts else opening
+    start = st.slider("Start", 1, starts, key=key)
+    if st.query_params.get(key) != str(start):
+        st.query_params[key] = str(start)
+    return start
 
 
 def render_replay(result: ExperimentResult, trace, start: int) -> None:

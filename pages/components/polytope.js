@@ -245,11 +245,11 @@ function objectiveRange(view) {
 }
 
 function steady(before, wanted, keep) {
-  // While a control is dragged the axes stay put as long as what they show fits and fills half of them: fewer
+  // While a control is dragged the axes stay put as long as what they show fits and fills 30% of them: fewer
   // full plotly redraws, and a steadier picture. A release draws the exact ranges again.
   if (!keep || !before) return wanted;
   const fits = wanted[0] >= before[0] && wanted[1] <= before[1];
-  return fits && wanted[1] - wanted[0] >= 0.5 * (before[1] - before[0]) ? before : wanted;
+  return fits && wanted[1] - wanted[0] >= 0.3 * (before[1] - before[0]) ? before : wanted;
 }
 
 function polytopeFigure(tpl, view) {
@@ -373,9 +373,10 @@ function split(fig) {
   const data = fig.data.map((trace) => {
     if (!isLayered(trace)) return trace;
     painted.push(trace);
-    const kept = { ...trace, x: [NaN], y: [NaN] };
+    const kept = { ...trace, x: [NaN], y: [NaN], customdata: undefined, text: undefined, hovertemplate: undefined };
+    if (trace.showlegend === false) kept.name = undefined; // a name only the hover label showed
     if (ArrayBuffer.isView(trace.marker?.color) || typeof trace.marker?.color?.[0] === "number") { // a colour scale
-      const [lo, hi] = extent(trace.marker.color);
+      const [lo, hi] = fig.colorRange ?? extent(trace.marker.color);
       kept.marker = { ...trace.marker, color: [lo], cmin: lo, cmax: hi, showscale: true };
       trace.cmin = lo;
       trace.cmax = hi;
@@ -466,6 +467,28 @@ function paint(gd, traces) {
       const numeric = colors && typeof colors !== "string" && typeof colors[0] === "number";
       const span = (trace.cmax - trace.cmin) || 1;
       const outline = m.line?.width ? m.line : null;
+      if (numeric && !outline && !m.symbol) {
+        // The cloud: one path per colour (64 levels of the scale), filled once: 5,000 points in a few ms.
+        const bins = Array.from({ length: 64 }, () => []);
+        for (let k = 0; k < x.length; k++) {
+          if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) continue;
+          const u = Math.min(Math.max((colors[k] - trace.cmin) / span, 0), 1);
+          bins[Math.round(u * 63)].push(k);
+        }
+        bins.forEach((ks, b) => {
+          if (!ks.length) return;
+          ctx.beginPath();
+          for (const k of ks) {
+            const [cx, cy] = [X(x[k]), Y(y[k])];
+            ctx.moveTo(cx + r, cy);
+            ctx.arc(cx, cy, r, 0, 2 * Math.PI);
+          }
+          ctx.fillStyle = viridis(b / 63);
+          ctx.fill();
+        });
+        ctx.restore();
+        continue;
+      }
       for (let k = 0; k < x.length; k++) {
         if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) continue;
         const color = numeric ? viridis((colors[k] - trace.cmin) / span)
@@ -543,6 +566,19 @@ function paintNote(ctx, full, { shape, note }) {
     ctx.fillText(text, left, top + h / 2);
   }
   ctx.restore();
+}
+
+function firstDiff(a, b) {
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  return a.slice(Math.max(0, i - 80), i + 40);
+}
+
+function axisRanges(layout) {
+  // {"xaxis.range": [lo, hi], ...} of every axis whose range the figure sets.
+  const out = {};
+  for (const [k, v] of Object.entries(layout)) if (/^[xy]axis\d*$/.test(k) && v?.range) out[`${k}.range`] = v.range;
+  return out;
 }
 
 function downloadButton(getFigure, config) {
@@ -677,12 +713,15 @@ function createInstrument(parent) {
   }
 
   function send() {
-    // The view after a release (debounced: holding an arrow key sends once it is let go).
+    // The view after a release: at once after a mouse or touch, 400 ms after the last key (holding an arrow key
+    // sends once it is let go).
     clearTimeout(s.sendTimer);
     s.sendTimer = setTimeout(() => {
       if (s.setState) s.setState("view", { controls: { ...s.controls }, frame: s.frame });
-    }, 400);
+    }, s.keyed ? 400 : 0);
   }
+  root.addEventListener("keydown", () => (s.keyed = true), true);
+  root.addEventListener("pointerdown", () => (s.keyed = false), true);
 
   // -- drawing --
   function redraw(which, event) {
@@ -717,8 +756,10 @@ function createInstrument(parent) {
       const before = s.axes;
       v.axes = { x: steady(before?.x, want.x, s.dragging), y: steady(before?.y, want.y, s.dragging) };
       v.jRange = steady(s.jRange, objectiveRange(v), s.dragging);
+      v.colorRange = steady(s.colorRange, extent(v.cloud.J), s.dragging); // the colour bar's J range
       s.axes = v.axes;
       s.jRange = v.jRange;
+      s.colorRange = v.colorRange;
       const name = `optimum (J=${v.optimum.J.toFixed(3)})`; // the legend is redrawn after a drag, not during it
       v.optimumName = s.dragging && s.optimumName ? s.optimumName : name;
       s.optimumName = v.optimumName;
@@ -727,7 +768,7 @@ function createInstrument(parent) {
     const tpl = s.data.figures;
     const cfg = s.data.config || {};
     const builders = {
-      polytope: () => polytopeFigure(tpl.polytope, v),
+      polytope: () => ({ ...polytopeFigure(tpl.polytope, v), colorRange: v.colorRange }),
       fields: () => fieldsFigure(tpl.fields, v, s.gridSize),
       square: () => squareFigure(tpl.square, v, t, s.gridSize, s.playing),
       returns: () => returnsFigure(tpl.returns, v, t),
@@ -744,10 +785,20 @@ function createInstrument(parent) {
         const { plotted, painted } = split(fig);
         const config = (s.configs[name] ??= withDownload(cfg[name] || {}, name, painted.length > 0));
         const f0 = performance.now();
-        const signature = JSON.stringify(plotted); // what plotly draws; the painted traces are NaN placeholders
-        if (signature !== s.signatures[name] || !figs[name]._fullLayout) {
-          await Plotly.react(figs[name], plotted.data, plotted.layout, config); // else: only the canvas changes
+        // What plotly draws (the painted traces are NaN placeholders), its axis ranges apart: plotly redraws only
+        // what changed, the cheapest way. Nothing: only the canvas changes. Only the ranges: a relayout of them.
+        const ranges = axisRanges(plotted.layout);
+        const signature = JSON.stringify(plotted, (k, v) => (k === "range" ? undefined : v));
+        const gd = figs[name];
+        if (signature !== s.signatures[name] || !gd._fullLayout) {
+          if (s.signatures[name]) root.dataset[`diff_${name}`] = firstDiff(s.signatures[name], signature);
+          await Plotly.react(gd, plotted.data, plotted.layout, config);
           s.signatures[name] = signature;
+          root.dataset[`reacts_${name}`] = String(Number(root.dataset[`reacts_${name}`] || 0) + 1);
+        } else {
+          const moved = Object.fromEntries(Object.entries(ranges).filter(([k, r]) => String(gd.layout[k.split(".")[0]]?.range) !== String(r)));
+          if (Object.keys(moved).length) await Plotly.relayout(gd, moved);
+          root.dataset[`relayouts_${name}`] = String(Number(root.dataset[`relayouts_${name}`] || 0) + 1);
         }
         paint(figs[name], painted);
         figs[name].pvnPainted = painted; // what the canvas shows, for tests and the benchmark

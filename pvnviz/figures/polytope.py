@@ -261,64 +261,6 @@ def fields_figure(
     return theme.style(fig, "Policy-gradient fields on the policy square", height=480)
 
 
-def ascent_animation(exact: ExactView, learned: LearnedView | None = None) -> go.Figure:
-    """Both ascent paths step by step, on the policy square and in the polytope (Fig. 3c)."""
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=("Policy square", "Value polytope"))
-    polytope_outline(fig, exact, row=1, col=2, cloud=False)
-    paths = [("exact ascent", exact.ascent, theme.EXACT)]
-    if learned is not None:
-        paths.append(("learned ascent (exact values)", learned.ascent, theme.LEARNED))
-    num_steps = len(exact.ascent.policies) - 1
-    first_dynamic = len(fig.data)
-
-    def dynamic(t: int) -> list[go.Scatter]:
-        traces = []
-        for name, path, color in paths:
-            p, v = path.policies[: t + 1], path.values[: t + 1]
-            traces.append(
-                go.Scatter(
-                    x=p[:, 0],
-                    y=p[:, 1],
-                    mode="lines+markers",
-                    name=name,
-                    line=dict(color=color),
-                    marker=dict(size=5, color=color),
-                    legendgroup=name,
-                    xaxis="x",
-                    yaxis="y",
-                )
-            )
-            traces.append(
-                go.Scatter(
-                    x=v[:, 0],
-                    y=v[:, 1],
-                    mode="lines+markers",
-                    name=name,
-                    line=dict(color=color),
-                    marker=dict(size=5, color=color),
-                    legendgroup=name,
-                    showlegend=False,
-                    xaxis="x2",
-                    yaxis="y2",
-                )
-            )
-        return traces
-
-    for trace in dynamic(num_steps):
-        fig.add_trace(trace)
-    dynamic_ids = list(range(first_dynamic, len(fig.data)))
-    frame_steps = sorted(set(np.linspace(0, num_steps, min(num_steps, 50) + 1).astype(int).tolist()))
-    fig.frames = [go.Frame(data=dynamic(t), traces=dynamic_ids, name=str(t)) for t in frame_steps]
-    theme.play_controls(fig, [str(t) for t in frame_steps], "ascent step ")
-    fig.update_xaxes(title_text="P(a1 | s1)", range=[-0.03, 1.03], row=1, col=1)
-    fig.update_yaxes(title_text="P(a1 | s2)", range=[-0.03, 1.03], row=1, col=1)
-    fig.update_xaxes(title_text="V(s1)", row=1, col=2)
-    fig.update_yaxes(title_text="V(s2)", row=1, col=2)
-    fig = theme.style(fig, "Gradient ascent, exact against learned", height=520)
-    fig.update_layout(margin=dict(t=110, b=150), legend=dict(y=1.1, yanchor="bottom"))  # legend clear of the slider
-    return fig
-
-
 def ascent_returns_figure(
     exact: ExactView, learned: LearnedView | None = None, highlight: int | None = None
 ) -> go.Figure:

@@ -1,10 +1,9 @@
-"""The player's views of the polytope's gradient ascent (Fig. 3c), one iterate at a time.
+"""The policy square and the value polytope at one iterate of the polytope's gradient ascent (Fig. 3c).
 
 ``ascent_frame`` draws iterate t of both ascents on the policy square and at its exact values in the value
-polytope; the ``move_*`` functions move an existing figure to another iterate (or a new ascent of the same
-MDP and PVN) in place, so the page's player (``ui.browser_player``) changes a few traces per step instead of
-rebuilding figures. ``ascent_returns_figure(..., highlight=t)`` in ``figures.polytope`` rings the same
-iterate on the J curve.
+polytope; ``ascent_returns_figure(..., highlight=t)`` in ``figures.polytope`` rings the same iterate on the J
+curve. The page's instrument (``ui.polytope_instrument``) uses them as templates: their look, legends and the
+roles of their traces (``meta``), whose data the browser computes for each iterate.
 """
 
 from __future__ import annotations
@@ -16,10 +15,6 @@ from plotly.subplots import make_subplots
 from pvnviz.figures import theme
 from pvnviz.figures.polytope import _quiver, arrow_scale, polytope_outline
 from pvnviz.polytope import ExactView, LearnedView
-
-
-def _by_meta(fig: go.Figure, meta: str):
-    return next(t for t in fig.data if t.meta == meta)
 
 
 def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Figure:
@@ -118,40 +113,4 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
     fig.update_yaxes(title_text="V(s2)", row=1, col=2)
     fig = theme.style(fig, f"Gradient ascent, exact against learned: step {t}", height=440)
     fig.update_layout(margin=dict(t=70, b=90), legend=dict(y=-0.2, yanchor="top", x=0.0))
-    return fig
-
-
-def move_ascent_frame(fig: go.Figure, exact: ExactView, learned: LearnedView | None, t: int) -> go.Figure:
-    """Move an ``ascent_frame`` figure to iterate t in place (the player's step: a few traces change).
-
-    Also takes a new ascent of the same MDP and PVN (a new start or step size): every path trace is redrawn.
-    """
-    paths = [("exact ascent", exact.ascent)] + ([("learned ascent", learned.ascent)] if learned else [])
-    t = int(np.clip(t, 0, len(exact.ascent.policies) - 1))
-    with fig.batch_update():
-        for name, path in paths:
-            for col, points in ((1, path.policies), (2, path.values)):
-                _by_meta(fig, f"full:{name}:{col}").update(x=points[:, 0], y=points[:, 1])
-                _by_meta(fig, f"upto:{name}:{col}").update(x=points[: t + 1, 0], y=points[: t + 1, 1])
-                _by_meta(fig, f"ring:{name}:{col}").update(
-                    x=[points[t, 0]],
-                    y=[points[t, 1]],
-                    name=f"{name}: step {t}",
-                    hovertemplate=f"{name}, step {t}: J = {path.exact_J[t]:.3f}<extra></extra>",
-                )
-        start = exact.ascent.policies[0]
-        _by_meta(fig, "start").update(x=[start[0]], y=[start[1]])
-        fig.layout.title.text = f"Gradient ascent, exact against learned: step {t}"
-    return fig
-
-
-def move_returns_highlight(fig: go.Figure, exact: ExactView, learned: LearnedView | None, t: int) -> go.Figure:
-    """Move the ringed step of an ``ascent_returns_figure(..., highlight=...)`` to t in place."""
-    t = int(np.clip(t, 0, len(exact.ascent.exact_J) - 1))
-    ys = [exact.ascent.exact_J[t]]
-    if learned is not None:
-        ys += [learned.ascent.exact_J[t], learned.ascent.predicted_J[t]]
-    with fig.batch_update():
-        _by_meta(fig, "highlight").update(x=[t] * len(ys), y=ys, name=f"step {t}")
-        _by_meta(fig, "highlight-line").update(x=[t, t])
     return fig
