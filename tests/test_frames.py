@@ -50,3 +50,26 @@ def test_frames_with_other_traces_or_figures_are_refused():
         animation(lambda t: {f"f{t}": go.Figure()}, 2)
     with pytest.raises(ValueError, match="labels"):
         animation(lambda t: {"f": go.Figure()}, 2, labels=["one"])
+
+
+def test_distribution_frames_equal_one_distribution_figure_per_policy():
+    """The validation player's frames, given as changes (no figure built per frame), draw what building each
+    policy's distribution_figure would."""
+    from conftest import array
+    from pvnviz.figures.experiment import distribution_figure, distribution_frames
+    from pvnviz.histogram import ReturnBins
+
+    rng = np.random.default_rng(3)
+    bins = ReturnBins(0.0, 100.0, 11)
+    targets = rng.dirichlet(np.ones(11), size=5)
+    predicted = {"fingerprint": rng.dirichlet(np.ones(11), size=5), "flattened": rng.dirichlet(np.ones(11), size=5)}
+    numbers = [4, 9, 17, 30, 41]
+    anim = distribution_frames(bins, targets, predicted, numbers, projector=False)
+    assert anim["labels"] == [str(n) for n in numbers]
+    for k, number in enumerate(numbers):
+        shown = frame_figures({"animation": anim, "frame": k}, k)["policy"]
+        built = _plain(distribution_figure(bins, targets[k], {m: p[k] for m, p in predicted.items()}, ""))
+        assert shown["layout"]["title"]["text"] == f"Policy #{number}: return distribution"
+        for drawn, expected in zip(shown["data"], built["data"], strict=True):
+            assert drawn["name"] == expected["name"]
+            assert array(drawn["y"]) == pytest.approx(array(expected["y"]), abs=1e-7)  # float32 after frame 0

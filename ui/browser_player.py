@@ -49,7 +49,9 @@ _SHARED_LOCK = threading.Lock()
 MAX_SHARED = 32  # animations kept for every session: a class opening the same result builds its frames once
 
 
-def _frames(key: str, signature: object, build: Callable[[int], dict[str, Any]], num_frames: int, labels) -> dict:
+def _frames(
+    key: str, signature: object, build: Callable[[int], dict[str, Any]], num_frames: int, labels, prebuilt=None
+) -> dict:
     """The animation for ``signature``, built once however many sessions show it (building draws every frame,
     a second or two of the server's CPU for a page's animation)."""
     projector = bool(st.session_state.get("projector"))
@@ -64,7 +66,8 @@ def _frames(key: str, signature: object, build: Callable[[int], dict[str, Any]],
             figures = build(t)
             return {n: theme.projector(go.Figure(f)) for n, f in figures.items()} if projector else figures
 
-        held = (f"{key}-{next(_BUILT)}", animation(styled, num_frames, labels=labels))
+        made = prebuilt(projector) if prebuilt is not None else animation(styled, num_frames, labels=labels)
+        held = (f"{key}-{next(_BUILT)}", made)
         with _SHARED_LOCK:
             _SHARED[slot] = held
             while len(_SHARED) > MAX_SHARED:
@@ -83,7 +86,7 @@ def _frame_changed(key: str, start: int) -> None:
 
 def play(
     key: str,
-    build: Callable[[int], dict[str, Any]],
+    build: Callable[[int], dict[str, Any]] | None,
     num_frames: int,
     *,
     start: int = 0,
@@ -93,17 +96,19 @@ def play(
     reset_on: object = None,
     widths: dict[str, float] | None = None,
     names: dict[str, str] | None = None,
+    prebuilt: Callable[[bool], dict] | None = None,
 ) -> None:
     """Play frames ``build(0) .. build(num_frames - 1)`` (each ``{figure name: figure}``, drawn side by side,
     ``widths`` their flex weights) in the browser; ``start`` is the frame shown first, ``frame_labels[t]`` names
     frame ``t`` (e.g. the training step it shows), ``fps`` the 1× speed, ``names`` each figure's download name.
-    The animation is rebuilt only when ``reset_on`` (e.g. the config it is drawn from) changes."""
+    The animation is rebuilt only when ``reset_on`` (e.g. the config it is drawn from) changes. ``prebuilt``
+    (given the projector mode) returns the whole animation at once instead (``figures.frames.changes_animation``)."""
     if num_frames < 1:
         return
     start = min(max(start, 0), num_frames - 1)
     asked = st.query_params.get(key, "")
     frame = int(asked) if asked.isdigit() and int(asked) < num_frames else start
-    data = _frames(key, reset_on, build, num_frames, frame_labels)
+    data = _frames(key, reset_on, build, num_frames, frame_labels, prebuilt)
     first = data["animation"]["figures"]
     data.update(
         plotly=plotly_js_url(),

@@ -263,7 +263,7 @@ def templates(exact: ExactView, trained: TrainedPolytopePVN, learned: LearnedVie
     for name, fig in built.items():
         for trace in fig.data:  # the browser computes every trace with a role
             if trace.meta is not None:
-                trace.update(x=[], y=[])
+                trace.update(x=[], y=[], customdata=None, text=None)
                 if trace.meta == "cloud":
                     trace.update(marker_color=[])
         if projector:
@@ -324,7 +324,7 @@ def draw(
         "version": f"{hash((key_config, seed, projector)) & 0xFFFFFFFF:x}",  # a new PVN or look: redraw
         "plotly": plotly_js_url(),
         "config": {n: chart_config(f"polytope-{n}") for n in ("polytope", "fields", "square", "returns")},
-        "figures": _templates(key_config, seed, projector, exact, trained, learned),
+        "figures": _templates(projector, exact, trained, learned),
         "spec": [
             {
                 "key": c.key,
@@ -352,8 +352,10 @@ def draw(
     )
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _templates(key_config: PolytopeConfig, seed: int, projector: bool, _exact, _trained, _learned) -> dict:
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _templates(projector: bool, _exact, _trained, _learned) -> dict:
+    """The figures' templates depend on the look only: every number in them is the browser's to compute (their
+    data arrays are emptied), so one set serves every MDP, seed and PVN (building them takes 0.2 s)."""
     return templates(_exact, _trained, _learned, projector)
 
 

@@ -178,30 +178,31 @@ def render_results(
         render_replay(result, trace, start)
 
 
+MAX_VALIDATION_SHOWN = 200  # validation policies a page sends (evenly spread when there are more)
+
+
 def _validation_distributions(result: ExperimentResult, env: str) -> None:
     """Each validation policy's return distribution, the empirical histogram against each PVN's, in a browser
     player (sent once; the policy is picked in the page, ◀ ▶ step through them, the URL keeps the one shown)."""
     dataset, split = result.dataset, result.split
-    options = [int(i) for i in split.val_idx]
-    predicted = {}  # computed for every validation policy at once, and only when the frames are built
+    keep = np.unique(np.linspace(0, len(split.val_idx) - 1, min(len(split.val_idx), MAX_VALIDATION_SHOWN)).astype(int))
+    options = [int(i) for i in np.asarray(split.val_idx)[keep]]
 
-    def frame(k: int) -> dict:
-        if not predicted:
-            predicted.update({m: t.predict(dataset.params[options])[0] for m, t in result.trained.items()})
-        index = options[k]
-        target = split.bins.pmf(dataset.returns[index : index + 1])[0]
-        mine = {m: p[k] for m, p in predicted.items()}
-        return {"policy": figs.distribution_figure(split.bins, target, mine, f"Policy #{index}: return distribution")}
+    def frames(projector: bool) -> dict:
+        predicted = {m: t.predict(dataset.params[options])[0] for m, t in result.trained.items()}
+        targets = split.bins.pmf(dataset.returns[options])
+        return figs.distribution_frames(split.bins, targets, predicted, options, projector)
 
     play(
         f"{env}_val",
-        frame,
+        None,  # the frames are made at once by distribution_frames
         len(options),
         label="validation policy #",
         frame_labels=[str(i) for i in options],
         fps=2.0,  # Play walks through them at 2 a second
         reset_on=(result.config, _digest(dataset.params[options], dataset.returns[options])),
         names={"policy": f"{env}-validation-policy"},
+        prebuilt=frames,
     )
 
 

@@ -189,9 +189,8 @@ function byMeta(data) {
 }
 
 function faded(trace, stale, factor = 0.3) {
-  if (!stale) return trace;
-  const name = trace.name && !trace.name.endsWith(STALE) ? `${trace.name} (${STALE})` : trace.name;
-  return { ...trace, name, opacity: (trace.opacity ?? 1) * factor };
+  // What the old PVN predicts, faded (its figure says "PVN retraining…"): painted, so plotly redraws nothing.
+  return stale ? { ...trace, fade: factor } : trace;
 }
 
 function staleNote(xref, yref) {
@@ -245,11 +244,14 @@ function objectiveRange(view) {
 }
 
 function steady(before, wanted, keep) {
-  // While a control is dragged the axes stay put as long as what they show fits and fills 30% of them: fewer
-  // full plotly redraws, and a steadier picture. A release draws the exact ranges again.
-  if (!keep || !before) return wanted;
-  const fits = wanted[0] >= before[0] && wanted[1] <= before[1];
-  return fits && wanted[1] - wanted[0] >= 0.3 * (before[1] - before[0]) ? before : wanted;
+  // While a control is dragged the axes stay put as long as what they show fits and fills 30% of them, and grow
+  // with room to spare when it does not: fewer plotly redraws, and a steadier picture. A release draws the exact
+  // ranges again.
+  if (!keep) return wanted;
+  const fits = before && wanted[0] >= before[0] && wanted[1] <= before[1];
+  if (fits && wanted[1] - wanted[0] >= 0.3 * (before[1] - before[0])) return before;
+  const room = 0.25 * (wanted[1] - wanted[0]); // grown with room to spare: the next steps of the drag fit
+  return [wanted[0] - room, wanted[1] + room];
 }
 
 function polytopeFigure(tpl, view) {
@@ -354,7 +356,7 @@ function returnsFigure(tpl, view, t) {
 // NaN point, for the legend and the colour bar. The modebar's download draws the whole figure with plotly.
 
 const LAYERED_META = /^(cloud|edge\d|corners|optimum|train|test|field:.*|full:.*|upto:.*|ring:.*|start|J:.*|Jhat:.*|highlight.*)$/;
-const LAYERED_NOTE = /^(corner\d|optimal)$/; // annotations and shapes painted with the traces they label
+const LAYERED_NOTE = /^(corner\d|optimal|stale)$/; // annotations and shapes painted with what they label
 const isLayered = (trace) => LAYERED_META.test(trace.meta ?? "");
 const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
   "#fde725"].map((h) => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)));
@@ -373,7 +375,8 @@ function split(fig) {
   const data = fig.data.map((trace) => {
     if (!isLayered(trace)) return trace;
     painted.push(trace);
-    const kept = { ...trace, x: [NaN], y: [NaN], customdata: undefined, text: undefined, hovertemplate: undefined };
+    const kept = { ...trace, x: [NaN], y: [NaN], customdata: undefined, text: undefined, hovertemplate: undefined,
+      fade: undefined };
     if (trace.showlegend === false) kept.name = undefined; // a name only the hover label showed
     if (ArrayBuffer.isView(trace.marker?.color) || typeof trace.marker?.color?.[0] === "number") { // a colour scale
       const [lo, hi] = fig.colorRange ?? extent(trace.marker.color);
@@ -440,7 +443,7 @@ function paint(gd, traces) {
     const mode = trace.mode ?? (x.length < 20 ? "lines+markers" : "lines"); // plotly's default mode
     if (mode.includes("lines")) {
       const line = trace.line || {};
-      ctx.globalAlpha = trace.opacity ?? 1;
+      ctx.globalAlpha = (trace.opacity ?? 1) * (trace.fade ?? 1);
       ctx.strokeStyle = line.color || "#444";
       ctx.lineWidth = line.width ?? 2;
       ctx.setLineDash(line.dash === "dot" ? [2, 3] : line.dash === "dash" ? [6, 4] : []);
@@ -461,7 +464,7 @@ function paint(gd, traces) {
     if (mode.includes("markers")) {
       if (trace.cliponaxis === false) ctx.restore(), ctx.save(); // drawn over the axes' edges too
       const m = trace.marker || {};
-      ctx.globalAlpha = (m.opacity ?? 1) * (trace.opacity ?? 1);
+      ctx.globalAlpha = (m.opacity ?? 1) * (trace.opacity ?? 1) * (trace.fade ?? 1);
       const r = (m.size ?? 6) / 2;
       const colors = m.color;
       const numeric = colors && typeof colors !== "string" && typeof colors[0] === "number";
@@ -536,7 +539,8 @@ function paintNote(ctx, full, { shape, note }) {
   const xa = full[(item.xref || "x").split(" ")[0].replace("x", "xaxis")];
   const ya = full[(item.yref || "y").split(" ")[0].replace("y", "yaxis")];
   if (!xa || !ya) return;
-  const Y = ya._offset + ya.l2p(shape ? shape.y0 : note.y);
+  const yDomain = (item.yref || "").endsWith("domain");
+  const Y = yDomain ? ya._offset + (1 - note.y) * ya._length : ya._offset + ya.l2p(shape ? shape.y0 : note.y);
   ctx.save();
   if (shape) {
     const line = shape.line || {};
@@ -549,7 +553,7 @@ function paintNote(ctx, full, { shape, note }) {
     ctx.stroke();
   } else {
     const font = note.font || {};
-    ctx.font = `${font.size || 12}px ${full.font?.family || "sans-serif"}`;
+    ctx.font = `${note.text.startsWith("<i>") ? "italic " : ""}${font.size || 12}px ${full.font?.family || "sans-serif"}`;
     const domain = (note.xref || "").endsWith("domain");
     const X = domain ? xa._offset + note.x * xa._length : xa._offset + xa.l2p(note.x);
     const text = String(note.text).replace(/<[^>]+>/g, "");
@@ -702,12 +706,14 @@ function createInstrument(parent) {
     if (shown) shown.textContent = format(v, spec);
     const figures = MDP_KEYS.includes(key) ? ["polytope", "fields", "square", "returns"] : ["square", "returns"];
     const moved = s.controls[key] !== v;
-    s.dragging = !released;
+    s.dragging = !released || s.keyed; // keys: as a drag until they rest (send), then the exact axes
+    s.settle = figures;
     if (moved || released) { // a release draws the exact axis ranges again
       s.controls[key] = v;
       pause(false);
       s.frame = s.controls.ascent_steps;
-      redraw(figures, moved ? event : null);
+      if (moved || s.keyed) redraw(figures, moved ? event : null);
+      else setTimeout(() => redraw(figures), 60); // after the view has left for the server: it starts sooner
     }
     if (released) send();
   }
@@ -716,9 +722,15 @@ function createInstrument(parent) {
     // The view after a release: at once after a mouse or touch, 400 ms after the last key (holding an arrow key
     // sends once it is let go).
     clearTimeout(s.sendTimer);
-    s.sendTimer = setTimeout(() => {
+    const now = () => {
+      if (s.dragging && s.settle) {
+        s.dragging = false;
+        redraw(s.settle); // the exact axis ranges and legend, once the keys rest
+      }
       if (s.setState) s.setState("view", { controls: { ...s.controls }, frame: s.frame });
-    }, s.keyed ? 400 : 0);
+    };
+    if (s.keyed) s.sendTimer = setTimeout(now, 400);
+    else now(); // a mouse or touch release: the server hears of it before this page redraws
   }
   root.addEventListener("keydown", () => (s.keyed = true), true);
   root.addEventListener("pointerdown", () => (s.keyed = false), true);
@@ -765,7 +777,9 @@ function createInstrument(parent) {
       s.optimumName = v.optimumName;
     }
     const t = Math.min(s.frame, s.controls.ascent_steps);
-    const tpl = s.data.figures;
+    // Plotly writes into the layout and trace objects it is given (autorange, uid...): each draw starts from a
+    // copy of the templates, so what plotly is asked to draw can be compared with the last time.
+    const tpl = Object.fromEntries(Object.entries(s.data.figures).map(([k, f]) => [k, structuredClone(f)]));
     const cfg = s.data.config || {};
     const builders = {
       polytope: () => ({ ...polytopeFigure(tpl.polytope, v), colorRange: v.colorRange }),
@@ -856,8 +870,10 @@ function createInstrument(parent) {
     const tick = (now) => {
       if (!s.playing) return;
       const step = 1000 / (FPS * Number(ui.speed.value));
-      if (now - since >= step) {
-        since = now - ((now - since) % step);
+      // Due within 15% of a step: at 30 frames a second on a 60 Hz display every second animation frame, not
+      // sometimes every third when the display's frames come a fraction of a millisecond early.
+      if (now - since >= 0.85 * step) {
+        since = now;
         if (s.frame >= last) return pause();
         showFrame(s.frame + 1);
       }
@@ -941,7 +957,11 @@ function createInstrument(parent) {
         b2: decodeArray(L.b2), train: decodeArray(L.train), test: decodeArray(L.test) } : null;
       for (const name of Object.keys(texts)) if (name !== "ascent") texts[name].innerHTML = data.texts[name] || "";
       const fresh = data.version !== s.version;
-      if (fresh) {
+      const look = JSON.stringify([data.figures, data.config]);
+      if (look !== s.look) {
+        // Another look (the projector mode, the download format): styles and configs anew. A new PVN alone keeps
+        // them, so plotly redraws nothing and only the canvas is painted again.
+        s.look = look;
         s.looks = {};
         s.configs = {};
         s.signatures = {};
@@ -956,6 +976,10 @@ function createInstrument(parent) {
         showControls();
       } else if (!fresh) return; // only the controls this page sent, coming back: nothing to redraw
       redraw(["polytope", "fields", "square", "returns"]);
+      if (fresh && s.view) {
+        cancelAnimationFrame(s.scheduled); // a new PVN: at once, before Streamlit redraws the page's other charts
+        draw();
+      }
     },
     destroy() {
       s.playing = false;

@@ -14,9 +14,11 @@ from __future__ import annotations
 import statistics
 import time
 
-COUNT_RERUNS = """() => { window.__pvnReruns = 0; const app = document.querySelector("[data-testid='stApp']");
+COUNT_RERUNS = """() => { window.__pvnReruns = 0; if (window.__pvnRerunsWatched) return;
+  window.__pvnRerunsWatched = true; const app = document.querySelector("[data-testid='stApp']");
   new MutationObserver(() => { if (app.getAttribute('data-test-script-state') === 'running') window.__pvnReruns++; })
     .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
+SETTLE_MS = 1000  # after keys, the page sends the view 400 ms after the last one: its rerun is over by then
 ROOT = ".pvn-poly"
 
 
@@ -24,8 +26,13 @@ def _drawn(page) -> int:
     return int(page.locator(ROOT).get_attribute("data-drawn") or 0)
 
 
-def _await_redraw(page, before: int) -> float:
-    page.wait_for_function(f"Number(document.querySelector('{ROOT}').dataset.drawn) > {before}", timeout=30_000)
+def _await_redraw(page, before: int) -> float | None:
+    """The input-to-redraw time of the redraw after ``before``, or None if the input changed nothing (a move
+    smaller than one step of the slider) and no redraw came within 2 s."""
+    try:
+        page.wait_for_function(f"Number(document.querySelector('{ROOT}').dataset.drawn) > {before}", timeout=2_000)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError
+        return None
     return float(page.locator(ROOT).get_attribute("data-input-to-draw-ms"))
 
 
@@ -40,8 +47,11 @@ def keyboard(page, control: str, steps: int = 20) -> tuple[list[float], int]:
     for _ in range(steps):
         before = _drawn(page)
         page.keyboard.press(key)
-        times.append(_await_redraw(page, before))
-    return times, page.evaluate("window.__pvnReruns")
+        if (ms := _await_redraw(page, before)) is not None:
+            times.append(ms)
+    reruns = page.evaluate("window.__pvnReruns")
+    page.wait_for_timeout(SETTLE_MS)
+    return times, reruns
 
 
 def drag(page, control: str, steps: int = 20, release_wait: bool = False) -> tuple[list[float], int, float | None]:
@@ -63,7 +73,8 @@ def drag(page, control: str, steps: int = 20, release_wait: bool = False) -> tup
     for k in range(1, steps + 1):
         before = _drawn(page)
         page.mouse.move(x + direction * pixel * k, y)
-        times.append(_await_redraw(page, before))
+        if (ms := _await_redraw(page, before)) is not None:
+            times.append(ms)
     reruns = page.evaluate("window.__pvnReruns")
     t0 = time.perf_counter()
     page.mouse.up()
@@ -80,4 +91,6 @@ def p95(values: list[float]) -> float:
 
 
 def summary(times: list[float]) -> str:
-    return f"median {statistics.median(times):6.1f} ms, p95 {p95(times):6.1f} ms"
+    if not times:
+        return "no redraw measured"
+    return f"median {statistics.median(times):6.1f} ms, p95 {p95(times):6.1f} ms ({len(times)} redraws)"

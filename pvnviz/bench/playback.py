@@ -1,15 +1,20 @@
 """Playback of the browser player (``ui.browser_player``), for ``python -m pvnviz.bench ui`` (issue 18, item 6).
 
-For one player on an open page: go to its first frame, press its Play button, and count over at most 5 s the
-frames it drew (the player's ``data-drawn`` counter, which counts finished redraws, not requests) and the server
-reruns that began while it played (Streamlit's ``data-test-script-state`` turning to ``running``).
+For one player on an open page: go to its first frame, press its Play button, and over at most 5 s take the page's
+clock at each finished redraw (the player's ``data-drawn`` counter, which counts finished redraws, not requests):
+frames a second = (redraws - 1) / (last - first). Also the server reruns that began while it played (Streamlit's
+``data-test-script-state`` turning to ``running``).
 """
 
 from __future__ import annotations
 
 import time
 
-COUNT_RERUNS = """(root) => { window.__pvnPlayReruns = 0; const app = document.querySelector("[data-testid='stApp']");
+DRAW_TIMES = """(root) => { window.__pvnDrawTimes = []; if (root.__pvnTimed) return; root.__pvnTimed = true;
+  new MutationObserver(() => { if (root.dataset.playing === 'true') window.__pvnDrawTimes.push(performance.now()); })
+    .observe(root, {attributes: true, attributeFilter: ['data-drawn']}); }"""
+COUNT_RERUNS = """(root) => { window.__pvnPlayReruns = 0; if (root.__pvnCounted) return; root.__pvnCounted = true;
+  const app = document.querySelector("[data-testid='stApp']");
   new MutationObserver(() => { if (app.getAttribute('data-test-script-state') === 'running'
       && root.dataset.playing === 'true') window.__pvnPlayReruns++; })
     .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
@@ -27,14 +32,15 @@ def playback(page, caption: str, seconds: float = 5.0) -> tuple[float, int, int]
     root.locator(".pvn-first").click()
     page.wait_for_timeout(1500)  # the step's report to the server and its rerun are over
     root.evaluate(COUNT_RERUNS)
-    drawn = int(root.get_attribute("data-drawn") or 0)
+    root.evaluate(DRAW_TIMES)
     t0 = time.perf_counter()
     root.locator(".pvn-play").click()
     while time.perf_counter() - t0 < seconds and root.get_attribute("data-playing") != "false":
         time.sleep(0.05)
-    elapsed = time.perf_counter() - t0
-    frames = int(root.get_attribute("data-drawn") or 0) - drawn
-    reruns = page.evaluate("window.__pvnPlayReruns")
     if root.get_attribute("data-playing") == "true":
         root.locator(".pvn-play").click()  # pause
-    return frames / elapsed, reruns, frames
+    reruns = page.evaluate("window.__pvnPlayReruns")
+    times = page.evaluate("window.__pvnDrawTimes")  # the page's clock at each finished redraw while playing
+    frames = len(times)
+    fps = (frames - 1) / ((times[-1] - times[0]) / 1000) if frames > 1 and times[-1] > times[0] else 0.0
+    return fps, reruns, frames

@@ -11,6 +11,7 @@ from pvnviz.dataset import PolicyDataset
 from pvnviz.env_spec import EnvSpec
 from pvnviz.experiment import Split
 from pvnviz.figures import theme
+from pvnviz.figures.frames import changes_animation
 from pvnviz.histogram import ReturnBins
 from pvnviz.pvn import TrainedPVN
 
@@ -229,9 +230,30 @@ def distribution_figure(
     return theme.style(fig, title, height=380)
 
 
-def probes_animation(
-    trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], frame: int | None = None
-) -> go.Figure:
+def distribution_frames(
+    bins: ReturnBins, targets: np.ndarray, predicted: dict[str, np.ndarray], numbers: list[int], projector: bool
+) -> dict:
+    """``distribution_figure`` for K policies as one animation (``figures.frames``): frame k is policy
+    ``numbers[k]``, its histogram ``targets[k]`` against each PVN's ``predicted[mode][k]`` (arrays (K, m))."""
+    first = distribution_figure(bins, targets[0], {m: p[0] for m, p in predicted.items()}, "")
+    title = lambda k: f"Policy #{numbers[k]}: return distribution"  # noqa: E731
+    first.update_layout(title_text=title(0))
+    if projector:
+        theme.projector(first)
+    base_title = first.to_plotly_json()["layout"]["title"]
+    changes = [
+        {
+            "policy": {
+                "traces": {i: {"y": y[k].astype(np.float32)} for i, y in enumerate([targets, *predicted.values()])},
+                "layout": {"title": {**base_title, "text": title(k)}},
+            }
+        }
+        for k in range(1, len(numbers))
+    ]
+    return changes_animation({"policy": first}, changes, [str(n) for n in numbers])
+
+
+def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], frame: int | None = None) -> go.Figure:
     """The probing states moving through training, in two chosen state dimensions.
 
     ``frame=None``: a plotly animation over every snapshot (with play controls, e.g. for export); ``frame=s``:

@@ -74,3 +74,18 @@ def animation(
     if len(names) != num_frames:
         raise ValueError(f"{len(names)} labels for {num_frames} frames")
     return {"figures": first, "frames": frames, "labels": names}
+
+
+def changes_animation(first: dict[str, Any], changes: Sequence[dict[str, dict]], labels: Sequence[str]) -> dict:
+    """The same data as ``animation`` when the caller knows what each frame changes: ``first`` is frame 0's
+    figures, ``changes[t - 1]`` frame t's ``{figure name: {"traces": {index: {property: value}}, "layout": {...}}}``.
+    No figure is built per frame: for hundreds of frames that differ in a few arrays (e.g. one histogram each)."""
+    if len(labels) != len(changes) + 1:
+        raise ValueError(f"{len(labels)} labels for {len(changes) + 1} frames")
+    plain_first = {name: _plain(fig) for name, fig in first.items()}
+    frames = [{}] + [
+        {name: {"traces": {str(i): p for i, p in c.get("traces", {}).items()}, "layout": c.get("layout", {})}
+         for name, c in change.items()}
+        for change in json.loads(plotly.io.json.to_json_plotly(list(changes)))
+    ]  # fmt: skip
+    return {"figures": plain_first, "frames": frames, "labels": [str(x) for x in labels]}
