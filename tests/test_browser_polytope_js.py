@@ -1,8 +1,8 @@
 """The polytope instrument's PVN in headless Chromium equals the Python reference (``learned_view``).
 
-``pages/components/polytope.js`` evaluates a PVN the server trained (``TinyMLP``'s weights, sent once) for the
+``pages/components/polytope_views.js`` evaluates a PVN the server trained (``TinyMLP``'s weights, sent once) for the
 learned gradient field and the ascent through the PVN, with the PVN's own estimate Ĵ and the exact J of each
-iterate. The module, as the page loads it (``ui.components.js_module``: prelude, mdp.js, polytope.js), is imported
+iterate. The module, as the page loads it (``ui.components.js_module``: prelude, mdp.js, the instrument), is imported
 into a blank page with every network request refused, and compared with ``pvnviz.polytope.learned_view`` on PVNs
 trained on 12 MDPs (the paper's, random ones, gamma 0.99, deterministic transitions), 100 ascent steps each from
 random starts and step sizes. Tolerance as tests/test_browser_mdp_js.py: |js - py| <= 1e-9 * max(1, |py|).
@@ -12,6 +12,7 @@ import json
 
 import numpy as np
 import pytest
+from test_browser_mdp_js import LOAD
 
 from conftest import require_chromium
 from pvnviz import mdp as mdp_lib
@@ -21,14 +22,10 @@ from ui.components import js_module
 
 pytestmark = pytest.mark.browser
 
-LOAD = """async (source) => {
-  const url = URL.createObjectURL(new Blob([source], {type: "text/javascript"}));
-  window.POLY = await import(url);
-  return Object.keys(window.POLY).sort();
-}"""
+MODULE = ("controls_lib.js", "mdp.js", "polytope_views.js", "canvas_layer.js", "polytope.js")  # as the page loads it
 
 RUN = """(text) => JSON.stringify(JSON.parse(text).map((k) => {
-  const M = window.POLY, A = (a) => Array.from(a);
+  const M = window.MDP, A = (a) => Array.from(a);
   const net = {W1: k.W1, b1: k.b1, W2: k.W2, b2: k.b2, hidden: k.hidden};
   const m = M.mdpFromFlat(k.rewards, k.transitions, k.gamma, k.d0);
   const v = M.learnedView(net, m, k.grid, k.start, k.lr, k.steps);
@@ -104,7 +101,7 @@ def test_learned_field_and_ascent_match_python():
         requests = []
         page.route("**/*", lambda route: (requests.append(route.request.url), route.abort()))
         page.set_content("<!doctype html><title>polytope.js</title>")
-        exports = page.evaluate(LOAD, js_module("controls_lib.js", "mdp.js", "polytope.js"))
+        exports = page.evaluate(LOAD, js_module(*MODULE))
         out = json.loads(page.evaluate(RUN, json.dumps(cases)))
         browser.close()
     assert "learnedView" in exports and "default" in exports and requests == []

@@ -1,9 +1,11 @@
 """The polytope instrument in the browser (Section 6.1, Figs. 2-3, Appendix A): UI only, no math.
 
-``pages/components/polytope.js`` holds the view controls (the MDP, the ascent's start, step size and steps, the
-ascent step shown) and computes every exact view in JavaScript on each input event: the 5,000-policy cloud, the
-polytope's outline, corners and optimum, the exact gradient field and the exact ascent. It also evaluates the PVN
-that the server trained (its weights are sent once), for the learned field and the learned ascent.
+``pages/components/polytope.js`` (with ``polytope_views.js``, ``canvas_layer.js`` and ``mdp.js``) holds the view
+controls (the MDP, the ascent's start, step size and steps, the ascent step shown) and computes every exact view in
+JavaScript on each input event: the 5,000-policy cloud, the polytope's outline, corners and optimum, the exact
+gradient field and the exact ascent. It also evaluates the PVN that the server trained (its weights are sent
+once), for the learned field and the learned ascent. The thousands of points and arrows are painted on a canvas
+under plotly, which keeps the axes, legends and titles; the modebar's camera downloads the whole figure.
 
 The server's part: the figures' look (``pvnviz.figures`` builds them; the browser replaces their data, finding
 each trace by its ``meta``), the PVN's training (in a worker, ``ui.jobs``) and the URL. When a control is released
@@ -274,7 +276,7 @@ def templates(exact: ExactView, trained: TrainedPolytopePVN, learned: LearnedVie
 
 _instrument = component(
     "pvn_polytope",
-    js=js_module("controls_lib.js", "mdp.js", "polytope.js"),
+    js=js_module("controls_lib.js", "mdp.js", "polytope_views.js", "canvas_layer.js", "polytope.js"),
     css=PLAYER_CSS
     + """
 .pvn-poly { outline: none; font-family: var(--st-font); color: var(--st-text-color); }

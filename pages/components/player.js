@@ -166,7 +166,7 @@ function createPlayer(parent) {
   function pause() {
     if (!s.playing) return;
     s.playing = false;
-    cancelAnimationFrame(s.raf);
+    s.stopClock?.();
     ui.play.innerHTML = icon("play");
     root.dataset.playing = "false";
     show(s.frame);
@@ -179,20 +179,11 @@ function createPlayer(parent) {
     s.playing = true;
     root.dataset.playing = "true";
     ui.play.innerHTML = icon("pause");
-    let since = performance.now();
-    const tick = (now) => {
-      if (!s.playing) return;
-      const step = 1000 / (s.data.fps * Number(ui.speed.value));
-      // Due within 15% of a step: at 30 frames a second on a 60 Hz display every second animation frame, not
-      // sometimes every third when the display's frames come a fraction of a millisecond early.
-      if (now - since >= 0.85 * step) {
-        since = now;
-        if (s.frame >= last) return pause();
-        show(s.frame + 1);
-      }
-      s.raf = requestAnimationFrame(tick);
-    };
-    s.raf = requestAnimationFrame(tick);
+    s.stopClock = paced(() => 1000 / (s.data.fps * Number(ui.speed.value)), () => {
+      if (!s.playing) return false;
+      if (s.frame >= last) return pause(), false;
+      show(s.frame + 1);
+    });
   }
 
   function step(delta) {
@@ -252,7 +243,7 @@ function createPlayer(parent) {
     },
     destroy() {
       s.playing = false;
-      cancelAnimationFrame(s.raf);
+      s.stopClock?.();
       document.removeEventListener("keydown", key);
       if (players.active === root) players.active = null;
       Object.values(s.divs).forEach((div) => pvnPlotly.Plotly?.purge(div));

@@ -1,0 +1,245 @@
+// Plotly traces painted on a canvas under plotly's SVG (for pages/components/polytope.js).
+
+// ---- a canvas under plotly's SVG for the thousands of points and arrows --------------------------------------
+// Plotly redraws every SVG point (or a software-WebGL scene) on each update: 5,000 cloud points and three
+// 400-arrow fields took most of a redraw. Traces whose meta is in LAYERED are painted on a canvas below the plot
+// (the plot's background made transparent) in plotly's own axis coordinates; their plotly traces keep only a
+// NaN point, for the legend and the colour bar. The modebar's download draws the whole figure with plotly.
+
+const LAYERED_META = /^(cloud|edge\d|corners|optimum|train|test|field:.*|full:.*|upto:.*|ring:.*|start|J:.*|Jhat:.*|highlight.*)$/;
+const LAYERED_NOTE = /^(corner\d|optimal|stale)$/; // annotations and shapes painted with what they label
+const isLayered = (trace) => LAYERED_META.test(trace.meta ?? "");
+const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
+  "#fde725"].map((h) => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)));
+
+function viridis(u) {
+  const x = Math.min(Math.max(u, 0), 1) * (VIRIDIS.length - 1);
+  const i = Math.min(Math.floor(x), VIRIDIS.length - 2);
+  const f = x - i;
+  const [a, b] = [VIRIDIS[i], VIRIDIS[i + 1]];
+  return `rgb(${a.map((v, k) => Math.round(v + f * (b[k] - v))).join(",")})`;
+}
+
+function split(fig) {
+  // The figure plotly draws (layered traces reduced to a NaN point) and the traces to paint.
+  const painted = [];
+  const data = fig.data.map((trace) => {
+    if (!isLayered(trace)) return trace;
+    painted.push(trace);
+    const kept = { ...trace, x: [NaN], y: [NaN], customdata: undefined, text: undefined, hovertemplate: undefined,
+      fade: undefined };
+    if (trace.showlegend === false) kept.name = undefined; // a name only the hover label showed
+    if (ArrayBuffer.isView(trace.marker?.color) || typeof trace.marker?.color?.[0] === "number") { // a colour scale
+      const [lo, hi] = fig.colorRange ?? extent(trace.marker.color);
+      kept.marker = { ...trace.marker, color: [lo], cmin: lo, cmax: hi, showscale: true };
+      trace.cmin = lo;
+      trace.cmax = hi;
+    }
+    return kept;
+  });
+  const layout = { ...fig.layout, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" };
+  const notes = (fig.layout.annotations || []).filter((a) => LAYERED_NOTE.test(a.name ?? ""));
+  const lines = (fig.layout.shapes || []).filter((a) => LAYERED_NOTE.test(a.name ?? ""));
+  layout.annotations = (fig.layout.annotations || []).filter((a) => !LAYERED_NOTE.test(a.name ?? ""));
+  layout.shapes = (fig.layout.shapes || []).filter((a) => !LAYERED_NOTE.test(a.name ?? ""));
+  painted.push(...lines.map((shape) => ({ shape })), ...notes.map((note) => ({ note })));
+  return { plotted: { data, layout }, painted };
+}
+
+function extent(values) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of values) if (Number.isFinite(v)) ((lo = Math.min(lo, v)), (hi = Math.max(hi, v)));
+  return lo <= hi ? [lo, hi] : [0, 1];
+}
+
+function paint(gd, traces) {
+  const container = gd.querySelector(".svg-container");
+  const full = gd._fullLayout;
+  if (!container || !full) return;
+  let canvas = container.querySelector("canvas.pvn-layer");
+  if (!canvas) {
+    canvas = document.createElement("canvas");
+    canvas.className = "pvn-layer";
+    canvas.style.cssText = "position:absolute;left:0;top:0;pointer-events:none";
+    container.insertBefore(canvas, container.firstChild);
+  }
+  const dpr = window.devicePixelRatio || 1;
+  const [w, h] = [full.width, full.height];
+  if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
+    canvas.width = Math.round(w * dpr);
+    canvas.height = Math.round(h * dpr);
+    canvas.style.width = `${w}px`;
+    canvas.style.height = `${h}px`;
+  }
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, w, h);
+  for (const item of traces) {
+    if (item.shape || item.note) {
+      paintNote(ctx, full, item);
+      continue;
+    }
+    const trace = item;
+    const xa = full[(trace.xaxis || "x").replace("x", "xaxis")];
+    const ya = full[(trace.yaxis || "y").replace("y", "yaxis")];
+    if (!xa || !ya) continue;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(xa._offset, ya._offset, xa._length, ya._length);
+    ctx.clip();
+    const X = (v) => xa._offset + xa.l2p(v);
+    const Y = (v) => ya._offset + ya.l2p(v);
+    const { x, y } = trace;
+    const mode = trace.mode ?? (x.length < 20 ? "lines+markers" : "lines"); // plotly's default mode
+    if (mode.includes("lines")) {
+      const line = trace.line || {};
+      ctx.globalAlpha = (trace.opacity ?? 1) * (trace.fade ?? 1);
+      ctx.strokeStyle = line.color || "#444";
+      ctx.lineWidth = line.width ?? 2;
+      ctx.setLineDash(line.dash === "dot" ? [2, 3] : line.dash === "dash" ? [6, 4] : []);
+      ctx.beginPath();
+      let pen = false;
+      for (let k = 0; k < x.length; k++) {
+        if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) {
+          pen = false;
+          continue;
+        }
+        if (pen) ctx.lineTo(X(x[k]), Y(y[k]));
+        else ctx.moveTo(X(x[k]), Y(y[k]));
+        pen = true;
+      }
+      ctx.stroke();
+      ctx.setLineDash([]);
+    }
+    if (mode.includes("markers")) {
+      if (trace.cliponaxis === false) ctx.restore(), ctx.save(); // drawn over the axes' edges too
+      const m = trace.marker || {};
+      ctx.globalAlpha = (m.opacity ?? 1) * (trace.opacity ?? 1) * (trace.fade ?? 1);
+      const r = (m.size ?? 6) / 2;
+      const colors = m.color;
+      const numeric = colors && typeof colors !== "string" && typeof colors[0] === "number";
+      const span = (trace.cmax - trace.cmin) || 1;
+      const outline = m.line?.width ? m.line : null;
+      if (numeric && !outline && !m.symbol) {
+        // The cloud: one path per colour (64 levels of the scale), filled once: 5,000 points in a few ms.
+        const bins = Array.from({ length: 64 }, () => []);
+        for (let k = 0; k < x.length; k++) {
+          if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) continue;
+          const u = Math.min(Math.max((colors[k] - trace.cmin) / span, 0), 1);
+          bins[Math.round(u * 63)].push(k);
+        }
+        bins.forEach((ks, b) => {
+          if (!ks.length) return;
+          ctx.beginPath();
+          for (const k of ks) {
+            const [cx, cy] = [X(x[k]), Y(y[k])];
+            ctx.moveTo(cx + r, cy);
+            ctx.arc(cx, cy, r, 0, 2 * Math.PI);
+          }
+          ctx.fillStyle = viridis(b / 63);
+          ctx.fill();
+        });
+        ctx.restore();
+        continue;
+      }
+      for (let k = 0; k < x.length; k++) {
+        if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) continue;
+        const color = numeric ? viridis((colors[k] - trace.cmin) / span)
+          : typeof colors === "string" ? colors : colors?.[k] || trace.line?.color || "#1f77b4";
+        const [cx, cy] = [X(x[k]), Y(y[k])];
+        ctx.beginPath();
+        if (m.symbol === "x") {
+          ctx.strokeStyle = outline?.color || color;
+          ctx.lineWidth = r * 0.7 + (outline?.width || 0);
+          ctx.moveTo(cx - r, cy - r);
+          ctx.lineTo(cx + r, cy + r);
+          ctx.moveTo(cx + r, cy - r);
+          ctx.lineTo(cx - r, cy + r);
+          ctx.stroke();
+          ctx.strokeStyle = color;
+          ctx.lineWidth = r * 0.7;
+          ctx.stroke();
+          continue;
+        }
+        if (m.symbol === "square") ctx.rect(cx - r, cy - r, 2 * r, 2 * r);
+        else if (m.symbol === "star") {
+          for (let p = 0; p < 10; p++) {
+            const a = -Math.PI / 2 + (p * Math.PI) / 5;
+            const rr = p % 2 ? r * 0.45 : r * 1.1;
+            ctx.lineTo(cx + rr * Math.cos(a), cy + rr * Math.sin(a));
+          }
+          ctx.closePath();
+        } else ctx.arc(cx, cy, r, 0, 2 * Math.PI);
+        ctx.fillStyle = color;
+        ctx.fill();
+        if (outline) {
+          ctx.strokeStyle = outline.color || "#444";
+          ctx.lineWidth = outline.width;
+          ctx.stroke();
+        }
+      }
+    }
+    ctx.restore();
+  }
+}
+
+function paintNote(ctx, full, { shape, note }) {
+  // A horizontal line across its plot (add_hline's shape) or a text label (an annotation at data coordinates).
+  const item = shape || note;
+  const xa = full[(item.xref || "x").split(" ")[0].replace("x", "xaxis")];
+  const ya = full[(item.yref || "y").split(" ")[0].replace("y", "yaxis")];
+  if (!xa || !ya) return;
+  const yDomain = (item.yref || "").endsWith("domain");
+  const Y = yDomain ? ya._offset + (1 - note.y) * ya._length : ya._offset + ya.l2p(shape ? shape.y0 : note.y);
+  ctx.save();
+  if (shape) {
+    const line = shape.line || {};
+    ctx.strokeStyle = line.color || "#444";
+    ctx.lineWidth = line.width ?? 2;
+    ctx.setLineDash(line.dash === "dash" ? [9, 9] : line.dash === "dot" ? [3, 3] : []);
+    ctx.beginPath();
+    ctx.moveTo(xa._offset, Y);
+    ctx.lineTo(xa._offset + xa._length, Y);
+    ctx.stroke();
+  } else {
+    const font = note.font || {};
+    ctx.font = `${note.text.startsWith("<i>") ? "italic " : ""}${font.size || 12}px ${full.font?.family || "sans-serif"}`;
+    const domain = (note.xref || "").endsWith("domain");
+    const X = domain ? xa._offset + note.x * xa._length : xa._offset + xa.l2p(note.x);
+    const text = String(note.text).replace(/<[^>]+>/g, "");
+    const w = ctx.measureText(text).width;
+    const h = (font.size || 12) * 1.2;
+    const left = note.xanchor === "left" ? X : X - w / 2;
+    const top = note.yanchor === "top" ? Y + 2 : Y - (note.yshift || 0) - h / 2;
+    if (note.bgcolor) {
+      ctx.fillStyle = note.bgcolor;
+      ctx.fillRect(left - 2, top, w + 4, h);
+    }
+    ctx.fillStyle = font.color || full.font?.color || "#444";
+    ctx.textBaseline = "middle";
+    ctx.fillText(text, left, top + h / 2);
+  }
+  ctx.restore();
+}
+
+function axisRanges(layout) {
+  // {"xaxis.range": [lo, hi], ...} of every axis whose range the figure sets.
+  const out = {};
+  for (const [k, v] of Object.entries(layout)) if (/^[xy]axis\d*$/.test(k) && v?.range) out[`${k}.range`] = v.range;
+  return out;
+}
+
+function downloadButton(getFigure, config) {
+  // The modebar's camera, drawing the whole figure (painted traces included) with plotly.
+  const options = config.toImageButtonOptions || {};
+  return {
+    name: "download",
+    title: `Download plot as ${(options.format || "png").toUpperCase()}`,
+    icon: pvnPlotly.Plotly.Icons.camera,
+    click: () => {
+      const fig = getFigure();
+      if (fig) pvnPlotly.Plotly.downloadImage({ data: fig.data, layout: fig.layout }, { format: "png", ...options });
+    },
+  };
+}
