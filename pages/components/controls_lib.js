@@ -60,3 +60,56 @@ function paced(stepMs, advance) {
   raf = requestAnimationFrame(frame);
   return () => cancelAnimationFrame(raf);
 }
+
+const PVN_SPEEDS = [0.25, 0.5, 1, 2, 4];
+const pvnPlayers = (globalThis.pvnPlayers ??= { active: null }); // which player owns the keys (the last used)
+const PVN_INTERACTIVE = "input, select, textarea, button, [contenteditable], [role=slider]";
+
+/** A player's bar (⏮ ◀ ▶/⏸ ▶ ⏭, speed, frame slider) and caption, appended to `root`; `unit` names a frame in
+ * the buttons' titles ("frame", "ascent step"). Returns the parts. */
+function playerBar(root, unit = "frame") {
+  const bar = document.createElement("div");
+  bar.className = "pvn-player-bar";
+  const parts = {
+    first: iconButton("first", `First ${unit}`),
+    back: iconButton("back", `One ${unit} back (←)`),
+    play: iconButton("play", "Play or pause (Space)"),
+    forward: iconButton("forward", `One ${unit} forward (→)`),
+    last: iconButton("last", `Last ${unit}`),
+    speed: document.createElement("select"),
+    slider: document.createElement("input"),
+    caption: document.createElement("span"),
+  };
+  parts.speed.className = "pvn-player-speed";
+  parts.speed.setAttribute("aria-label", "Playing speed");
+  parts.speed.innerHTML = PVN_SPEEDS.map((v) => `<option value="${v}"${v === 1 ? " selected" : ""}>${v}×</option>`).join("");
+  parts.slider.type = "range";
+  parts.slider.className = "pvn-player-slider";
+  parts.slider.min = "0";
+  parts.slider.setAttribute("aria-label", `${unit} shown`);
+  parts.caption.className = "pvn-player-caption";
+  bar.append(parts.first, parts.back, parts.play, parts.forward, parts.last, parts.speed, parts.slider);
+  root.append(bar, parts.caption);
+  return parts;
+}
+
+/** The keys ← → Space for the player `root` once it is the one used last (a click or focus in it; the first
+ * player of a page until then), unless a control of its own has the focus. Returns the function that unbinds. */
+function playerKeys(root, step, toggle) {
+  const key = (event) => {
+    if (pvnPlayers.active !== root || event.target.closest?.(PVN_INTERACTIVE)) return; // the element's own keys win
+    if (event.key === "ArrowLeft" || event.key === "ArrowRight") step(event.key === "ArrowLeft" ? -1 : 1, event);
+    else if (event.key === " ") toggle();
+    else return;
+    event.preventDefault();
+  };
+  const use = () => (pvnPlayers.active = root);
+  root.addEventListener("pointerdown", use);
+  root.addEventListener("focusin", use);
+  pvnPlayers.active ??= root;
+  document.addEventListener("keydown", key);
+  return () => {
+    document.removeEventListener("keydown", key);
+    if (pvnPlayers.active === root) pvnPlayers.active = null;
+  };
+}

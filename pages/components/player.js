@@ -10,9 +10,6 @@
 //         label, widths: {figure name: flex weight}}
 
 const PLAYER = Symbol.for("pvn.player");
-const SPEEDS = [0.25, 0.5, 1, 2, 4];
-const players = (globalThis.pvnPlayers ??= { active: null });
-const INTERACTIVE = "input, select, textarea, button, [contenteditable], [role=slider]";
 
 function bold(title) {
   const t = typeof title === "string" ? { text: title } : title;
@@ -55,31 +52,6 @@ function quickLayout(before, now, layout, div) {
   return update;
 }
 
-function controls(root) {
-  const bar = document.createElement("div");
-  bar.className = "pvn-player-bar";
-  const parts = {
-    first: iconButton("first", "First frame"),
-    back: iconButton("back", "One frame back (←)"),
-    play: iconButton("play", "Play or pause (Space)"),
-    forward: iconButton("forward", "One frame forward (→)"),
-    last: iconButton("last", "Last frame"),
-    speed: document.createElement("select"),
-    slider: document.createElement("input"),
-    caption: document.createElement("span"),
-  };
-  parts.speed.className = "pvn-player-speed";
-  parts.speed.setAttribute("aria-label", "Playing speed");
-  parts.speed.innerHTML = SPEEDS.map((s) => `<option value="${s}"${s === 1 ? " selected" : ""}>${s}×</option>`).join("");
-  parts.slider.type = "range";
-  parts.slider.className = "pvn-player-slider";
-  parts.slider.min = "0";
-  parts.caption.className = "pvn-player-caption";
-  bar.append(parts.first, parts.back, parts.play, parts.forward, parts.last, parts.speed, parts.slider);
-  root.append(bar, parts.caption);
-  return parts;
-}
-
 function createPlayer(parent) {
   const root = document.createElement("div");
   root.className = "pvn-player";
@@ -88,7 +60,7 @@ function createPlayer(parent) {
   stage.className = "pvn-player-stage";
   root.appendChild(stage);
   parent.appendChild(root);
-  const ui = controls(root);
+  const ui = playerBar(root);
   const s = { id: null, frame: 0, playing: false, divs: {}, data: null, setState: null, raf: 0, busy: false };
   s.shown = null; // the frame the figures show
   s.wanted = null;
@@ -192,19 +164,7 @@ function createPlayer(parent) {
     report();
   }
 
-  function key(event) {
-    if (players.active !== root || event.target.closest?.(INTERACTIVE)) return; // the element's own keys win
-    if (event.key === "ArrowLeft" || event.key === "ArrowRight") step(event.key === "ArrowLeft" ? -1 : 1);
-    else if (event.key === " ") (s.playing ? pause : play)();
-    else return;
-    event.preventDefault();
-  }
-
-  const use = () => (players.active = root);
-  root.addEventListener("pointerdown", use);
-  root.addEventListener("focusin", use);
-  players.active ??= root;
-  document.addEventListener("keydown", key);
+  const unbindKeys = playerKeys(root, step, () => (s.playing ? pause : play)());
   ui.first.onclick = () => step(-Infinity);
   ui.last.onclick = () => step(Infinity);
   ui.back.onclick = () => step(-1);
@@ -244,8 +204,7 @@ function createPlayer(parent) {
     destroy() {
       s.playing = false;
       s.stopClock?.();
-      document.removeEventListener("keydown", key);
-      if (players.active === root) players.active = null;
+      unbindKeys();
       Object.values(s.divs).forEach((div) => pvnPlotly.Plotly?.purge(div));
       root.remove();
       delete parent[PLAYER];

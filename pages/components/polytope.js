@@ -22,9 +22,7 @@
 //         texts: {polytope, fields, ascent} (HTML)}
 
 const INSTRUMENT = Symbol.for("pvn.polytope");
-const SPEEDS = [0.25, 0.5, 1, 2, 4];
 const FPS = 30;
-const instruments = (globalThis.pvnPlayers ??= { active: null }); // shares "who owns the keys" with player.js
 // ---- the instrument -----------------------------------------------------------------------------------------
 
 function el(tag, className, parent, text) {
@@ -52,23 +50,8 @@ function createInstrument(parent) {
   const row = el("div", "pvn-poly-row", root);
   figs.square = el("div", "pvn-poly-fig pvn-poly-square", row);
   figs.returns = el("div", "pvn-poly-fig pvn-poly-returns", row);
-  const bar = el("div", "pvn-player-bar", root);
-  const ui = {
-    first: iconButton("first", "First ascent step"),
-    back: iconButton("back", "One step back (←)"),
-    play: iconButton("play", "Play or pause (Space)"),
-    forward: iconButton("forward", "One step forward (→)"),
-    last: iconButton("last", "Last ascent step"),
-    speed: el("select", "pvn-player-speed"),
-    slider: el("input", "pvn-player-slider"),
-  };
-  ui.speed.setAttribute("aria-label", "Playing speed");
-  ui.speed.innerHTML = SPEEDS.map((v) => `<option value="${v}"${v === 1 ? " selected" : ""}>${v}×</option>`).join("");
-  ui.slider.type = "range";
-  ui.slider.min = "0";
-  ui.slider.setAttribute("aria-label", "Ascent step shown");
-  bar.append(ui.first, ui.back, ui.play, ui.forward, ui.last, ui.speed, ui.slider);
-  const caption = el("span", "pvn-player-caption", root);
+  const ui = playerBar(root, "ascent step");
+  const caption = ui.caption;
   texts.ascent = el("div", "pvn-poly-text", root);
 
   const s = {
@@ -305,19 +288,7 @@ function createInstrument(parent) {
     send();
   }
 
-  function key(event) {
-    if (instruments.active !== root || event.target.closest?.(INTERACTIVE_TARGETS)) return;
-    if (event.key === "ArrowLeft" || event.key === "ArrowRight") step(event.key === "ArrowLeft" ? -1 : 1, event);
-    else if (event.key === " ") (s.playing ? pause : play)();
-    else return;
-    event.preventDefault();
-  }
-
-  const use = () => (instruments.active = root);
-  root.addEventListener("pointerdown", use);
-  root.addEventListener("focusin", use);
-  document.addEventListener("keydown", key);
-  instruments.active ??= root;
+  const unbindKeys = playerKeys(root, step, () => (s.playing ? pause : play)());
   ui.first.onclick = (e) => step(-Infinity, e);
   ui.last.onclick = (e) => step(Infinity, e);
   ui.back.onclick = (e) => step(-1, e);
@@ -402,8 +373,7 @@ function createInstrument(parent) {
       s.stopClock?.();
       cancelAnimationFrame(s.scheduled);
       clearTimeout(s.sendTimer);
-      document.removeEventListener("keydown", key);
-      if (instruments.active === root) instruments.active = null;
+      unbindKeys();
       Object.values(figs).forEach((div) => pvnPlotly.Plotly?.purge(div));
       root.remove();
       delete parent[INSTRUMENT];
@@ -411,7 +381,6 @@ function createInstrument(parent) {
   };
 }
 
-const INTERACTIVE_TARGETS = "input, select, textarea, button, [contenteditable], [role=slider]";
 
 export default function polytopeInstrument({ data, parentElement, setStateValue }) {
   const p = (parentElement[INSTRUMENT] ??= createInstrument(parentElement));
