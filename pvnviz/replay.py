@@ -139,3 +139,24 @@ def body_frames(qpos: np.ndarray, model: Any, body_names: Sequence[str]) -> tupl
         segments[frame, :, 1] = centers - half_lengths[:, None] * axes
     lead = qpos.shape[:-1]
     return bodies.reshape(*lead, len(body_names), 3), segments.reshape(*lead, len(body_names), 2, 3)
+
+
+def replay_all(
+    replay: ReplayFunction,
+    arch: PolicyArch,
+    pairs: dict[str, np.ndarray],
+    horizon: int,
+    seed: int,
+    on_progress: Callable[[int, int, str], None] | None = None,
+) -> dict[tuple[str, int], Replay]:
+    """``replay`` of every start's (before, after) pair, ``pairs[mode]`` (starts, 2, P): {(mode, start): Replay},
+    each from the same start state (``seed``), so a page can switch between them without computing again."""
+    jobs = [(mode, start) for mode, stack in pairs.items() for start in range(len(stack))]
+    out = {}
+    for done, (mode, start) in enumerate(jobs):
+        if on_progress is not None:
+            on_progress(done, len(jobs), f"{mode} start {start + 1}")
+        out[mode, start] = replay(arch, pairs[mode][start], horizon, seed)
+    if on_progress is not None:
+        on_progress(len(jobs), len(jobs), "done")
+    return out

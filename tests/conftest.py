@@ -47,6 +47,10 @@ def frame_figures(player: dict, t: int | None = None) -> dict[str, dict]:
     frame's figures with frame t's changed trace properties and layout entries."""
     anim = player["animation"]
     t = player["frame"] if t is None else t
+    if "variants" in anim:  # one animation per view (the replay's PVN and start): the one chosen
+        anim = anim["variants"]["|".join(str(player["choice"].get(c["key"], 0)) for c in player["choices"])]
+    if "probes" in anim:  # the page projects the snapshots on its axes; what was sent is the template, frame 0
+        t = 0
     out = {}
     for name, base in anim["figures"].items():
         change = anim["frames"][t].get(name, {"traces": {}, "layout": {}})

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import ui.experiment
 import ui.jobs
-from conftest import APP, figures, open_page
+from conftest import APP, figures, open_page, players
 from pvnviz import archive
 from pvnviz.experiment import ExperimentConfig, run_experiment
 from pvnviz.figures import gif
@@ -364,4 +364,5 @@ def test_loss_curve_uses_a_log_step_axis(quick_run):
 def test_swimmer_replay_opens_on_the_best_start():
     at = open_page("pages/swimmer.py")
     best = load_result("data/swimmer-beyond", "swimmer").traces["fingerprint"].best_returns
-    assert at.slider(key="swimmer_replay_start").value == int(np.argmax(best)) + 1
+    assert players(at)["swimmer_replay"]["choice"] == {"mode": 0, "start": int(np.argmax(best))}
+    assert at.query_params["swimmer_replay_start"] == str(int(np.argmax(best)) + 1)

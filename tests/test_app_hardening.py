@@ -63,15 +63,40 @@ def test_polytope_link_out_of_range_is_named():
 
 
 def test_the_replay_start_shown_is_always_in_the_url():
-    """Issue 18, item 5: the opening start is written too, so a copied link opens the start on screen."""
+    """Issue 18, item 5: the opening start is written too, so a copied link opens the start on screen; the
+    player opens on the link's start and PVN, and a start this result does not have is named."""
+    from conftest import players
+
     at = _open("pages/cartpole.py")
-    shown = at.slider(key="cartpole_replay_start").value
+    replay = players(at)["cartpole_replay"]
+    shown = replay["choice"]["start"] + 1
     assert at.query_params["cartpole_replay_start"] == str(shown)
-    at = _open("pages/cartpole.py", cartpole_replay_start="2")
-    assert at.slider(key="cartpole_replay_start").value == 2
-    at.slider(key="cartpole_replay_start").set_value(3).run()
-    assert at.query_params["cartpole_replay_start"] == "3"
+    assert replay["choices"][1]["options"] == ["1", "2", "3", "4", "5"]
+    at = _open("pages/cartpole.py", cartpole_replay_start="2", cartpole_replay_mode="flattened")
+    assert players(at)["cartpole_replay"]["choice"] == {"mode": 1, "start": 1}
     at = _open("pages/cartpole.py", cartpole_replay_start="99")  # not a start of this result
     assert not at.exception
-    assert at.slider(key="cartpole_replay_start").value == shown
+    assert players(at)["cartpole_replay"]["choice"]["start"] + 1 == shown
+    assert at.query_params["cartpole_replay_start"] == str(shown)
     assert any("cartpole_replay_start" in w.value for w in at.warning if "link holds values" in w.value)
+
+
+def test_the_probe_axes_of_a_link_open_and_a_bad_one_is_named():
+    from conftest import players
+
+    at = _open("pages/cartpole.py", cartpole_probe_x="1", cartpole_probe_y="3")
+    assert players(at)["cartpole_probes"]["choice"] == {"x": 1, "y": 3}
+    at = _open("pages/cartpole.py", cartpole_probe_x="9")
+    assert not at.exception and players(at)["cartpole_probes"]["choice"] == {"x": 0, "y": 2}
+    assert any("cartpole_probe_x" in w.value for w in at.warning if "link holds values" in w.value)
+
+
+def test_a_choice_the_browser_sends_is_taken_only_when_it_is_a_view():
+    from ui.browser_player import Choice, valid_choice
+
+    choices = (Choice("mode", "Ascent through", ["a", "b"]), Choice("start", "Start", ["1", "2", "3"]))
+    assert valid_choice({"mode": 1, "start": 2}, choices) == {"mode": 1, "start": 2}
+    for hostile in (None, [], "x", {"mode": 1}, {"mode": 2, "start": 0}, {"mode": 0, "start": -1},
+                    {"mode": True, "start": 0}, {"mode": 0.0, "start": 0}, {"mode": 0, "start": 0, "x": 1},
+                    {"mode": "1", "start": 0}):  # fmt: skip
+        assert valid_choice(hostile, choices) is None, hostile

@@ -77,9 +77,10 @@ def test_a_registered_environment_shows_its_own_replay_on_the_results_page(line,
     assert main(["run", "line", "--preset", "paper", "--seed", "3", "--out", str(out), "--quiet"]) == 0
     at = AppTest.from_function(_results_page, args=(str(out),), default_timeout=120).run()
     assert not at.exception and not at.error
-    assert at.radio(key="line_replay_mode")
     replay = players(at)["line_replay"]
-    assert len(replay["animation"]["frames"]) > 1
+    assert [c["label"] for c in replay["choices"]] == ["Ascent through", "Start"]  # switched in the page
+    assert len(replay["animation"]["variants"]) == 2 * 2  # both PVNs' two starts, sent once
+    assert all(len(variant["frames"]) > 1 for variant in replay["animation"]["variants"].values())
     title = frame_figures(replay)["line_replay"]["layout"]["title"]["text"]
     assert title == "Replay: the point on its rail (time step 0)"  # toy_env.replay, drawn by the generic figure
     assert any("The point stays between the walls" in m.value for m in at.markdown)

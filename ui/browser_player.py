@@ -12,10 +12,11 @@ the URL under the player's key (unless it is the opening frame), so a shared lin
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -40,7 +41,21 @@ CSS = """
   background: var(--st-background-color); color: var(--st-text-color); padding: 0 0.5rem; }
 .pvn-player-slider { flex: 1; min-width: 8rem; height: 44px; accent-color: var(--st-primary-color); }
 .pvn-player-caption { font-size: 0.875rem; color: var(--st-text-color); opacity: 0.7; }
+.pvn-player-choices { display: flex; gap: 1rem; flex-wrap: wrap; margin-bottom: 0.5rem; }
+.pvn-player-choices label { display: flex; flex-direction: column; gap: 0.25rem; font-size: 0.875rem;
+  color: var(--st-text-color); min-width: 12rem; }
 """
+
+log = logging.getLogger(__name__)
+
+
+class Choice(NamedTuple):
+    """A view the page switches itself: ``key`` in the player's choice, a drop-down ``label``, option labels."""
+
+    key: str
+    label: str
+    options: Sequence[str]
+
 
 _player = component("pvn_player", js=js_module("controls_lib.js", "player.js"), css=CSS, isolate_styles=False)
 _BUILT = itertools.count(1)  # animation ids: a new id makes the browser take the new frames
@@ -55,7 +70,7 @@ def _frames(
     """The animation for ``signature``, built once however many sessions show it (building draws every frame,
     a second or two of the server's CPU for a page's animation)."""
     projector = bool(st.session_state.get("projector"))
-    slot = (key, signature, projector, num_frames)
+    slot = (key, signature, projector, None if prebuilt is not None else num_frames)
     with _SHARED_LOCK:
         held = _SHARED.get(slot)
         if held is not None:
@@ -78,10 +93,31 @@ def _frames(
 def _frame_changed(key: str, start: int) -> None:
     """The browser paused, stepped or seeked: its frame goes into the URL (the opening frame leaves it)."""
     frame = st.session_state[f"{key}_player"].get("frame")
-    if frame is None or frame == start:
+    if not isinstance(frame, int) or isinstance(frame, bool) or frame < 0 or frame == start:
         st.query_params.pop(key, None)
     else:
-        st.query_params[key] = str(int(frame))
+        st.query_params[key] = str(frame)
+
+
+def valid_choice(sent: object, choices: Sequence[Choice]) -> dict[str, int] | None:
+    """A choice the browser sent if it is one of the views (every key, each an option's index), else None."""
+    sizes = {c.key: len(c.options) for c in choices}
+    if not isinstance(sent, dict) or set(sent) != set(sizes):
+        return None
+    if not all(type(v) is int and 0 <= v < sizes[k] for k, v in sent.items()):
+        return None
+    return dict(sent)
+
+
+def _choice_changed(key: str, choices: Sequence[Choice], on_choice: Callable[[dict[str, int]], None]) -> None:
+    """The browser switched a view (an axis, a start): a valid choice goes to ``on_choice``; anything else a visitor
+    could send (other keys, out-of-range or non-integer indices) is dropped and logged."""
+    sent = st.session_state[f"{key}_player"].get("choice")
+    choice = valid_choice(sent, choices)
+    if choice is None:
+        log.warning("player %s: dropped a choice that is not one of its views: %.200r", key, sent)
+    else:
+        on_choice(choice)
 
 
 def play(
@@ -97,34 +133,50 @@ def play(
     widths: dict[str, float] | None = None,
     names: dict[str, str] | None = None,
     prebuilt: Callable[[bool], dict] | None = None,
+    choices: Sequence[Choice] = (),
+    choice: dict[str, int] | None = None,
+    on_choice: Callable[[dict[str, int]], None] | None = None,
 ) -> None:
     """Play frames ``build(0) .. build(num_frames - 1)`` (each ``{figure name: figure}``, drawn side by side,
     ``widths`` their flex weights) in the browser; ``start`` is the frame shown first, ``frame_labels[t]`` names
     frame ``t`` (e.g. the training step it shows), ``fps`` the 1× speed, ``names`` each figure's download name.
     The animation is rebuilt only when ``reset_on`` (e.g. the config it is drawn from) changes. ``prebuilt``
-    (given the projector mode) returns the whole animation at once instead (``figures.frames.changes_animation``)."""
+    (given the projector mode) returns the whole animation at once instead (``figures.frames.changes_animation``).
+
+    ``choices`` are views the browser switches without the server (drop-downs above the figures): the prebuilt
+    data holds every view, as ``variants`` (``{"i|j": animation}``, one per combination of option indices) or as
+    ``probes`` (the probing-state snapshots, which the page projects on the chosen axes itself). ``choice`` is
+    the one shown first; a switch in the page goes to ``on_choice`` (e.g. to put it in the URL)."""
     if num_frames < 1:
         return
     start = min(max(start, 0), num_frames - 1)
     asked = st.query_params.get(key, "")
     frame = int(asked) if asked.isdigit() and int(asked) < num_frames else start
     data = _frames(key, reset_on, build, num_frames, frame_labels, prebuilt)
-    first = data["animation"]["figures"]
+    anim = data["animation"]
+    first = next(iter(anim["variants"].values())) if "variants" in anim else anim
     data.update(
         plotly=plotly_js_url(),
-        config={n: chart_config((names or {}).get(n, f"{key}-{n}")) for n in first},
+        config={n: chart_config((names or {}).get(n, f"{key}-{n}")) for n in first["figures"]},
         frame=frame,
         fps=fps,
         label=label,
         widths=widths or {},
+        choices=[{"key": c.key, "label": c.label, "options": list(c.options)} for c in choices],
+        choice=dict(choice or {}),
     )
+    callbacks = {"on_frame_change": lambda: _frame_changed(key, start)}
+    default: dict[str, Any] = {"frame": frame}
+    if choices and on_choice is not None:
+        callbacks["on_choice_change"] = lambda: _choice_changed(key, choices, on_choice)
+        default["choice"] = dict(choice or {})
     _player(
         key=f"{key}_player",
         data=data,
-        default={"frame": frame},
-        on_frame_change=lambda: _frame_changed(key, start),
+        default=default,
         width="stretch",
         height="content",
+        **callbacks,
     )
 
 

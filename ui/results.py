@@ -12,9 +12,10 @@ from pvnviz.envs import get_env
 from pvnviz.experiment import ExperimentResult
 from pvnviz.figures import experiment as figs
 from pvnviz.figures import gif
-from pvnviz.figures.replay import replay_figure, replay_steps
-from ui import chart, gif_download, what_to_look_at
-from ui.browser_player import animate, play
+from pvnviz.figures.replay import replay_frames, replay_steps
+from pvnviz.replay import replay_all
+from ui import chart, computed, gif_download, what_to_look_at
+from ui.browser_player import Choice, play
 from ui.settings import FIELDS, _key  # noqa: F401
 
 REPLAY_NAMES = ("before ascent", "after ascent (best seen)")  # the policies of policy_pair, in order
@@ -116,66 +117,77 @@ def render_results(
             )
 
     if "fingerprint" in result.trained and result.trained["fingerprint"].probe_snapshots is not None:
-        st.subheader("Probing states")
-        c1, c2 = st.columns(2)
-        dim_x = c1.selectbox(
-            "Horizontal axis",
-            range(env.obs_dim),
-            0,
-            format_func=lambda d: env.state_labels[d],
-            key=f"{config.env}_probe_x",
-            bind="query-params",
-        )
-        dim_y = c2.selectbox(
-            "Vertical axis",
-            range(env.obs_dim),
-            min(2, env.obs_dim - 1),
-            format_func=lambda d: env.state_labels[d],
-            key=f"{config.env}_probe_y",
-            bind="query-params",
-        )
-        labels = (env.state_labels[dim_x], env.state_labels[dim_y])
-        gif_download(
-            "Download the probing states (GIF)",
-            lambda: gif.probes_gif(result.trained["fingerprint"], (dim_x, dim_y), labels),
-            f"{config.env}-probes.gif",
-        )
-        steps = range(len(result.trained["fingerprint"].probe_snapshots))
-        animate(
-            f"{config.env}_probes",
-            steps,
-            lambda s: figs.probes_animation(result.trained["fingerprint"], env, (dim_x, dim_y), frame=s),
-            label="snapshot",
-            start=len(steps) - 1,
-            reset_on=(config, _digest(result.trained["fingerprint"].probe_snapshots), dim_x, dim_y),
-        )
-        bounds = get_env(config.env).bounds_label
-        moving = (
-            "press ▶ to watch them move as they are trained jointly with the PVN (Algorithm 2)"
-            if config.train_probes
-            else "they are frozen here (training them is off), so they stay where they started"
-        )
-        what_to_look_at(
-            f"Section 4. The fingerprint is the policy's output at these probing states; {moving}. Grey rings "
-            f"are where they started, faint lines their paths; dashed lines mark {bounds}."
-        )
+        _render_probes(result)
 
     if replay is not None and result.traces:
         st.subheader("Replay: before and after ascent")
-        mode = st.radio(
-            "Ascent through",
-            list(result.traces),
-            horizontal=True,
-            key=f"{config.env}_replay_mode",
-            bind="query-params",
-            format_func=lambda m: figs.MODE_LABEL[m],
-        )
-        trace = result.traces[mode]
-        start = 0
-        if trace.params.shape[1] > 1:  # opens on the start whose ascent found the best policy
-            key = f"{config.env}_replay_start"
-            start = _replay_start_slider(key, trace.params.shape[1], replay_start(result) + 1) - 1
-        render_replay(result, trace, start)
+        render_replay(result)
+
+
+def _render_probes(result: ExperimentResult) -> None:
+    """The probing states moving through training (Section 4), in a player that picks its axes in the page."""
+    config, trained = result.config, result.trained["fingerprint"]
+    env = get_env(config.env)
+    st.subheader("Probing states")
+    labels = list(env.state_labels)
+    defaults = {"x": 0, "y": min(2, env.obs_dim - 1)}
+    dims = {axis: _held(f"{config.env}_probe_{axis}", env.obs_dim, default) for axis, default in defaults.items()}
+
+    def keep(choice: dict[str, int]) -> None:
+        for axis, default in defaults.items():
+            _keep(f"{config.env}_probe_{axis}", choice[axis], default)
+
+    gif_download(
+        "Download the probing states (GIF)",
+        lambda: gif.probes_gif(trained, (dims["x"], dims["y"]), (labels[dims["x"]], labels[dims["y"]])),
+        f"{config.env}-probes.gif",
+    )
+    key = f"{config.env}_probes"
+    snapshots = len(trained.probe_snapshots)
+    play(
+        key,
+        None,  # the page projects the snapshots on the chosen axes (figures.experiment.probes_data)
+        snapshots,
+        label="snapshot",
+        start=snapshots - 1,
+        reset_on=(config, _digest(trained.probe_snapshots)),
+        names={key: key},
+        prebuilt=lambda projector: figs.probes_data(trained, env, key, projector),
+        choices=(Choice("x", "Horizontal axis", labels), Choice("y", "Vertical axis", labels)),
+        choice=dims,
+        on_choice=keep,
+    )
+    moving = (
+        "press ▶ to watch them move as they are trained jointly with the PVN (Algorithm 2)"
+        if config.train_probes
+        else "they are frozen here (training them is off), so they stay where they started"
+    )
+    what_to_look_at(
+        f"Section 4. The fingerprint is the policy's output at these probing states; {moving}. Grey rings "
+        f"are where they started, faint lines their paths; dashed lines mark {env.bounds_label}. The axes "
+        "switch in the page."
+    )
+
+
+def _held(key: str, size: int, default: int, base: int = 0) -> int:
+    """A view's option index (shown ``base``-based in the URL): this session's, else the link's if it is one of the
+    ``size`` options, else ``default`` (``ui.urlcheck`` names a link value not taken)."""
+    held = st.session_state.get(key)
+    if type(held) is int and base <= held < size + base:
+        return held - base
+    asked = st.query_params.get(key, "")
+    index = int(asked) - base if asked.isdigit() and base <= int(asked) < size + base else default
+    st.session_state[key] = index + base
+    return index
+
+
+def _keep(key: str, index: int, default: int | None, base: int = 0) -> None:
+    """A view switched in the page: into the session and the URL (left out when it is ``default``)."""
+    st.session_state[key] = index + base
+    if index == default:
+        st.query_params.pop(key, None)
+    else:
+        st.query_params[key] = str(index + base)
 
 
 MAX_VALIDATION_SHOWN = 200  # validation policies a page sends (evenly spread when there are more)
@@ -206,36 +218,77 @@ def _validation_distributions(result: ExperimentResult, env: str) -> None:
     )
 
 
-def _replay_start_slider(key: str, starts: int, opening: int) -> int:
-    """The replay's start (1-based), always in the URL, the opening start too: which start a page opens on depends
-    on the result shown, so a link without it could open another start than the one on screen. A link's start is
-    taken when it is one of this result's; otherwise the result's opening start (``ui.urlcheck`` names the link's)."""
-    held = st.session_state.get(key)
-    if not isinstance(held, int) or not 1 <= held <= starts:
-        asked = st.query_params.get(key, "")
-        st.session_state[key] = int(asked) if asked.isdigit() and 1 <= int(asked) <= starts else opening
-    start = st.slider("Start", 1, starts, key=key)
-    if st.query_params.get(key) != str(start):
-        st.query_params[key] = str(start)
-    return start
+def replay_choice(result: ExperimentResult) -> tuple[str, int]:
+    """The replay's PVN and start (0-based): this session's, else the link's, else the first PVN's best start
+    (highest true return seen). The start is always in the URL, the opening one too: which start a page opens on
+    depends on the result, so a link without it could open another start than the one on screen."""
+    env, modes = result.config.env, list(result.traces)
+    held = st.session_state.get(f"{env}_replay_mode")
+    if held not in modes:
+        asked = st.query_params.get(f"{env}_replay_mode", "")
+        held = st.session_state[f"{env}_replay_mode"] = asked if asked in modes else modes[0]
+    trace = result.traces[held]
+    best = int(np.argmax(trace.true_returns.max(0)))
+    start = _held(f"{env}_replay_start", trace.params.shape[1], best, base=1)
+    st.query_params[f"{env}_replay_start"] = str(start + 1)
+    return held, start
 
 
-def render_replay(result: ExperimentResult, trace, start: int) -> None:
-    """The environment's replay (``EnvSpec.replay``) of start ``start`` before and after its ascent: a player,
-    GIF/MP4 downloads and the environment's caption."""
-    env = result.config.env
+def render_replay(result: ExperimentResult) -> None:
+    """The environment's replay (``EnvSpec.replay``) of every start before and after its ascent, through each
+    PVN, sent once to a player that switches start and PVN in the page; GIF/MP4 downloads and the caption."""
+    config = result.config
+    env, modes = config.env, list(result.traces)
     seed = int(st.session_state.get("seed", 0))
-    pair = policy_pair(trace, start)
-    replay = get_env(env).replay(result.config.arch(), pair, result.config.horizon, seed)
-    labels = [f"{name}: {panel.summary}" for name, panel in zip(REPLAY_NAMES, replay.panels)]
-    animate(
-        f"{env}_replay",
-        replay_steps(replay),
-        lambda t: replay_figure(replay, labels, frame=t),
-        reset_on=(result.config, seed, _digest(*pair), tuple(labels)),  # what the frames are drawn from
+    pairs = {m: np.stack([policy_pair(t, s) for s in range(t.params.shape[1])]) for m, t in result.traces.items()}
+    digest = _digest(*pairs.values())
+    replays = computed(_replay_all, config, seed, digest, label="Replaying each start before and after", pairs=pairs)
+    titles = {k: [f"{n}: {panel.summary}" for n, panel in zip(REPLAY_NAMES, r.panels)] for k, r in replays.items()}
+    mode, start = replay_choice(result)
+    starts = max(len(p) for p in pairs.values())
+    key = f"{env}_replay"
+
+    def variants(projector: bool) -> dict:
+        return {
+            "variants": {
+                f"{modes.index(m)}|{s}": replay_frames(r, titles[m, s], key, projector) for (m, s), r in replays.items()
+            }
+        }
+
+    def keep(choice: dict[str, int]) -> None:
+        picked = modes[choice["mode"]]
+        st.session_state[f"{env}_replay_mode"] = picked
+        if picked == modes[0]:
+            st.query_params.pop(f"{env}_replay_mode", None)
+        else:
+            st.query_params[f"{env}_replay_mode"] = picked
+        _keep(f"{env}_replay_start", min(choice["start"], len(pairs[picked]) - 1), None, base=1)
+
+    shown = replays[mode, start]
+    play(
+        key,
+        None,
+        len(replay_steps(shown)),
+        label="time step",
+        reset_on=(config, seed, digest),
+        names={key: key},
+        prebuilt=variants,
+        choices=(
+            Choice("mode", "Ascent through", [figs.MODE_LABEL[m] for m in modes]),
+            Choice("start", "Start", [str(s + 1) for s in range(starts)]),
+        ),
+        choice={"mode": modes.index(mode), "start": start},
+        on_choice=keep,
     )
-    gif_download("Download this replay (GIF)", lambda: gif.replay_gif(replay, labels), f"{env}-replay.gif")
-    what_to_look_at(replay.caption)
+    gif_download(
+        "Download this replay (GIF)", lambda: gif.replay_gif(shown, titles[mode, start]), f"{env}-replay.gif"
+    )
+    what_to_look_at(shown.caption)
+
+
+def _replay_all(config, seed: int, digest: str, on_progress, pairs: dict[str, np.ndarray]) -> dict:
+    """``pvnviz.replay.replay_all`` for a run (memoised by ``ui.computed`` on the config, seed and pairs' digest)."""
+    return replay_all(get_env(config.env).replay, config.arch(), pairs, config.horizon, seed, on_progress)
 
 
 def _digest(*arrays) -> str:
@@ -250,10 +303,7 @@ def _digest(*arrays) -> str:
 
 def replay_start(result: ExperimentResult) -> int:
     """The start the replay shows (0-based): the one picked, else the best start (highest true return seen)."""
-    first = next(iter(result.traces))
-    trace = result.traces.get(st.session_state.get(f"{result.config.env}_replay_mode", first), result.traces[first])
-    best = int(np.argmax(trace.true_returns.max(0)))
-    return int(st.session_state.get(f"{result.config.env}_replay_start", best + 1)) - 1
+    return replay_choice(result)[1]
 
 
 def _render_beyond(result: ExperimentResult) -> None:

@@ -6,8 +6,14 @@
 // reads the keyboard (← → Space) in the page. The frame shown goes back to Python (setStateValue "frame", and so
 // into the URL) only when playback pauses or the user steps or seeks: playing runs no server rerun.
 //
-// data = {id, plotly, config: {figure name: plotly config}, animation: {figures, frames, labels}, frame, fps,
-//         label, widths: {figure name: flex weight}}
+// Views the page switches itself (drop-downs above the figures, `data.choices`): the replay's start and PVN from
+// one animation per combination (`animation.variants`), the probing states' axes by projecting the snapshots
+// (`animation.probes`) here, as pvnviz/figures/experiment.py's probes_animation does. A switch redraws at once
+// and is reported once (setStateValue "choice", so the server can put it in the URL).
+//
+// data = {id, plotly, config: {figure name: plotly config}, animation: {figures, frames, labels} | {variants} |
+//         {figures, probes}, frame, fps, label, widths: {figure name: flex weight}, choices: [{key, label,
+//         options}], choice: {key: option index}}
 
 const PLAYER = Symbol.for("pvn.player");
 
@@ -52,13 +58,67 @@ function quickLayout(before, now, layout, div) {
   return update;
 }
 
+/** probes_animation (pvnviz/figures/experiment.py) for axes i, j from the snapshots `p.snaps` (S, n, D flat):
+ * the template's look, the starting rings, the paths, the probes at each snapshot, the bounds and the ranges. */
+function probesAnimation(template, p, i, j) {
+  const [S, n, D] = p.shape;
+  const at = (s, q, d) => p.snaps[(s * n + q) * D + d];
+  const column = (s, d) => Float64Array.from({ length: n }, (_, q) => at(s, q, d));
+  const trail = (d) => {
+    const out = new Float64Array(n * (S + 1));
+    let k = 0;
+    for (let q = 0; q < n; q++) {
+      for (let s = 0; s < S; s++) out[k++] = at(s, q, d);
+      out[k++] = NaN;
+    }
+    return out;
+  };
+  const range = (d) => {
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (let k = d; k < p.snaps.length; k += D) {
+      lo = Math.min(lo, p.snaps[k]);
+      hi = Math.max(hi, p.snaps[k]);
+    }
+    const bound = p.bounds[d];
+    if (bound) [lo, hi] = [Math.min(lo, bound[0]), Math.max(hi, bound[1])];
+    const pad = 0.08 * (hi - lo + 1e-6);
+    return [lo - pad, hi + pad];
+  };
+  const line = (axis, v) =>
+    axis === "x"
+      ? { line: p.line, type: "line", x0: v, x1: v, xref: "x", y0: 0, y1: 1, yref: "y domain" }
+      : { line: p.line, type: "line", x0: 0, x1: 1, xref: "x domain", y0: v, y1: v, yref: "y" };
+  const name = Object.keys(template.figures)[0];
+  const base = template.figures[name];
+  const title = (s) => ({ ...base.layout.title, text: `${p.title}: step ${p.steps[s]}` });
+  const data = base.data.map((trace) => ({ ...trace }));
+  [data[0].x, data[0].y] = [column(0, i), column(0, j)];
+  [data[1].x, data[1].y] = [trail(i), trail(j)];
+  [data[2].x, data[2].y] = [column(0, i), column(0, j)];
+  const axis = (old, d) => ({ ...old, title: { ...old?.title, text: p.labels[d] }, range: range(d) });
+  const layout = {
+    ...base.layout,
+    title: title(0),
+    shapes: [...(p.bounds[i] || []).map((v) => line("x", v)), ...(p.bounds[j] || []).map((v) => line("y", v))],
+    xaxis: axis(base.layout.xaxis, i),
+    yaxis: axis(base.layout.yaxis, j),
+  };
+  const frames = Array.from({ length: S }, (_, s) =>
+    s === 0 ? {} : { [name]: { traces: { 2: { x: column(s, i), y: column(s, j) } }, layout: { title: title(s) } } },
+  );
+  return { figures: { [name]: { data, layout } }, frames, labels: p.steps };
+}
+
 function createPlayer(parent) {
   const root = document.createElement("div");
   root.className = "pvn-player";
   root.tabIndex = 0;
+  const choicesRow = document.createElement("div");
+  choicesRow.className = "pvn-player-choices";
   const stage = document.createElement("div");
   stage.className = "pvn-player-stage";
-  root.appendChild(stage);
+  root.append(choicesRow, stage);
   parent.appendChild(root);
   const ui = playerBar(root);
   const s = { id: null, frame: 0, playing: false, divs: {}, data: null, setState: null, raf: 0, busy: false };
@@ -69,7 +129,7 @@ function createPlayer(parent) {
   async function drawFrame(t, quick) {
     // Playing: Plotly.animate without a redraw (plotly's own fast path: only the changed traces' points move)
     // and a relayout for shapes and titles; paused: the exact frame with Plotly.react (names, hovers, legend).
-    const anim = s.data.animation;
+    const anim = s.anim;
     const Plotly = pvnPlotly.Plotly;
     await Promise.all(
       Object.entries(anim.figures).map(async ([name, base]) => {
@@ -122,10 +182,10 @@ function createPlayer(parent) {
   }
 
   function show(t) {
-    const last = s.data.animation.frames.length - 1;
+    const last = s.anim.frames.length - 1;
     s.frame = Math.min(Math.max(t, 0), last);
     ui.slider.value = String(s.frame);
-    const label = s.data.animation.labels[s.frame];
+    const label = s.anim.labels[s.frame];
     ui.caption.textContent = `${s.data.label} ${label} (${s.frame + 1} of ${last + 1})${s.playing ? " — playing" : ""}`;
     s.wanted = s.frame;
     draw();
@@ -146,7 +206,7 @@ function createPlayer(parent) {
   }
 
   function play() {
-    const last = s.data.animation.frames.length - 1;
+    const last = s.anim.frames.length - 1;
     if (s.frame >= last) show(0);
     s.playing = true;
     root.dataset.playing = "true";
@@ -162,6 +222,47 @@ function createPlayer(parent) {
     pause();
     show(s.frame + delta);
     report();
+  }
+
+  function pick() {
+    // The animation of the chosen view.
+    const source = s.data.animation;
+    if (source.probes) return probesAnimation(source, source.probes, s.choice.x ?? 0, s.choice.y ?? 0);
+    if (!source.variants) return source;
+    const key = (s.data.choices || []).map((c) => s.choice[c.key] ?? 0).join("|");
+    return source.variants[key] ?? Object.values(source.variants)[0];
+  }
+
+  function setView() {
+    // Take the chosen view's animation; the next frame is drawn whole.
+    s.anim = pick();
+    s.shown = null;
+    for (const name of Object.keys(s.anim.figures)) s.styled[name] = pvnPlotly.look(s.anim.figures[name].layout || {}, root);
+    ui.slider.max = String(s.anim.frames.length - 1);
+    root.dataset.choice = JSON.stringify(s.choice);
+  }
+
+  function buildChoices() {
+    choicesRow.replaceChildren();
+    for (const c of s.data.choices || []) {
+      const label = document.createElement("label");
+      label.textContent = c.label;
+      const select = document.createElement("select");
+      select.className = "pvn-player-speed";
+      select.dataset.choice = c.key;
+      select.innerHTML = c.options.map((o, k) => `<option value="${k}">${o}</option>`).join("");
+      select.value = String(s.choice[c.key] ?? 0);
+      select.addEventListener("change", () => {
+        s.choice = { ...s.choice, [c.key]: Number(select.value) };
+        pause();
+        setView();
+        show(s.frame);
+        if (s.setState) s.setState("choice", { ...s.choice });
+      });
+      label.appendChild(select);
+      choicesRow.appendChild(label);
+    }
+    choicesRow.hidden = !(s.data.choices || []).length;
   }
 
   const unbindKeys = playerKeys(root, step, () => (s.playing ? pause : play)());
@@ -187,18 +288,18 @@ function createPlayer(parent) {
       await pvnPlotly.load(data.plotly);
       decodeArrays(data.animation);
       stage.replaceChildren();
-      s.shown = null;
       s.divs = {};
       s.styled = {};
-      for (const name of Object.keys(data.animation.figures)) {
+      s.choice = { ...(data.choice || {}) };
+      buildChoices();
+      setView();
+      for (const name of Object.keys(s.anim.figures)) {
         const div = document.createElement("div");
         div.className = "pvn-player-figure";
         div.style.flex = String((data.widths || {})[name] || 1);
         stage.appendChild(div);
         s.divs[name] = div;
-        s.styled[name] = pvnPlotly.look(data.animation.figures[name].layout || {}, root);
       }
-      ui.slider.max = String(data.animation.frames.length - 1);
       show(data.frame ?? 0);
     },
     destroy() {

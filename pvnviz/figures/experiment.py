@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io
 from plotly.subplots import make_subplots
 
 from pvnviz.ascent import AscentTrace
@@ -16,6 +19,7 @@ from pvnviz.histogram import ReturnBins
 from pvnviz.pvn import TrainedPVN
 
 MODE_COLOR = {"fingerprint": theme.FINGERPRINT, "flattened": theme.FLATTENED}
+PROBES_TITLE = "Probing states through training"
 MODE_LABEL = {"fingerprint": "fingerprint PVN", "flattened": "flattened-weights PVN"}
 
 
@@ -259,7 +263,7 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], f
     ``frame=None``: a plotly animation over every snapshot (with play controls, e.g. for export); ``frame=s``:
     the static figure of snapshot s, for the app's player (``ui.browser_player``).
     """
-    snaps = trained.probe_snapshots  # (S, n, obs_dim)
+    snaps = np.asarray(trained.probe_snapshots, dtype=np.float64)  # (S, n, obs_dim); ranges computed in float64
     i, j = dims
     fig = go.Figure()
     bound_x, bound_y = env.state_bounds[i], env.state_bounds[j]
@@ -315,7 +319,7 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], f
     pad = 0.08 * (hi - lo + 1e-6)
     fig.update_xaxes(title_text=env.state_labels[i], range=[lo[0] - pad[0], hi[0] + pad[0]])
     fig.update_yaxes(title_text=env.state_labels[j], range=[lo[1] - pad[1], hi[1] + pad[1]])
-    title = "Probing states through training"
+    title = PROBES_TITLE
     if frame is not None:
         title += f": step {names[frame]}"
     fig = theme.style(fig, title, height=520 if frame is None else 460)
@@ -323,6 +327,27 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], f
         margin=dict(b=150 if frame is None else 50), legend=dict(y=1.0, yanchor="bottom", x=1.0, xanchor="right")
     )
     return fig
+
+
+def probes_data(trained: TrainedPVN, env: EnvSpec, name: str, projector: bool = False) -> dict:
+    """The probing states for a browser player that picks the axes itself (``pages/components/player.js``
+    projects them as ``probes_animation`` does): ``probes_animation`` of the first snapshot as the template of
+    the look, and the snapshots (S, n, obs_dim, flat float64) with each dimension's label and bounds."""
+    snaps = np.ascontiguousarray(trained.probe_snapshots, dtype=np.float64)
+    template = probes_animation(trained, env, (0, min(2, env.obs_dim - 1)), frame=0)
+    if projector:
+        theme.projector(template)
+    data = changes_animation({name: template}, [], ["0"])
+    data["probes"] = {
+        "snaps": snaps.ravel(),
+        "shape": list(snaps.shape),
+        "steps": [str(int(s)) for s in trained.snapshot_steps],
+        "labels": list(env.state_labels),
+        "bounds": [None if b is None else [float(v) for v in b] for b in env.state_bounds],
+        "line": dict(color=theme.LIMIT, dash="dash", width=1),
+        "title": PROBES_TITLE,
+    }
+    return json.loads(plotly.io.json.to_json_plotly(data))  # the snapshots as a typed array
 
 
 def highlight_start(fig: go.Figure, start: int) -> go.Figure:

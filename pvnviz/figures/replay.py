@@ -103,3 +103,35 @@ def replay_figure(replay: Replay, labels: Sequence[str], frame: int | None = Non
         fig = theme.style(fig, title, height=260 * n + (180 if frame is None else 60))
         fig.update_layout(margin=dict(b=200 if frame is None else 50))
     return fig
+
+
+def replay_frames(replay: Replay, labels: Sequence[str], name: str = "replay", projector: bool = False) -> dict:
+    """``replay_figure`` at every ``replay_steps`` time step as one animation (``figures.frames``), made at once:
+    frame 0's figure whole, then each frame's moving parts and title (no figure built per frame; the figure
+    ``name`` is the player's name for it). Equals ``frames.animation`` over ``replay_figure(frame=t)``."""
+    from pvnviz.figures.frames import changes_animation
+
+    labels = list(labels)
+    steps = replay_steps(replay)
+    first = replay_figure(replay, labels, frame=steps[0])
+    if projector:
+        theme.projector(first)
+    title = first.to_plotly_json()["layout"]["title"]
+    moving = [
+        (panel, part, label)
+        for panel, label in zip(replay.panels, labels)
+        for part in panel.parts
+        if part.role not in STATIC_ROLES
+    ]
+    static = len(first.data) - len(moving)
+    changes = []
+    for t in steps[1:]:
+        traces = {}
+        for n, (panel, part, label) in enumerate(moving):
+            points = part.at(t)
+            traces[static + n] = {"x": points[:, 0], "y": points[:, 1]}
+            if part.role != "body":  # as ``_trace``: the other moving parts name their step on hover
+                traces[static + n]["hovertemplate"] = f"step {min(t, panel.frames - 1)}<extra>{label}</extra>"
+        layout = {"title": {**title, "text": f"{replay.title} (time step {t})"}}
+        changes.append({name: {"traces": traces, "layout": layout}})
+    return changes_animation({name: first}, changes, [str(s) for s in steps])
