@@ -6,6 +6,9 @@ The pipeline (datasets, PVNs, ascent) asks ``get_env(name)`` once and then works
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 
 from pvnviz.env_spec import EnvSpec
 
@@ -23,6 +26,7 @@ def _swimmer() -> EnvSpec:
 
 
 ENVIRONMENTS: dict[str, Callable[[], EnvSpec]] = {"cartpole": _cartpole, "swimmer": _swimmer}
+BUILT_IN = tuple(ENVIRONMENTS)  # every process has these; a worker is given the factory of any other
 _BUILT: dict[str, EnvSpec] = {}
 
 
@@ -39,3 +43,22 @@ def get_env(name: str) -> EnvSpec:
     if name not in _BUILT:
         _BUILT[name] = ENVIRONMENTS[name]()
     return _BUILT[name]
+
+
+def replay_pairs(
+    env: str,
+    arch: Any,
+    pairs: dict[str, np.ndarray],
+    horizon: int,
+    seed: int,
+    factory: Callable[[], EnvSpec] | None = None,
+    on_progress: Callable[[int, int, str], None] | None = None,
+) -> dict:
+    """``EnvSpec.replay`` of every start's (before, after) policy pair, ``pairs[mode]`` (starts, 2, P), in
+    environment ``env``: ``pvnviz.replay.replay_all``, run in a worker (the ``replays`` task). ``factory``
+    registers an environment that the server registered and this process has not."""
+    from pvnviz.replay import replay_all
+
+    if factory is not None and env not in ENVIRONMENTS:
+        register(env, factory)
+    return replay_all(get_env(env).replay, arch, pairs, horizon, seed, on_progress)

@@ -1,8 +1,9 @@
 """What a worker process runs for the app: the paper's long computations, named, cancellable, reporting.
 
-The app's live work is two calls of the compute package: a whole experiment (Algorithms 1-3 of
-Sections 4-5, ``pvnviz.experiment.run_experiment``) and the 2-state MDP's PVN (Section 6.1, Fig. 2,
-``pvnviz.polytope.train_polytope_pvn``). A worker receives a task's *name* from ``TASKS`` (never a
+The app's live work is three calls of the compute package: a whole experiment (Algorithms 1-3 of
+Sections 4-5, ``pvnviz.experiment.run_experiment``), the 2-state MDP's PVN (Section 6.1, Fig. 2,
+``pvnviz.polytope.train_polytope_pvn``) and the replays of each start before and after its ascent
+(Section 5, ``pvnviz.envs.replay_pairs``). A worker receives a task's *name* from ``TASKS`` (never a
 callable or code from a visitor) and its keyword arguments, and runs it with an ``on_progress`` (and,
 where the function takes one, an ``on_metrics``) that
 
@@ -29,6 +30,7 @@ PROGRESS_INTERVAL = 0.1  # seconds between two progress messages of one task
 TASKS: dict[str, str] = {
     "experiment": "pvnviz.experiment:run_experiment",  # (config, seed, dataset=None) -> ExperimentResult
     "polytope_pvn": "pvnviz.polytope:train_polytope_pvn",  # (config, seed) -> TrainedPolytopePVN
+    "replays": "pvnviz.envs:replay_pairs",  # (env, arch, pairs, horizon, seed, factory) -> {(mode, start): Replay}
 }
 
 Emit = Callable[[str, Any], None]  # (kind, payload): "progress" (done, total, info) or "metrics" [rows]

@@ -169,6 +169,13 @@ class _Worker:
     started: float = field(default_factory=time.monotonic)
 
 
+def _extra_paths() -> list[str]:
+    """The server's import folders beyond its Python's own: a worker imports what the server can (e.g. the module
+    of an environment the server registered, whose factory a task names)."""
+    own = tuple(filter(None, {sys.prefix, sys.base_prefix, sys.exec_prefix}))
+    return [p for p in sys.path if p and os.path.isdir(p) and not os.path.abspath(p).startswith(own)]
+
+
 def default_workers() -> int:
     text = os.environ.get(WORKERS_ENV, "")
     return max(int(text), 1) if text.isdigit() else max(os.cpu_count() or 1, 1)
@@ -211,7 +218,9 @@ class LocalPool:
         command += [str(NICE[lane]), str(os.getpid())]
         env = {
             **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [PACKAGE_PARENT, os.environ.get("PYTHONPATH")])),
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [PACKAGE_PARENT, *_extra_paths(), os.environ.get("PYTHONPATH")])
+            ),
         }
         process = subprocess.Popen(command, pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, env=env)
         child.close()

@@ -7,14 +7,13 @@ import hashlib
 import numpy as np
 import streamlit as st
 
-from pvnviz import archive
+from pvnviz import archive, envs
 from pvnviz.envs import get_env
 from pvnviz.experiment import ExperimentResult
 from pvnviz.figures import experiment as figs
 from pvnviz.figures import gif
 from pvnviz.figures.replay import replay_frames, replay_steps
-from pvnviz.replay import replay_all
-from ui import chart, computed, gif_download, what_to_look_at
+from ui import chart, gif_download, jobs, what_to_look_at
 from ui.browser_player import Choice, play
 from ui.settings import FIELDS, _key  # noqa: F401
 
@@ -242,7 +241,24 @@ def render_replay(result: ExperimentResult) -> None:
     seed = int(st.session_state.get("seed", 0))
     pairs = {m: np.stack([policy_pair(t, s) for s in range(t.params.shape[1])]) for m, t in result.traces.items()}
     digest = _digest(*pairs.values())
-    replays = computed(_replay_all, config, seed, digest, label="Replaying each start before and after", pairs=pairs)
+    try:
+        replays = jobs.in_worker(
+            ("replays", config, seed, digest),
+            "replays",
+            {
+                "env": env,
+                "arch": config.arch(),
+                "pairs": pairs,
+                "horizon": config.horizon,
+                "seed": seed,
+                "factory": None if env in envs.BUILT_IN else envs.ENVIRONMENTS[env],
+            },
+            label="Replaying each start before and after its ascent",
+            estimate=0.5 * sum(len(p) for p in pairs.values()),
+        )
+    except RuntimeError as err:
+        st.error(f"The replays could not be made: {err}")
+        return
     titles = {k: [f"{n}: {panel.summary}" for n, panel in zip(REPLAY_NAMES, r.panels)] for k, r in replays.items()}
     mode, start = replay_choice(result)
     starts = max(len(p) for p in pairs.values())
@@ -284,11 +300,6 @@ def render_replay(result: ExperimentResult) -> None:
         "Download this replay (GIF)", lambda: gif.replay_gif(shown, titles[mode, start]), f"{env}-replay.gif"
     )
     what_to_look_at(shown.caption)
-
-
-def _replay_all(config, seed: int, digest: str, on_progress, pairs: dict[str, np.ndarray]) -> dict:
-    """``pvnviz.replay.replay_all`` for a run (memoised by ``ui.computed`` on the config, seed and pairs' digest)."""
-    return replay_all(get_env(config.env).replay, config.arch(), pairs, config.horizon, seed, on_progress)
 
 
 def _digest(*arrays) -> str:
