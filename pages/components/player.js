@@ -123,6 +123,7 @@ function createPlayer(parent) {
   const ui = playerBar(root);
   const s = { id: null, frame: 0, playing: false, divs: {}, data: null, setState: null, raf: 0, busy: false };
   s.shown = null; // the frame the figures show
+  s.inputAt = null; // when a view switch not drawn yet was made (performance.now() clock)
   s.wanted = null;
   s.drawn = 0;
 
@@ -161,6 +162,16 @@ function createPlayer(parent) {
     s.shown = t;
   }
 
+  function stampSwitch() {
+    // A view switched: from its change event to the animation frame after the redraw (bench: views).
+    const at = s.inputAt;
+    s.inputAt = null;
+    requestAnimationFrame(() => {
+      root.dataset.switchMs = (performance.now() - at).toFixed(1);
+      root.dataset.switched = String((s.switched = (s.switched || 0) + 1));
+    });
+  }
+
   async function draw() {
     // Draw the newest wanted frame; frames asked for while one is drawn collapse into the last.
     if (s.busy) return;
@@ -172,6 +183,7 @@ function createPlayer(parent) {
         const t0 = performance.now();
         await drawFrame(t, s.playing);
         root.dataset.drawMs = (performance.now() - t0).toFixed(1); // the last frame's drawing time
+        if (s.inputAt !== null) stampSwitch();
         s.drawn += 1;
         root.dataset.frame = String(t);
         root.dataset.drawn = String(s.drawn);
@@ -252,7 +264,8 @@ function createPlayer(parent) {
       select.dataset.choice = c.key;
       select.innerHTML = c.options.map((o, k) => `<option value="${k}">${o}</option>`).join("");
       select.value = String(s.choice[c.key] ?? 0);
-      select.addEventListener("change", () => {
+      select.addEventListener("change", (event) => {
+        s.inputAt = event.timeStamp;
         s.choice = { ...s.choice, [c.key]: Number(select.value) };
         pause();
         setView();

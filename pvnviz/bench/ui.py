@@ -7,6 +7,8 @@ drives Debian's Chromium with Playwright. It prints:
   redraw, over 20 key presses and a 20-move mouse drag of the ascent start and of the discount (median, p95,
   server reruns meanwhile), and after the discount's release the time until the retrained PVN is drawn;
 * each browser player's frames a second while playing, and the server reruns meanwhile (``pvnviz.bench.playback``);
+* each view switch of a player (``pvnviz.bench.views``): the probing states' axes and the replay's start and PVN,
+  from the change to the redraw, and the server reruns meanwhile;
 * the time to open each page first on a fresh server, to an idle page with its charts drawn (a MutationObserver
   in the page records the last change of the script state before the page stays idle for a second, so the number
   does not include the benchmark's own polling).
@@ -166,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             _print_instrument(browser, servers["now"][1], args.repeats)
             _print_playback(browser, servers["now"][1], args.repeats)
+            _print_views(browser, servers["now"][1], args.repeats)
         finally:
             for proc, _ in servers.values():
                 stop_server(proc)
@@ -181,6 +184,34 @@ def main(argv: list[str] | None = None) -> int:
 
 
 PLAYERS = {"polytope": ("ascent step",), "cartpole": ("snapshot", "time step")}  # page -> players' captions
+VIEWS = {  # page -> (player caption, drop-down label) switched in the page
+    "cartpole": (("snapshot", "Horizontal axis"), ("time step", "Start"), ("time step", "Ascent through")),
+    "swimmer": (("snapshot", "Vertical axis"), ("time step", "Start")),
+}
+
+
+def _print_views(browser, url: str, repeats: int) -> None:
+    """The players' view switches (the probing states' axes, the replay's start and PVN): change to redraw.
+    Before issue 18 item 5 each was a Streamlit widget: a server rerun that drew the figures again."""
+    from pvnviz.bench import instrument
+    from pvnviz.bench.views import switches
+
+    for path, views in VIEWS.items():
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.goto(f"{url}/{path}")
+        page.wait_for_selector(IDLE, timeout=300_000)
+        page.wait_for_selector(".pvn-player[data-drawn]", timeout=300_000)
+        page.wait_for_function("document.body.innerText.includes('time step 0 (1 of')", timeout=300_000)
+        for caption, label in views:
+            times, reruns = [], 0
+            for _ in range(repeats):
+                ms, n = switches(page, caption, label)
+                times += ms
+                reruns = max(reruns, n)
+            print(f"  view switch {path} {label}: {instrument.summary(times)}, server reruns {reruns} per 10 switches "
+                  "(one per switch, for the URL, after the redraw; goal: within one frame)", flush=True)  # fmt: skip
+        page.close()
+
 
 
 def _print_playback(browser, url: str, repeats: int) -> None:
