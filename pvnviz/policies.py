@@ -17,9 +17,12 @@ that the two agree.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # torch is imported where it is used: rollouts and replays (numpy) do not pay its 2 s import
+    import torch
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,8 @@ def forward_torch(arch: PolicyArch, params: torch.Tensor, obs: torch.Tensor) -> 
 
     ``obs`` is (K, N, obs_dim) or (N, obs_dim) shared by all K policies (the probes).
     """
+    import torch
+
     num_policies = params.shape[0]
     h = obs if obs.dim() == 3 else obs.unsqueeze(0).expand(num_policies, -1, -1)
     layers = arch.slices()

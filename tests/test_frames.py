@@ -76,28 +76,34 @@ def test_distribution_frames_equal_one_distribution_figure_per_policy():
 
 
 @pytest.mark.parametrize("run", ["cartpole-quick", "swimmer-paper"])
-def test_replay_frames_equal_a_replay_figure_per_time_step(run):
-    """The replay player's frames, given as changes (no figure built per frame: 40x faster), draw what building
-    ``replay_figure`` at each of its time steps does; for CartPole's side-by-side and Swimmer's stacked panels."""
+def test_replay_frames_equal_a_replay_figure_per_time_step_for_every_start(run):
+    """The replay player's frames, given as changes (no figure built per frame: 40x faster; the first frame built
+    once and refilled for every other start), draw what building ``replay_figure`` at each of its time steps does,
+    for every start; for CartPole's side-by-side panels and Swimmer's stacked ones (fitted aspect)."""
     from conftest import array
     from pvnviz.envs import get_env
-    from pvnviz.figures.replay import replay_figure, replay_frames, replay_steps
+    from pvnviz.figures.replay import replay_figure, replay_steps, replay_variants
     from pvnviz.run_files import load_result
 
     result = load_result(f"data/{run}")
     trace = next(iter(result.traces.values()))
-    pair = np.stack([trace.params[0, 1], trace.best_params[1]])
-    replay = get_env(result.config.env).replay(result.config.arch(), pair, result.config.horizon, 0)
-    steps = replay_steps(replay)
-    anim = replay_frames(replay, ["before", "after"], "r")
-    assert anim["labels"] == [str(s) for s in steps] and len(steps) > 10
-    for k, step in enumerate(steps):
-        shown = frame_figures({"animation": anim, "frame": k}, k)["r"]
-        built = _plain(replay_figure(replay, ["before", "after"], frame=step))
-        assert shown["layout"] == built["layout"], step
-        for drawn, expected in zip(shown["data"], built["data"], strict=True):
-            for key in set(drawn) | set(expected):
-                if key in ("x", "y"):
-                    assert array(drawn[key]) == array(expected[key]), (step, key)
-                else:
-                    assert drawn.get(key) == expected.get(key), (step, key)
+    replays, titles = {}, {}
+    for start in range(3):
+        pair = np.stack([trace.params[0, start], trace.best_params[start]])
+        replays[start] = get_env(result.config.env).replay(result.config.arch(), pair, result.config.horizon, 0)
+        titles[start] = [f"before {start}", f"after {start}"]
+    made = replay_variants(replays, titles, "r")
+    for start, replay in replays.items():
+        steps = replay_steps(replay)
+        anim = made[start]
+        assert anim["labels"] == [str(s) for s in steps] and len(steps) > 10
+        for k, step in enumerate(steps):
+            shown = frame_figures({"animation": anim, "frame": k}, k)["r"]
+            built = _plain(replay_figure(replay, titles[start], frame=step))
+            assert shown["layout"] == built["layout"], (start, step)
+            for drawn, expected in zip(shown["data"], built["data"], strict=True):
+                for key in set(drawn) | set(expected):
+                    if key in ("x", "y"):
+                        assert array(drawn[key]) == array(expected[key]), (start, step, key)
+                    else:
+                        assert drawn.get(key) == expected.get(key), (start, step, key)

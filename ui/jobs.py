@@ -95,6 +95,16 @@ def _seconds(s: float) -> str:
     return f"{max(s, 1):.0f} s" if s < 90 else f"{s / 60:.0f} min"
 
 
+def prefetch(key: Hashable, task: str, kwargs: dict[str, Any], *, label: str, estimate: float = 1.0) -> None:
+    """Start ``in_worker``'s job now without waiting (unless its result is cached): a page asks early for what
+    it shows last, and draws the rest while a worker computes it; ``in_worker`` with the same key joins it."""
+    store, lock = _store()
+    with lock:
+        if key in store:
+            return
+    submit(key, task, kwargs, lane="quick", label=label, estimate=estimate)
+
+
 def in_worker(key: Hashable, task: str, kwargs: dict[str, Any], *, label: str, estimate: float = 1.0) -> Any:
     """A short task the page waits for (the polytope's PVN): cached on ``key``, run in a quick worker.
 

@@ -12,7 +12,7 @@ from pvnviz.envs import get_env
 from pvnviz.experiment import ExperimentResult
 from pvnviz.figures import experiment as figs
 from pvnviz.figures import gif
-from pvnviz.figures.replay import replay_frames, replay_steps
+from pvnviz.figures.replay import replay_steps, replay_variants
 from ui import chart, gif_download, jobs, what_to_look_at
 from ui.browser_player import Choice, play
 from ui.settings import FIELDS, _key  # noqa: F401
@@ -30,6 +30,9 @@ def render_results(
     config, dataset, split = result.config, result.dataset, result.split
     env = get_env(config.env)
     replay = env.replay
+    if replay is not None and result.traces:  # a worker replays every start while the figures above are drawn
+        key, task, kwargs, extra = _replays_job(result)
+        jobs.prefetch(key, task, kwargs, **extra)
     summary = result.summary()
     st.download_button(
         "Download this run (zip: config, summary, arrays, PVN weights)",
@@ -239,23 +242,11 @@ def render_replay(result: ExperimentResult) -> None:
     config = result.config
     env, modes = config.env, list(result.traces)
     seed = int(st.session_state.get("seed", 0))
-    pairs = {m: np.stack([policy_pair(t, s) for s in range(t.params.shape[1])]) for m, t in result.traces.items()}
+    pairs = _replay_pairs(result)
     digest = _digest(*pairs.values())
     try:
-        replays = jobs.in_worker(
-            ("replays", config, seed, digest),
-            "replays",
-            {
-                "env": env,
-                "arch": config.arch(),
-                "pairs": pairs,
-                "horizon": config.horizon,
-                "seed": seed,
-                "factory": None if env in envs.BUILT_IN else envs.ENVIRONMENTS[env],
-            },
-            label="Replaying each start before and after its ascent",
-            estimate=0.5 * sum(len(p) for p in pairs.values()),
-        )
+        job_key, task, kwargs, extra = _replays_job(result)
+        replays = jobs.in_worker(job_key, task, kwargs, **extra)
     except RuntimeError as err:
         st.error(f"The replays could not be made: {err}")
         return
@@ -265,11 +256,8 @@ def render_replay(result: ExperimentResult) -> None:
     key = f"{env}_replay"
 
     def variants(projector: bool) -> dict:
-        return {
-            "variants": {
-                f"{modes.index(m)}|{s}": replay_frames(r, titles[m, s], key, projector) for (m, s), r in replays.items()
-            }
-        }
+        made = replay_variants(replays, titles, key, projector)
+        return {"variants": {f"{modes.index(m)}|{s}": anim for (m, s), anim in made.items()}}
 
     def keep(choice: dict[str, int]) -> None:
         picked = modes[choice["mode"]]
@@ -300,6 +288,30 @@ def render_replay(result: ExperimentResult) -> None:
         "Download this replay (GIF)", lambda: gif.replay_gif(shown, titles[mode, start]), f"{env}-replay.gif"
     )
     what_to_look_at(shown.caption)
+
+
+def _replay_pairs(result: ExperimentResult) -> dict[str, np.ndarray]:
+    """{mode: (starts, 2, P)}: each start's policy before and after its ascent through that PVN."""
+    return {m: np.stack([policy_pair(t, s) for s in range(t.params.shape[1])]) for m, t in result.traces.items()}
+
+
+def _replays_job(result: ExperimentResult) -> tuple[tuple, str, dict, dict]:
+    """``jobs.in_worker``'s arguments for every start's replay (the ``replays`` task, in a quick worker)."""
+    config, env = result.config, result.config.env
+    seed = int(st.session_state.get("seed", 0))
+    pairs = _replay_pairs(result)
+    kwargs = {
+        "env": env,
+        "arch": config.arch(),
+        "pairs": pairs,
+        "horizon": config.horizon,
+        "seed": seed,
+        "factory": None if env in envs.BUILT_IN else envs.ENVIRONMENTS[env],
+    }
+    key = ("replays", config, seed, _digest(*pairs.values()))
+    label = "Replaying each start before and after its ascent"
+    extra = {"label": label, "estimate": 0.3 * sum(map(len, pairs.values()))}
+    return key, "replays", kwargs, extra
 
 
 def _digest(*arrays) -> str:

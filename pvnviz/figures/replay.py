@@ -105,33 +105,92 @@ def replay_figure(replay: Replay, labels: Sequence[str], frame: int | None = Non
     return fig
 
 
-def replay_frames(replay: Replay, labels: Sequence[str], name: str = "replay", projector: bool = False) -> dict:
+def _structure(replay: Replay) -> tuple:
+    """What ``replay_figure`` draws the same for two replays: all but the points and the panels' titles."""
+    roles = tuple(tuple(part.role for part in panel.parts) for panel in replay.panels)
+    return replay.layout, replay.fit_aspect, replay.title, replay.x_range, replay.y_range, replay.x_title, roles
+
+
+def _parts(replay: Replay, labels: Sequence[str], static: bool) -> list[tuple]:
+    """(panel, part, label) in ``replay_figure``'s trace order: every panel's static parts, then the moving ones."""
+    return [
+        (panel, part, label)
+        for panel, label in zip(replay.panels, labels)
+        for part in panel.parts
+        if (part.role in STATIC_ROLES) == static
+    ]
+
+
+def _at(panel, part, label: str, t: int) -> dict:
+    """A moving part's trace properties at time step t (as ``_trace``: all but the body name their step)."""
+    points = part.at(t)
+    props = {"x": points[:, 0], "y": points[:, 1]}
+    if part.role != "body":
+        props["hovertemplate"] = f"step {min(t, panel.frames - 1)}<extra>{label}</extra>"
+    return props
+
+
+def _refill(template: dict, replay: Replay, labels: Sequence[str]) -> dict:
+    """``replay_figure(replay, labels, frame=0)`` from the plain figure of another replay of the same structure:
+    its points, its panels' titles, and (for a fitted aspect) its ranges."""
+    from pvnviz.figures.frames import _plain
+
+    fig = {"data": [dict(trace) for trace in template["data"]], "layout": dict(template["layout"])}
+    still = _parts(replay, labels, static=True)
+    props = [{"x": part.at(0)[:, 0], "y": part.at(0)[:, 1]} for _, part, _ in still]
+    props += [_at(*parts, 0) for parts in _parts(replay, labels, static=False)]
+    for trace, new in zip(fig["data"], _plain({"p": props})["p"], strict=True):
+        trace.update(new)
+    fig["layout"]["annotations"] = [dict(a, text=text) for a, text in zip(template["layout"]["annotations"], labels)]
+    if replay.fit_aspect:
+        points = replay.all_points()
+        lo, hi = points.min(0) - 0.3, points.max(0) + 0.3
+        for k in range(len(replay.panels)):
+            suffix = "" if k == 0 else str(k + 1)
+            for axis, r in (("xaxis", [lo[0], hi[0]]), ("yaxis", [lo[1], hi[1]])):
+                fig["layout"][axis + suffix] = {**fig["layout"][axis + suffix], "range": [float(v) for v in r]}
+    return fig
+
+
+def replay_variants(
+    replays: dict, titles: dict, name: str = "replay", projector: bool = False
+) -> dict[object, dict]:
+    """``replay_frames`` of many replays (e.g. every start's, ``{key: Replay}`` titled ``titles[key]``): the
+    figure is built once per structure and refilled for the others (``make_subplots`` is most of the cost)."""
+    built: dict[tuple, dict] = {}
+    out = {}
+    for key, replay in replays.items():
+        shape = _structure(replay)
+        template = built.get(shape)
+        out[key] = replay_frames(replay, titles[key], name, projector, template)
+        built.setdefault(shape, out[key]["figures"][name])
+    return out
+
+
+def replay_frames(
+    replay: Replay, labels: Sequence[str], name: str = "replay", projector: bool = False, template: dict | None = None
+) -> dict:
     """``replay_figure`` at every ``replay_steps`` time step as one animation (``figures.frames``), made at once:
     frame 0's figure whole, then each frame's moving parts and title (no figure built per frame; the figure
-    ``name`` is the player's name for it). Equals ``frames.animation`` over ``replay_figure(frame=t)``."""
+    ``name`` is the player's name for it). Equals ``frames.animation`` over ``replay_figure(frame=t)``.
+    ``template``: frame 0's plain figure of a replay of the same structure, refilled instead of built."""
     from pvnviz.figures.frames import changes_animation
 
     labels = list(labels)
     steps = replay_steps(replay)
-    first = replay_figure(replay, labels, frame=steps[0])
-    if projector:
-        theme.projector(first)
-    title = first.to_plotly_json()["layout"]["title"]
-    moving = [
-        (panel, part, label)
-        for panel, label in zip(replay.panels, labels)
-        for part in panel.parts
-        if part.role not in STATIC_ROLES
-    ]
-    static = len(first.data) - len(moving)
+    if template is not None and steps[0] == 0:
+        first = _refill(template, replay, labels)
+    else:
+        figure = replay_figure(replay, labels, frame=steps[0])
+        if projector:
+            theme.projector(figure)
+        first = figure.to_plotly_json()
+    title = first["layout"]["title"]
+    moving = _parts(replay, labels, static=False)
+    static = len(first["data"]) - len(moving)
     changes = []
     for t in steps[1:]:
-        traces = {}
-        for n, (panel, part, label) in enumerate(moving):
-            points = part.at(t)
-            traces[static + n] = {"x": points[:, 0], "y": points[:, 1]}
-            if part.role != "body":  # as ``_trace``: the other moving parts name their step on hover
-                traces[static + n]["hovertemplate"] = f"step {min(t, panel.frames - 1)}<extra>{label}</extra>"
+        traces = {static + n: _at(panel, part, label, t) for n, (panel, part, label) in enumerate(moving)}
         layout = {"title": {**title, "text": f"{replay.title} (time step {t})"}}
         changes.append({name: {"traces": traces, "layout": layout}})
     return changes_animation({name: first}, changes, [str(s) for s in steps])
