@@ -62,7 +62,17 @@ function paced(stepMs, advance) {
 }
 
 const PVN_SPEEDS = [0.25, 0.5, 1, 2, 4];
-const pvnPlayers = (globalThis.pvnPlayers ??= { active: null }); // which player owns the keys (the last used)
+const pvnPlayers = (globalThis.pvnPlayers ??= { active: null }); // which player owns the keys
+pvnPlayers.roots ??= new Set();
+
+/** The player that owns the keys: the one used last while it is on the page, else the page's first player
+ * (document order). A page left for another keeps its players in the DOM until the new page's script ends, and
+ * they may be registered after the new page's first players: only a connected player counts. */
+function keyOwner() {
+  if (pvnPlayers.active?.isConnected) return pvnPlayers.active;
+  const on = [...pvnPlayers.roots].filter((r) => r.isConnected);
+  return on.sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1))[0] ?? null;
+}
 const PVN_INTERACTIVE = "input, select, textarea, button, [contenteditable], [role=slider]";
 
 /** A player's bar (⏮ ◀ ▶/⏸ ▶ ⏭, speed, frame slider) and caption, appended to `root`; `unit` names a frame in
@@ -97,7 +107,7 @@ function playerBar(root, unit = "frame") {
  * player of a page until then), unless a control of its own has the focus. Returns the function that unbinds. */
 function playerKeys(root, step, toggle) {
   const key = (event) => {
-    if (pvnPlayers.active !== root || event.target.closest?.(PVN_INTERACTIVE)) return; // the element's own keys win
+    if (keyOwner() !== root || event.target.closest?.(PVN_INTERACTIVE)) return; // the element's own keys win
     if (event.key === "ArrowLeft" || event.key === "ArrowRight") step(event.key === "ArrowLeft" ? -1 : 1, event);
     else if (event.key === " ") toggle();
     else return;
@@ -106,10 +116,11 @@ function playerKeys(root, step, toggle) {
   const use = () => (pvnPlayers.active = root);
   root.addEventListener("pointerdown", use);
   root.addEventListener("focusin", use);
-  pvnPlayers.active ??= root;
+  pvnPlayers.roots.add(root);
   document.addEventListener("keydown", key);
   return () => {
     document.removeEventListener("keydown", key);
+    pvnPlayers.roots.delete(root);
     if (pvnPlayers.active === root) pvnPlayers.active = null;
   };
 }
