@@ -6,6 +6,8 @@ release puts the discount into the URL and retrains the PVN, whose stale overlay
 weights arrive; the figures' downloads (PNG from the modebar, GIF and MP4 of the ascent) still work.
 """
 
+import re
+
 import pytest
 from test_browser_player import RERUNS
 
@@ -76,4 +78,22 @@ def test_the_downloads_still_work(server, browser):
         data = open(download.value.path(), "rb").read()
         assert data[offset : offset + len(magic)] == magic, label
     assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
+
+
+def test_an_svg_download_holds_the_whole_figure(server, browser):
+    """The sidebar's SVG format: the camera downloads the value polytope as SVG with the painted cloud in it
+    (its 5,000 policies are drawn on a canvas in the page; in the download they are plotly's WebGL trace, which
+    an SVG embeds as an image)."""
+    page = open_instrument(browser, server, "?figure_format=SVG")
+    figure = page.locator(".pvn-poly .pvn-poly-fig").first
+    figure.scroll_into_view_if_needed()
+    figure.hover()
+    with page.expect_download(timeout=60_000) as download:
+        figure.locator(".modebar-btn[data-title^='Download plot']").click()
+    assert download.value.suggested_filename.endswith(".svg")
+    svg = open(download.value.path(), encoding="utf-8").read()
+    images = re.findall(r'<image[^>]*href="data:image/png;base64,([^"]+)"', svg)
+    assert svg.startswith("<svg") and images and max(map(len, images)) > 10_000, svg[:200]
+    assert "V(s1)" in svg and "V(s2)" in svg  # the axes' titles came along
     page.close()

@@ -37,7 +37,7 @@ def same(a, b) -> None:
 
 
 def open_cartpole(browser, server, query: str = ""):
-    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True).new_page()
     page.goto(f"{server}/cartpole{query}")
     wait_idle(page, 300_000)
     page.wait_for_function("document.body.innerText.includes('time step 0 (1 of')", timeout=300_000)
@@ -98,4 +98,21 @@ def test_probe_axes_and_replay_start_switch_in_the_page_and_equal_python(server,
     assert page.evaluate(FIGURE, "time step")["annotations"] == shown["annotations"]
     assert page.evaluate(FIGURE, "snapshot")["xtitle"] == env.state_labels[2]
     assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
+
+
+def test_a_player_downloads_its_figure_as_svg_on_the_axes_shown(server, browser):
+    page = open_cartpole(browser, server, "?figure_format=SVG&cartpole_probe_x=1&cartpole_probe_y=3")
+    player = page.locator(".pvn-player").filter(has=page.locator(".pvn-player-caption", has_text="snapshot")).first
+    figure = player.locator(".js-plotly-plot").first
+    figure.scroll_into_view_if_needed()
+    figure.hover()
+    with page.expect_download(timeout=60_000) as download:
+        figure.locator(".modebar-btn[data-title^='Download plot']").click()
+    assert download.value.suggested_filename == "cartpole_probes.svg"
+    svg = open(download.value.path(), encoding="utf-8").read()
+    from pvnviz.envs import get_env
+
+    labels = get_env("cartpole").state_labels
+    assert svg.startswith("<svg") and labels[1] in svg and labels[3] in svg  # the axes picked in the page
     page.close()
