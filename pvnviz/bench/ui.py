@@ -113,24 +113,24 @@ def slider_move(page, label: str) -> float:
 def _print_instrument(browser, url: str, repeats: int) -> None:
     """The polytope instrument: input event to redraw, by keyboard and by mouse drag (this checkout only: before
     issue 18 these controls were Streamlit sliders, measured to an idle page by the lines of earlier notes)."""
-    from pvnviz.bench import instrument
+    from pvnviz.bench.instrument import drag, keyboard, summary
 
     for name, (control, retrains) in INSTRUMENT.items():
         page = open_polytope(browser, url)
         keys, drags, key_reruns, drag_reruns, learned = [], [], 0, 0, []
         for _ in range(repeats):
-            times, reruns = instrument.keyboard(page, control)
+            times, reruns = keyboard(page, control)
             keys += times
             key_reruns = max(key_reruns, reruns)
             page.wait_for_selector(IDLE, timeout=180_000)
-            times, reruns, seconds = instrument.drag(page, control, release_wait=retrains)
+            times, reruns, seconds = drag(page, control, release_wait=retrains)
             drags += times
             drag_reruns = max(drag_reruns, reruns)
             if seconds is not None:
                 learned.append(seconds)
             page.wait_for_selector(IDLE, timeout=180_000)
-        print(f"  instrument {name}: keyboard {instrument.summary(keys)}, reruns <= {key_reruns} per 20 keys "
-              f"(a key press is a release); drag {instrument.summary(drags)}, reruns {drag_reruns} "
+        print(f"  instrument {name}: keyboard {summary(keys)}, reruns <= {key_reruns} per 20 keys "
+              f"(a key press is a release); drag {summary(drags)}, reruns {drag_reruns} "
               "(goal: 50 ms median, 100 ms p95, 0 reruns)", flush=True)  # fmt: skip
         if learned:
             print(f"  instrument {name}: release to learned overlays {statistics.median(learned):.2f} s "
@@ -193,7 +193,7 @@ VIEWS = {  # page -> (player caption, drop-down label) switched in the page
 def _print_views(browser, url: str, repeats: int) -> None:
     """The players' view switches (the probing states' axes, the replay's start and PVN): change to redraw.
     Before issue 18 item 5 each was a Streamlit widget: a server rerun that drew the figures again."""
-    from pvnviz.bench import instrument
+    from pvnviz.bench.instrument import summary
     from pvnviz.bench.views import switches
 
     for path, views in VIEWS.items():
@@ -208,8 +208,9 @@ def _print_views(browser, url: str, repeats: int) -> None:
                 ms, n = switches(page, caption, label)
                 times += ms
                 reruns = max(reruns, n)
-            print(f"  view switch {path} {label}: {instrument.summary(times)}, server reruns {reruns} per 10 switches "
-                  "(one per switch, for the URL, after the redraw; goal: 50 ms median, 100 ms p95)", flush=True)  # fmt: skip
+            print(f"  view switch {path} {label}: {summary(times)}, server reruns {reruns} per 10 switches "
+                  "(one per switch, for the URL, after the redraw; goal 50 ms median, 100 ms p95)",
+                  flush=True)  # fmt: skip
         page.close()
 
 
