@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pvnviz.presets import PRESETS
+from pvnviz.runs.presets import PRESETS
 from ui import explain, require_navigation
 from ui.experiment import obtain_result, sidebar_config
 from ui.results import render_budget, render_results
@@ -54,7 +54,7 @@ render_budget(
     "for ARS, Mania et al. 2018, given the larger PVN budget). The paper's zero-shot PVN (`paper`) beats the "
     "best random policy it trained on; with active rounds (`beyond`) it reaches about 99, a little above ARS "
     "with state normalisation (V2-t, about 97) on the same budget. Made by "
-    "`python -m pvnviz.compare --seed 10 11 12 13 14`.",
+    "`python -m pvnviz.cli.compare --seed 10 11 12 13 14`.",
     env_title="CartPole",
     y_range=(0, 105),
 )

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pvnviz.presets import PRESETS
+from pvnviz.runs.presets import PRESETS
 from ui import explain, require_navigation
 from ui.experiment import obtain_result, sidebar_config
 from ui.results import render_budget, render_results
@@ -98,7 +98,8 @@ render_budget(
     "Mania et al. 2018, given the larger PVN budget; PVN points are the mean of 5 starts). Zero-shot from random "
     "starts the PVN stays below the best random policy it trained on; with dataset starts and active rounds "
     "(`beyond`) its starts end above that policy on average and its best start near 290-320, but ARS, with all "
-    "its steps spent on one policy, climbs to 340-360. Made by `python -m pvnviz.compare --env swimmer --seed 40 41`.",
+    "its steps spent on one policy, climbs to 340-360. Made by "
+    "`python -m pvnviz.cli.compare --env swimmer --seed 40 41`.",
     env_title="Swimmer",
     y_range=None,
 )

@@ -1,13 +1,13 @@
-"""``python -m pvnviz``: the headless CLI (see ``pvnviz.cli``).
+"""``python -m pvnviz``: the headless CLI (see ``pvnviz.cli.main``).
 
-The signal handlers come first (``pvnviz.endings``, standard library only), before the CLI imports torch,
+The signal handlers come first (``pvnviz.cli.endings``, standard library only), before the CLI imports torch,
 numpy, gymnasium, mujoco or ray: Ctrl-C and SIGTERM end in one line and 130 or 143 from the first moment.
 """
 
 import signal
 import sys
 
-from pvnviz import endings
+from pvnviz.cli import endings
 
 endings.install()
 
@@ -15,7 +15,7 @@ endings.install()
 def _main() -> int:
     where = " while starting; nothing was written."
     try:
-        from pvnviz.cli import main  # the heavy imports
+        from pvnviz.cli.main import main  # the heavy imports
 
         where = "; --out holds a whole run, the old one or the new one."  # main() ends its own signals
         return main()

@@ -6,7 +6,7 @@ import gymnasium
 import numpy as np
 
 from pvnviz.bench.core import gymnasium_cartpole_loop
-from pvnviz.policies import PolicyArch
+from pvnviz.core.policies import PolicyArch
 
 
 def swimmer(**kwargs) -> gymnasium.Env:

@@ -110,7 +110,7 @@ def test_cartpole_page_figures_and_bad_input():
 
 def test_cartpole_page_opens_a_saved_run(tmp_path, monkeypatch):
     """A run written by the CLI under the runs root is listed and opens; nothing outside the root can be named."""
-    from pvnviz.cli import main
+    from pvnviz.cli.main import main
 
     root = tmp_path / "runs"
     monkeypatch.setenv("PVN_RUNS_ROOTS", str(root))

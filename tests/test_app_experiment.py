@@ -13,13 +13,13 @@ from streamlit.testing.v1 import AppTest
 import ui.experiment
 import ui.jobs
 from conftest import APP, figures, open_page, players
-from pvnviz import archive
-from pvnviz.experiment import ExperimentConfig, run_experiment
+from pvnviz.core.progress import Cancelled, cancellable
+from pvnviz.envs.scene import Panel, Part, Replay
 from pvnviz.figures import gif
-from pvnviz.presets import PRESETS
-from pvnviz.progress import Cancelled, cancellable
-from pvnviz.run_files import load_result
-from pvnviz.scene import Panel, Part, Replay
+from pvnviz.runs import archive
+from pvnviz.runs.files import load_result
+from pvnviz.runs.pipeline import ExperimentConfig, run_experiment
+from pvnviz.runs.presets import PRESETS
 
 QUICK = PRESETS["cartpole"]["quick"]()
 PAPER = PRESETS["cartpole"]["paper"]()
@@ -286,7 +286,7 @@ def test_gifs_decode_with_one_frame_per_animation_step(quick_run):
 
 
 def test_polytope_ascent_gif_has_a_frame_per_shown_step():
-    from pvnviz.polytope import PolytopeConfig, exact_view
+    from pvnviz.polytope.experiment import PolytopeConfig, exact_view
 
     exact = exact_view(PolytopeConfig(ascent_steps=30, num_polytope_points=200), 4)
     frames = iio.imread(gif.ascent_gif(exact), index=None)
@@ -297,7 +297,7 @@ def test_mp4_export_holds_the_gifs_frames():
     """The MP4 download decodes (ffmpeg, independently of the encoder's code path) to the GIF's frames."""
     import imageio_ffmpeg
 
-    from pvnviz.polytope import PolytopeConfig, exact_view
+    from pvnviz.polytope.experiment import PolytopeConfig, exact_view
 
     animation = gif.ascent_gif(exact_view(PolytopeConfig(ascent_steps=30, num_polytope_points=200), 4))
     frames = iio.imread(animation, index=None)[..., :3].astype(int)

@@ -65,7 +65,7 @@ def test_the_cloud_sent_is_the_exact_views_cloud():
 
     import numpy as np
 
-    from pvnviz.polytope import PolytopeConfig, exact_view
+    from pvnviz.polytope.experiment import PolytopeConfig, exact_view
 
     at = open_page("pages/polytope.py")
     cloud = instrument(at)["cloud"]

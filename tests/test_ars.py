@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from pvnviz.ars import EnvObjective, ars
-from pvnviz.envs import get_env
-from pvnviz.policies import PolicyArch
+from pvnviz.core.ars import EnvObjective, ars
+from pvnviz.core.policies import PolicyArch
+from pvnviz.envs.registry import get_env
 
 
 def quadratic(optimum: np.ndarray):

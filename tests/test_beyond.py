@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pvnviz.ascent import evaluate_returns
-from pvnviz.envs import get_env
-from pvnviz.experiment import STAGES, ExperimentConfig, _rng, env_steps, run_experiment
-from pvnviz.presets import PRESETS
-from pvnviz.run_files import load_result, save_result
+from pvnviz.core.ascent import evaluate_returns
+from pvnviz.envs.registry import get_env
+from pvnviz.runs.files import load_result, save_result
+from pvnviz.runs.pipeline import STAGES, ExperimentConfig, _rng, env_steps, run_experiment
+from pvnviz.runs.presets import PRESETS
 
 NOISY = ExperimentConfig(
     num_policies=150,
@@ -53,7 +53,7 @@ def test_env_steps_counts_cartpole_lengths_and_swimmer_horizons():
 
 
 def test_runs_without_fresh_fields_still_load(noisy_run, tmp_path):
-    from pvnviz.runs import write_manifest, write_run
+    from pvnviz.runs.store import write_manifest, write_run
 
     save_result(noisy_run, tmp_path)
     write_run(tmp_path, "cartpole", 3, NOISY, noisy_run.summary())
@@ -69,7 +69,7 @@ def test_runs_without_fresh_fields_still_load(noisy_run, tmp_path):
 
 
 def test_ensemble_run_saves_and_loads(tmp_path):
-    from pvnviz.runs import write_run
+    from pvnviz.runs.store import write_run
 
     config = dataclasses.replace(NOISY, ensemble_size=3, pessimism=1.0, num_starts=2, fresh_episodes=5)
     result = run_experiment(config, seed=0)
@@ -105,7 +105,7 @@ def test_shipped_cartpole_beyond_run_checks_round_ends_until_the_cap_and_holds_i
     """data/cartpole-beyond: the current preset, 2 checks a round (its start and its end), rounds ended by the
     25% cap, and its chosen policies re-run in plain gymnasium score what the run says, 90 or more on average."""
     from gym_reference import cartpole_episode_returns
-    from pvnviz.ascent import check_steps
+    from pvnviz.core.ascent import check_steps
 
     folder = Path(__file__).resolve().parents[1] / "data" / "cartpole-beyond"
     result = load_result(folder, "cartpole")
@@ -161,9 +161,9 @@ def test_active_rounds_keep_and_count_every_check(members):
 
 
 def test_the_shipped_budget_comparison_is_drawn_on_the_cartpole_page():
-    """Seeds 10-14 of `python -m pvnviz.compare`, every method at a comparable budget, on the page."""
+    """Seeds 10-14 of `python -m pvnviz.cli.compare`, every method at a comparable budget, on the page."""
     from conftest import figures, open_page
-    from pvnviz.compare import load_rows
+    from pvnviz.cli.compare import load_rows
 
     rows = load_rows(Path(__file__).resolve().parents[1] / "data" / "cartpole-budget.jsonl")
     methods = {r["method"] for r in rows}
@@ -178,9 +178,9 @@ def test_the_shipped_budget_comparison_is_drawn_on_the_cartpole_page():
 
 
 def test_the_shipped_swimmer_comparison_is_drawn_on_the_swimmer_page():
-    """Seeds 40-41 of `python -m pvnviz.compare --env swimmer`: ARS gets the larger PVN budget, no more."""
+    """Seeds 40-41 of `python -m pvnviz.cli.compare --env swimmer`: ARS gets the larger PVN budget, no more."""
     from conftest import figures, open_page
-    from pvnviz.compare import load_rows
+    from pvnviz.cli.compare import load_rows
 
     rows = load_rows(Path(__file__).resolve().parents[1] / "data" / "swimmer-budget.jsonl")
     methods = {r["method"] for r in rows}
@@ -196,7 +196,7 @@ def test_the_shipped_swimmer_comparison_is_drawn_on_the_swimmer_page():
 
 
 def test_a_damaged_comparison_file_names_its_line(tmp_path):
-    from pvnviz.compare import load_rows
+    from pvnviz.cli.compare import load_rows
 
     path = tmp_path / "rows.jsonl"
     path.write_text('{"method": "A", "seed": 1, "env_steps": 5, "fresh_mean": 1.0}\n{"method": "B"}\n')
@@ -216,7 +216,7 @@ def test_dataset_starts_are_the_best_training_policies_and_stay_choosable(tmp_pa
     # the start is a candidate answer: Algorithm 3's choice is never below the start's own check
     assert trace.start_counts and np.all(trace.best_returns >= trace.true_returns[0])
     np.testing.assert_array_equal(trace.best_returns, trace.true_returns.max(axis=0))
-    from pvnviz.runs import write_manifest, write_run
+    from pvnviz.runs.store import write_manifest, write_run
 
     save_result(result, tmp_path)
     write_run(tmp_path, "cartpole", 2, config, result.summary())
@@ -232,15 +232,14 @@ def test_random_starts_never_choose_the_untouched_start():
 
 
 def test_an_unknown_start_rule_is_refused_with_the_choices():
-    from pvnviz.configs import ConfigError
+    from pvnviz.core.configs import ConfigError
 
     with pytest.raises(ConfigError, match="start_from must be one of random, dataset"):
         dataclasses.replace(NOISY, start_from="best")
 
 
 def test_compare_checks_a_saved_dataset_as_the_cli_does(monkeypatch, capsys):
-    from pvnviz import compare
-
+    from pvnviz.cli import compare
     folder = str(Path(__file__).resolve().parents[1] / "data" / "swimmer-wide")  # seed 0's dataset
     monkeypatch.setattr("sys.argv", ["compare", "--env", "swimmer", "--seed", "1", "--dataset-from", folder])
     with pytest.raises(SystemExit) as stop:
@@ -249,9 +248,9 @@ def test_compare_checks_a_saved_dataset_as_the_cli_does(monkeypatch, capsys):
 
 
 def test_round_perturbations_join_the_data_as_antithetic_pairs_and_are_counted():
-    """pvnviz.rounds with explore: the fine-tuning sees every check and every perturbation, each counted once."""
-    from pvnviz.ascent import AscentTrace
-    from pvnviz.rounds import active_rounds
+    """pvnviz.core.rounds with explore: the fine-tuning sees every check and every perturbation, each counted once."""
+    from pvnviz.core.ascent import AscentTrace
+    from pvnviz.core.rounds import active_rounds
 
     starts = np.zeros((2, 3))
 
@@ -279,7 +278,7 @@ def test_round_perturbations_join_the_data_as_antithetic_pairs_and_are_counted()
 
 
 def test_an_experiment_counts_its_perturbations_and_keeps_them_in_the_run(tmp_path):
-    from pvnviz.runs import write_run
+    from pvnviz.runs.store import write_run
 
     config = dataclasses.replace(
         NOISY, rounds=3, round_train_steps=20, num_starts=2, eval_every=10, eval_episodes=3, round_perturbations=2
@@ -320,8 +319,8 @@ def test_rounds_end_before_the_cap_on_env_steps_beyond_the_dataset(cap):
 
 
 def test_early_checks_score_the_iterates_near_each_rounds_start():
-    from pvnviz.ascent import check_steps
-    from pvnviz.configs import ConfigError
+    from pvnviz.core.ascent import check_steps
+    from pvnviz.core.configs import ConfigError
 
     assert check_steps(1000, 200, (10, 25, 50, 100)) == [0, 10, 25, 50, 100, 200, 400, 600, 800, 1000]
     assert check_steps(210, 50) == [0, 50, 100, 150, 200, 210]

@@ -1,11 +1,13 @@
-"""pages/components/mdp.js in headless Chromium equals the Python reference (pvnviz.mdp, pvnviz.polytope).
+"""pages/components/mdp.js in headless Chromium equals the Python reference.
+
+(pvnviz.polytope.mdp, pvnviz.polytope.experiment)
 
 The module is imported into a blank page (a blob: URL, every network request refused), and one ``page.evaluate``
 runs it on 100 MDPs: random ones (``random_mdp``, some with gamma 0.99 or 0), hand-built ones (deterministic 0/1
 transitions, rewards of magnitude 100, all-zero rewards so every corner ties, rows summing to 1 +- 5e-10 as
 TabularMDP allows) and the paper's (``paper_mdp``), all with random d0. Each is compared with ``exact_view``
 (cloud, edges, corners, optimum, 20x20 field, 100-step ascent from a random start with a random step size) and with
-``values``, ``objective``, ``occupancy``, ``gradient`` and ``q_values`` of pvnviz.mdp.
+``values``, ``objective``, ``occupancy``, ``gradient`` and ``q_values`` of pvnviz.polytope.mdp.
 
 Tolerance: |js - py| <= 1e-9 * max(1, |py|). Both sides solve a 2x2 system in float64; the discrepancy is
 bounded by numpy's LU rounding, about cond(I - gamma P_pi) * eps * |V| <= (2 / (1 - gamma)) * 2.2e-16 * |V|,
@@ -22,9 +24,9 @@ import numpy as np
 import pytest
 
 from conftest import require_chromium
-from pvnviz import mdp as mdp_lib
 from pvnviz.bench.browser import launch
-from pvnviz.polytope import PolytopeConfig, exact_view
+from pvnviz.polytope import mdp as mdp_lib
+from pvnviz.polytope.experiment import PolytopeConfig, exact_view
 
 pytestmark = pytest.mark.browser
 
@@ -98,7 +100,7 @@ def cases(rng: np.random.Generator) -> list[tuple[str, mdp_lib.TabularMDP]]:
 
 
 def reference(name: str, m: mdp_lib.TabularMDP, seed: int, rng: np.random.Generator) -> dict:
-    """Everything the test compares, from pvnviz (exact_view and pvnviz.mdp)."""
+    """Everything the test compares, from pvnviz (exact_view and pvnviz.polytope.mdp)."""
     config = PolytopeConfig(
         gamma=m.gamma,
         rewards=tuple(m.rewards.reshape(4).tolist()),

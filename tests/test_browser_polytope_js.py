@@ -3,7 +3,8 @@
 ``pages/components/polytope_views.js`` evaluates a PVN the server trained (``TinyMLP``'s weights, sent once) for the
 learned gradient field and the ascent through the PVN, with the PVN's own estimate Ĵ and the exact J of each
 iterate. The module, as the page loads it (``ui.components.js_module``: prelude, mdp.js, the instrument), is imported
-into a blank page with every network request refused, and compared with ``pvnviz.polytope.learned_view`` on PVNs
+into a blank page with every network request refused, and compared with
+``pvnviz.polytope.experiment.learned_view`` on PVNs
 trained on 12 MDPs (the paper's, random ones, gamma 0.99, deterministic transitions), 100 ascent steps each from
 random starts and step sizes. Tolerance as tests/test_browser_mdp_js.py: |js - py| <= 1e-9 * max(1, |py|).
 """
@@ -15,9 +16,9 @@ import pytest
 from test_browser_mdp_js import LOAD
 
 from conftest import require_chromium
-from pvnviz import mdp as mdp_lib
 from pvnviz.bench.browser import launch
-from pvnviz.polytope import PolytopeConfig, learned_view, train_polytope_pvn
+from pvnviz.polytope import mdp as mdp_lib
+from pvnviz.polytope.experiment import PolytopeConfig, learned_view, train_polytope_pvn
 from ui.components import js_module
 
 pytestmark = pytest.mark.browser

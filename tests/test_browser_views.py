@@ -45,10 +45,10 @@ def open_cartpole(browser, server, query: str = ""):
 
 
 def test_probe_axes_and_replay_start_switch_in_the_page_and_equal_python(server, browser):
-    from pvnviz.envs import get_env
+    from pvnviz.envs.registry import get_env
     from pvnviz.figures.experiment import probes_animation
     from pvnviz.figures.replay import replay_figure
-    from pvnviz.run_files import load_result
+    from pvnviz.runs.files import load_result
     from ui.results import REPLAY_NAMES, policy_pair
 
     result = load_result("data/cartpole-paper", "cartpole")
@@ -111,7 +111,7 @@ def test_a_player_downloads_its_figure_as_svg_on_the_axes_shown(server, browser)
         figure.locator(".modebar-btn[data-title^='Download plot']").click()
     assert download.value.suggested_filename == "cartpole_probes.svg"
     svg = open(download.value.path(), encoding="utf-8").read()
-    from pvnviz.envs import get_env
+    from pvnviz.envs.registry import get_env
 
     labels = get_env("cartpole").state_labels
     assert svg.startswith("<svg") and labels[1] in svg and labels[3] in svg  # the axes picked in the page

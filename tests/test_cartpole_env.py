@@ -1,4 +1,4 @@
-"""Tests for pvnviz.cartpole, with gymnasium's CartPole-v1 as the independent reference."""
+"""Tests for pvnviz.envs.cartpole, with gymnasium's CartPole-v1 as the independent reference."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pvnviz import cartpole
-from pvnviz.cartpole import (
+from pvnviz.envs import cartpole
+from pvnviz.envs.cartpole import (
     is_terminal,
     reset_states,
     rollout_returns,

@@ -12,14 +12,14 @@ import sys
 import numpy as np
 import pytest
 
-from pvnviz.cli import main
-from pvnviz.configs import ConfigError, apply_overrides
-from pvnviz.dataset import PolicyDataset
-from pvnviz.experiment import ExperimentConfig, run_experiment, split
-from pvnviz.presets import PRESETS
-from pvnviz.pvn import train_pvn
-from pvnviz.run_files import load_result
-from pvnviz.runs import RunError, read_run
+from pvnviz.cli.main import main
+from pvnviz.core.configs import ConfigError, apply_overrides
+from pvnviz.core.pvn import train_pvn
+from pvnviz.runs.dataset import PolicyDataset
+from pvnviz.runs.files import load_result
+from pvnviz.runs.pipeline import ExperimentConfig, run_experiment, split
+from pvnviz.runs.presets import PRESETS
+from pvnviz.runs.store import RunError, read_run
 
 
 def test_polytope_run_writes_config_and_summary(tmp_path, capsys):

@@ -1,6 +1,6 @@
 """How ``python -m pvnviz`` ends, in real processes: SIGINT and SIGTERM at any moment, and a really full disk.
 
-The promise (``pvnviz.cli``): every ending is one line on stderr and a distinct status, 130 for SIGINT,
+The promise (``pvnviz.cli.main``): every ending is one line on stderr and a distinct status, 130 for SIGINT,
 143 for SIGTERM, 1 for a full disk that the line names with its path. The references are independent of the
 code under test: the kernel's exit status, the text on stderr, ``load_result`` opening what is in --out, and
 a tmpfs of a few dozen KiB mounted in a private mount namespace (``unshare -m``) that fills for real.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pvnviz.run_files import load_result
+from pvnviz.runs.files import load_result
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [
@@ -25,7 +25,7 @@ TINY = [
     "--set", "num_policies=40", "--set", "num_episodes=5", "--set", "train_steps=100", "--set", "ascent_steps=20",
     "--set", "eval_every=10", "--set", "eval_episodes=5", "--set", "num_starts=2", "--set", "inputs=fingerprint",
 ]  # fmt: skip
-SIGTERM_BIT = 1 << (signal.SIGTERM - 1)  # in /proc/PID/status SigCgt: the handlers of pvnviz.endings are in place
+SIGTERM_BIT = 1 << (signal.SIGTERM - 1)  # in /proc/PID/status SigCgt: the handlers of pvnviz.cli.endings are in place
 
 
 def _cli(out: Path, quiet: bool) -> list[str]:
@@ -64,7 +64,7 @@ def _check_ending(proc: subprocess.Popen, signum: int, out: Path, exiting: bool 
     stdout, err = proc.communicate(timeout=120)
     if exiting and proc.returncode == 0 and out.exists() and "error:" not in err:
         # The signal came after the process had blocked signals to exit with its chosen status (the last
-        # microseconds of pvnviz.endings._last_word): it is discarded with the process. The run must be whole.
+        # microseconds of pvnviz.cli.endings._last_word): it is discarded with the process. The run must be whole.
         load_result(out, "cartpole")
         return "finished as the signal came"
     expected = {signal.SIGINT: 130, signal.SIGTERM: 143}[signum]
@@ -159,7 +159,7 @@ def test_a_full_disk_ends_with_1_and_names_the_disk(tmp_path, size, full_at):
         assert "enforce fail" not in proc.stderr
 
 
-# The rules of pvnviz.endings, each in a small process of its own (no torch: ~0.1 s each).
+# The rules of pvnviz.cli.endings, each in a small process of its own (no torch: ~0.1 s each).
 RULES = {
     "a signal in the exit work after a success": (
         "atexit.register(lambda: os.kill(os.getpid(), signal.SIGTERM))\nendings.finish(0)",
@@ -192,7 +192,7 @@ RULES = {
 @pytest.mark.parametrize("rule", RULES)
 def test_the_endings_rules_one_line_and_the_signals_status(rule):
     body, status, words = RULES[rule]
-    code = "import atexit, os, signal, sys, time\nfrom pvnviz import endings\nendings.install()\n" + body
+    code = "import atexit, os, signal, sys, time\nfrom pvnviz.cli import endings\nendings.install()\n" + body
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == status, proc.stderr
     lines = proc.stderr.strip().splitlines()

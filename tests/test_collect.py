@@ -1,4 +1,4 @@
-"""Chunked Algorithm 1 (pvnviz.collect): same data for any split, checked chunks, resume, CLI."""
+"""Chunked Algorithm 1 (pvnviz.runs.collection): same data for any split, checked chunks, resume, CLI."""
 
 import os
 import signal
@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pvnviz.collect import (
+from pvnviz.core.policies import PolicyArch, forward_numpy, glorot_params
+from pvnviz.runs.collection import (
     LCG_INCREMENT,
     LCG_MULTIPLIER,
     Chunk,
@@ -22,9 +23,8 @@ from pvnviz.collect import (
     collect,
     policy_streams,
 )
-from pvnviz.dataset import PolicyDataset
-from pvnviz.policies import PolicyArch, forward_numpy, glorot_params
-from pvnviz.runs import chunks_dir, staging_dir
+from pvnviz.runs.dataset import PolicyDataset
+from pvnviz.runs.store import chunks_dir, staging_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 CARTPOLE = PolicyArch(4, 2, (30,), True)
@@ -66,8 +66,7 @@ def test_cartpole_returns_match_gymnasium_with_the_same_streams():
     """Independent reference: gymnasium's CartPole-v1 stepped one episode at a time, actions from each episode's LCG."""
     import gymnasium
 
-    from pvnviz import cartpole
-
+    from pvnviz.envs import cartpole
     plan = PLANS["cartpole"]
     dataset = collect(plan)
     env = gymnasium.make("CartPole-v1").unwrapped
@@ -165,9 +164,9 @@ def _run_cli(out: Path, *extra: str, **kwargs) -> subprocess.Popen:
 
 
 def _expected_swimmer_dataset() -> PolicyDataset:
-    from pvnviz.configs import apply_overrides
-    from pvnviz.experiment import collect as collect_stage
-    from pvnviz.presets import PRESETS
+    from pvnviz.core.configs import apply_overrides
+    from pvnviz.runs.pipeline import collect as collect_stage
+    from pvnviz.runs.presets import PRESETS
 
     config = apply_overrides(PRESETS["swimmer"]["paper"](), ["num_policies=16", "num_episodes=2", "horizon=400"])
     return collect_stage(config, 3)

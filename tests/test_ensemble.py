@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from pvnviz.ensemble import PVNEnsemble, train_ensemble
-from pvnviz.fingerprint import initial_probes
-from pvnviz.histogram import ReturnBins
-from pvnviz.policies import PolicyArch, glorot_params
-from pvnviz.pvn import PVN, train_pvn
+from pvnviz.core.ensemble import PVNEnsemble, train_ensemble
+from pvnviz.core.fingerprint import initial_probes
+from pvnviz.core.histogram import ReturnBins
+from pvnviz.core.policies import PolicyArch, glorot_params
+from pvnviz.core.pvn import PVN, train_pvn
 
 ARCH = PolicyArch(4, 2, (8,), True)
 BINS = ReturnBins(0.0, 100.0, 11)
@@ -160,7 +160,7 @@ def test_bootstrapped_members_fit_and_disagree_more_far_from_the_data():
 
 
 def test_beyond_figures_draw_the_trace_and_the_budget():
-    from pvnviz.ascent import AscentTrace
+    from pvnviz.core.ascent import AscentTrace
     from pvnviz.figures.beyond import budget_figure, disagreement_figure, fresh_figure
 
     trace = AscentTrace(

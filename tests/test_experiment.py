@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from gym_reference import cartpole_episode_returns
-from pvnviz.cli import main
-from pvnviz.configs import ConfigError
-from pvnviz.experiment import ExperimentConfig, collect, run_experiment, split
-from pvnviz.presets import PRESETS
-from pvnviz.run_files import load_result
-from pvnviz.runs import RunError, write_manifest
+from pvnviz.cli.main import main
+from pvnviz.core.configs import ConfigError
+from pvnviz.runs.files import load_result
+from pvnviz.runs.pipeline import ExperimentConfig, collect, run_experiment, split
+from pvnviz.runs.presets import PRESETS
+from pvnviz.runs.store import RunError, write_manifest
 
 TINY = ExperimentConfig(
     num_policies=120,
@@ -177,7 +177,7 @@ def test_paper_result_fingerprint_beats_the_limit_flattened_does_not():
     Algorithm 3's result (best true return seen along the ascent), averaged over starts and
     seeds: at least 1.5x the limit through the fingerprint PVN (and above it on every seed), below 1.5x
     through flattened weights.
-    (Seeds 0-4 with the per-policy streams of ``pvnviz.collect`` give 61.5 / 27.4 on average, the
+    (Seeds 0-4 with the per-policy streams of ``pvnviz.runs.collection`` give 61.5 / 27.4 on average, the
     worst fingerprint seed 47.3; the margin is the paper's claim, not one seed's number.)
     """
     config = PRESETS["cartpole"]["paper"]()

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from pvnviz.figures import polytope_ascent as ascent_figs
-from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, train_polytope_pvn
+from pvnviz.polytope.experiment import PolytopeConfig, exact_view, learned_view, train_polytope_pvn
 
 
 @pytest.fixture(scope="module")

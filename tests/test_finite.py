@@ -5,11 +5,11 @@ import math
 
 import pytest
 
-from pvnviz.cli import main
-from pvnviz.configs import ConfigError, apply_overrides
-from pvnviz.experiment import ExperimentConfig
-from pvnviz.polytope import PolytopeConfig
-from pvnviz.runs import RunError, write_run
+from pvnviz.cli.main import main
+from pvnviz.core.configs import ConfigError, apply_overrides
+from pvnviz.polytope.experiment import PolytopeConfig
+from pvnviz.runs.pipeline import ExperimentConfig
+from pvnviz.runs.store import RunError, write_run
 
 
 @pytest.mark.parametrize("value", ["inf", "-inf", "nan", "Infinity"])

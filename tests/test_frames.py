@@ -56,8 +56,8 @@ def test_distribution_frames_equal_one_distribution_figure_per_policy():
     """The validation player's frames, given as changes (no figure built per frame), draw what building each
     policy's distribution_figure would."""
     from conftest import array
+    from pvnviz.core.histogram import ReturnBins
     from pvnviz.figures.experiment import distribution_figure, distribution_frames
-    from pvnviz.histogram import ReturnBins
 
     rng = np.random.default_rng(3)
     bins = ReturnBins(0.0, 100.0, 11)
@@ -81,9 +81,9 @@ def test_replay_frames_equal_a_replay_figure_per_time_step_for_every_start(run):
     once and refilled for every other start), draw what building ``replay_figure`` at each of its time steps does,
     for every start; for CartPole's side-by-side panels and Swimmer's stacked ones (fitted aspect)."""
     from conftest import array
-    from pvnviz.envs import get_env
+    from pvnviz.envs.registry import get_env
     from pvnviz.figures.replay import replay_figure, replay_steps, replay_variants
-    from pvnviz.run_files import load_result
+    from pvnviz.runs.files import load_result
 
     result = load_result(f"data/{run}")
     trace = next(iter(result.traces.values()))

@@ -27,10 +27,10 @@ from streamlit.errors import FragmentHandledException
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from conftest import figures, open_page
-from pvnviz import archive
-from pvnviz.run_files import load_result
-from pvnviz.runs import RunError, list_runs, read_run, write_manifest
-from pvnviz.safe_files import CHUNK, Budget, check_npz, inflate, json_depth
+from pvnviz.runs import archive
+from pvnviz.runs.files import load_result
+from pvnviz.runs.safe_files import CHUNK, Budget, check_npz, inflate, json_depth
+from pvnviz.runs.store import RunError, list_runs, read_run, write_manifest
 from ui.errors import boundary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,8 +60,8 @@ def test_every_hostile_zip_is_refused_naming_what_is_wrong(bad_zips):
 
 MEASURE = """
 import sys
-from pvnviz import archive
-import pvnviz.run_files  # torch and numpy in memory before the baseline
+from pvnviz.runs import archive
+import pvnviz.runs.files  # torch and numpy in memory before the baseline
 
 def status(field):
     for line in open("/proc/self/status"):

@@ -1,11 +1,11 @@
-"""The fair queue (pvnviz.jobqueue) over a scripted backend: sharing, order, one running job per session,
+"""The fair queue (pvnviz.workers.jobqueue) over a scripted backend: sharing, order, one running job per session,
 positions and estimates, Stop, sessions that go away, results handed on and not kept."""
 
 import time
 
 import pytest
 
-from pvnviz.jobqueue import JobQueue
+from pvnviz.workers.jobqueue import JobQueue
 
 
 class ScriptedBackend:

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pvnviz import mdp as mdp_lib
+from pvnviz.polytope import mdp as mdp_lib
 
 
 def policy_evaluation_by_iteration(m: mdp_lib.TabularMDP, pi: np.ndarray, iters: int = 2000) -> np.ndarray:

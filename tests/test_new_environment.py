@@ -10,11 +10,11 @@ import pytest
 import toy_env
 
 from conftest import frame_figures, players
-from pvnviz import envs
-from pvnviz.cli import main
-from pvnviz.experiment import ExperimentConfig
-from pvnviz.presets import PRESETS
-from pvnviz.run_files import load_result
+from pvnviz.cli.main import main
+from pvnviz.envs import registry as envs
+from pvnviz.runs.files import load_result
+from pvnviz.runs.pipeline import ExperimentConfig
+from pvnviz.runs.presets import PRESETS
 
 SETTINGS = dict(
     env="line",
@@ -63,7 +63,7 @@ def test_an_unregistered_environment_is_refused_by_name(capsys):
 def _results_page(path: str) -> None:
     from pathlib import Path
 
-    from pvnviz.run_files import load_result
+    from pvnviz.runs.files import load_result
     from ui.results import render_results
 
     render_results(load_result(Path(path), "line"), "note")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from pvnviz.policies import PolicyArch, forward_numpy, forward_torch, glorot_params, sampling_policy
+from pvnviz.core.policies import PolicyArch, forward_numpy, forward_torch, glorot_params, sampling_policy
 
 ARCHS = [PolicyArch(4, 2, (30,), True), PolicyArch(4, 2, (), True), PolicyArch(8, 2, (30, 16), False)]
 

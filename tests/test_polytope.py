@@ -5,9 +5,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pvnviz import mdp as mdp_lib
-from pvnviz.configs import ConfigError
-from pvnviz.polytope import PolytopeConfig, exact_view, learned_view, run_polytope, train_polytope_pvn, training_key
+from pvnviz.core.configs import ConfigError
+from pvnviz.polytope import mdp as mdp_lib
+from pvnviz.polytope.experiment import (
+    PolytopeConfig,
+    exact_view,
+    learned_view,
+    run_polytope,
+    train_polytope_pvn,
+    training_key,
+)
 
 PAPER_SEED = 4  # the app's default seed
 

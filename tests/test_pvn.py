@@ -5,10 +5,10 @@ import pytest
 import torch
 from scipy.stats import entropy
 
-from pvnviz.fingerprint import Fingerprint, initial_probes
-from pvnviz.histogram import ReturnBins
-from pvnviz.policies import PolicyArch, forward_numpy, glorot_params
-from pvnviz.pvn import PVN, kl_loss, train_pvn
+from pvnviz.core.fingerprint import Fingerprint, initial_probes
+from pvnviz.core.histogram import ReturnBins
+from pvnviz.core.policies import PolicyArch, forward_numpy, glorot_params
+from pvnviz.core.pvn import PVN, kl_loss, train_pvn
 
 ARCH = PolicyArch(4, 2, (30,), True)
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import ray
 
-from pvnviz.collect import Plan, collect, collect_chunk
-from pvnviz.collect_ray import RayExecutor, connect
-from pvnviz.dataset import PolicyDataset
-from pvnviz.policies import PolicyArch
-from pvnviz.runs import chunks_dir, staging_dir
+from pvnviz.core.policies import PolicyArch
+from pvnviz.runs.collect_ray import RayExecutor, connect
+from pvnviz.runs.collection import Plan, collect, collect_chunk
+from pvnviz.runs.dataset import PolicyDataset
+from pvnviz.runs.store import chunks_dir, staging_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANS = {
@@ -117,10 +117,10 @@ def test_cli_ray_backend_writes_the_local_dataset_and_leaves_no_ray_behind(clust
     assert not wait_until_gone(ray_daemons() - before), "the CLI left Ray daemons running"
     assert not staging_dir(out).exists() and not chunks_dir(out).exists()
 
-    from pvnviz.configs import apply_overrides
-    from pvnviz.experiment import collect as collect_stage
-    from pvnviz.presets import PRESETS
-    from pvnviz.run_files import load_result
+    from pvnviz.core.configs import apply_overrides
+    from pvnviz.runs.files import load_result
+    from pvnviz.runs.pipeline import collect as collect_stage
+    from pvnviz.runs.presets import PRESETS
 
     expected = collect_stage(apply_overrides(PRESETS["swimmer"]["paper"](), overrides), 5)
     saved = PolicyDataset.load(out / "dataset.npz")

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pvnviz.dataset import PolicyDataset
+from pvnviz.runs.dataset import PolicyDataset
 
 ROOT = Path(__file__).resolve().parents[1]
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -177,9 +177,9 @@ def test_the_readme_cluster_collects_the_local_dataset_on_the_second_node(cluste
 
 LIVE_DRIVER = """
 import json, time
-from pvnviz.experiment import ExperimentConfig
-from pvnviz.jobqueue import JobQueue
-from pvnviz.backend import make_backend
+from pvnviz.runs.pipeline import ExperimentConfig
+from pvnviz.workers.jobqueue import JobQueue
+from pvnviz.workers.backend import make_backend
 config = ExperimentConfig(num_policies=12, num_episodes=4, horizon=50, train_steps=20, ascent_steps=2,
                           num_starts=1, eval_episodes=2, fresh_episodes=2)
 results = {}
@@ -196,7 +196,7 @@ print(json.dumps({"state": view.state, "error": view.error, "backend": queue.bac
 @pytest.mark.slow
 @pytest.mark.ray_cluster
 def test_a_live_run_goes_to_the_cluster_named_by_pvn_ray_address(cluster, tmp_path):
-    from pvnviz.experiment import ExperimentConfig, run_experiment
+    from pvnviz.runs.pipeline import ExperimentConfig, run_experiment
 
     env = machine_env(tmp_path / "server-home", RAY_AUTH_TOKEN=cluster.token, PVN_RAY_ADDRESS=cluster.address)
     env["PYTHONPATH"] = str(ROOT)
@@ -247,7 +247,7 @@ print(loader.get_raw_token(ignore_auth_mode=True) if loader.has_token(ignore_aut
 )
 def test_find_token_picks_the_token_ray_itself_loads(tmp_path, sources):
     """Ray's own C++ token loader, in a child process, is the reference for the order and the trimming."""
-    from pvnviz.ray_cluster import find_token
+    from pvnviz.workers.ray_cluster import find_token
 
     extra = {}
     if "home" in sources:

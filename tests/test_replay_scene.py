@@ -1,4 +1,6 @@
-"""Replays (Section 5, before and after ascent) are the environment's: ``EnvSpec.replay`` -> ``pvnviz.scene.Replay``.
+"""Replays (Section 5, before and after ascent) are the environment's.
+
+``EnvSpec.replay`` returns a ``pvnviz.envs.scene.Replay``.
 
 References: gymnasium's own CartPole-v1 and Swimmer-v5, stepped with the replay's actions from its start state,
 give the states; the pole tip and the capsule end points are computed here from those states (CartPole's
@@ -14,13 +16,14 @@ import numpy as np
 import pytest
 import toy_env
 
-from pvnviz import cartpole, envs, swimmer
-from pvnviz.envs import get_env
+from pvnviz.core.policies import PolicyArch
+from pvnviz.envs import cartpole, swimmer
+from pvnviz.envs import registry as envs
+from pvnviz.envs.registry import get_env
+from pvnviz.envs.replay import shared_start_episodes
+from pvnviz.envs.scene import Panel, Part, Replay
 from pvnviz.figures import gif, theme
 from pvnviz.figures.replay import replay_figure, replay_steps
-from pvnviz.policies import PolicyArch
-from pvnviz.replay import shared_start_episodes
-from pvnviz.scene import Panel, Part, Replay
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ["before", "after"]

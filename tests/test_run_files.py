@@ -1,4 +1,4 @@
-"""Saved runs are validated (``pvnviz.run_files``): a run edited by hand and given a fresh manifest.
+"""Saved runs are validated (``pvnviz.runs.files``): a run edited by hand and given a fresh manifest.
 
 Each case changes one file the way a careless or hostile user could, then blesses the folder with a
 new manifest (so the manifest's hashes cannot catch it): opening it must raise one RunError naming
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from pvnviz.cli import main
-from pvnviz.run_files import load_result
-from pvnviz.runs import RunError, write_manifest
+from pvnviz.cli.main import main
+from pvnviz.runs.files import load_result
+from pvnviz.runs.store import RunError, write_manifest
 
 TINY = [
     "--preset", "quick", "--quiet",
@@ -173,7 +173,7 @@ def test_the_case_count():
 
 def test_opening_a_visited_probe_run_never_runs_the_environment(tmp_path, monkeypatch):
     """probe_init=visited samples states by rollouts when training; opening the saved run must not."""
-    import pvnviz.envs as envs
+    import pvnviz.envs.registry as envs
 
     out = tmp_path / "visited"
     assert main(["run", "cartpole", "--out", str(out), *TINY, "--set", "probe_init=visited"]) == 0
@@ -184,7 +184,7 @@ def test_opening_a_visited_probe_run_never_runs_the_environment(tmp_path, monkey
 
     spec = envs.get_env("cartpole")
     monkeypatch.setattr(envs, "get_env", lambda name: dataclasses.replace(spec, visited_states=no_rollouts))
-    import pvnviz.experiment as experiment
+    import pvnviz.runs.pipeline as experiment
 
     monkeypatch.setattr(experiment, "get_env", envs.get_env)
     loaded = load_result(out, "cartpole")

@@ -1,4 +1,4 @@
-"""Run folders as transactions (``pvnviz.runs``): --overwrite, manifests, corruption, SIGKILL mid-run.
+"""Run folders as transactions (``pvnviz.runs.store``): --overwrite, manifests, corruption, SIGKILL mid-run.
 
 The reference for "whole" is independent of the code under test's bookkeeping: a run is whole when
 ``load_result`` opens it, and a folder is "the old run" when every file is byte-identical to a copy
@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pvnviz.cli import main
-from pvnviz.run_files import load_result
-from pvnviz.runs import MANIFEST, RunError, read_run
+from pvnviz.cli.main import main
+from pvnviz.runs.files import load_result
+from pvnviz.runs.store import MANIFEST, RunError, read_run
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [
@@ -210,7 +210,7 @@ def test_sigkill_at_random_points_never_leaves_a_half_run(good_run, tmp_path):
 def test_without_an_atomic_exchange_the_old_run_is_renamed_aside_and_a_crash_between_renames_is_undone(
     tmp_path, monkeypatch
 ):
-    import pvnviz.runs as runs
+    import pvnviz.runs.store as runs
 
     out = tmp_path / "run"
     polytope = ["run", "polytope", "--out", str(out), "--set", "train_steps=50", "--quiet"]

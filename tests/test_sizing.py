@@ -1,4 +1,4 @@
-"""Work sized before it starts (``pvnviz.sizing``) and the CLI's endings (one line, a distinct status).
+"""Work sized before it starts (``pvnviz.runs.sizing``) and the CLI's endings (one line, a distinct status).
 
 References: the estimates are checked against runs' own measured seconds (the shipped runs' summary.json)
 and against tracemalloc's peak of a real rollout; the refusals against the settings the issue found.
@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pvnviz import sizing
-from pvnviz.cli import main
-from pvnviz.configs import ConfigError, from_dict
-from pvnviz.experiment import ExperimentConfig
-from pvnviz.presets import PRESETS
+from pvnviz.cli.main import main
+from pvnviz.core.configs import ConfigError, from_dict
+from pvnviz.runs import sizing
+from pvnviz.runs.pipeline import ExperimentConfig
+from pvnviz.runs.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ["cartpole-paper", "cartpole-quick", "cartpole-beyond", "swimmer-beyond", "swimmer-paper", "swimmer-wide"]
@@ -36,9 +36,9 @@ def test_time_estimate_is_within_a_factor_of_two_of_the_measured_run(name):
 @pytest.mark.parametrize("env", ["cartpole", "swimmer"])
 def test_memory_estimate_of_the_scoring_batch_covers_a_measured_rollout(env):
     """Algorithm 3 scores every kept iterate in one batch: the estimate per episode bounds tracemalloc's peak."""
-    from pvnviz.ascent import evaluate_returns
-    from pvnviz.envs import get_env
-    from pvnviz.policies import PolicyArch, glorot_params
+    from pvnviz.core.ascent import evaluate_returns
+    from pvnviz.core.policies import PolicyArch, glorot_params
+    from pvnviz.envs.registry import get_env
 
     spec = get_env(env)
     arch = PolicyArch(spec.obs_dim, spec.act_dim, (30,), spec.discrete)
@@ -120,7 +120,7 @@ def test_cli_seed_errors_name_the_flag(tmp_path, capsys):
     ],
 )
 def test_cli_failures_end_in_one_line_and_a_distinct_status(error, status, words, tmp_path, capsys, monkeypatch):
-    import pvnviz.experiment as experiment
+    import pvnviz.runs.pipeline as experiment
 
     def fail(*args, **kwargs):
         raise error
@@ -156,7 +156,7 @@ def test_signals_end_the_cli_in_one_line_and_keep_the_earlier_run(sig, status, t
 
 
 def test_polytope_estimate_is_within_a_factor_of_two_of_a_measured_run():
-    from pvnviz.polytope import PolytopeConfig
+    from pvnviz.polytope.experiment import PolytopeConfig
 
     for config in (PolytopeConfig(), PolytopeConfig(train_steps=40000, hidden_size=200)):
         measured = _cpu_seconds_alone(config)
@@ -168,7 +168,7 @@ def _cpu_seconds_alone(config) -> float:
     counts whatever threads earlier tests left running (pools, script runners), which made the check flaky."""
     code = (
         "import json, sys, time\n"
-        "from pvnviz.polytope import PolytopeConfig, run_polytope\n"
+        "from pvnviz.polytope.experiment import PolytopeConfig, run_polytope\n"
         "config = PolytopeConfig(**json.loads(sys.argv[1]))\n"
         "best = float('inf')\n"
         "for _ in range(3):\n"

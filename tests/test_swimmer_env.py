@@ -1,4 +1,4 @@
-"""Tests of pvnviz.swimmer: parity with gymnasium's Swimmer-v5, resets, determinism, validation."""
+"""Tests of pvnviz.envs.swimmer: parity with gymnasium's Swimmer-v5, resets, determinism, validation."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from gym_reference import swimmer as make_gymnasium_swimmer
-from pvnviz import swimmer
 from pvnviz.bench import swimmer as bench_swimmer
 from pvnviz.bench.swimmer import RandomMLPPolicies
-from pvnviz.replay import body_frames
+from pvnviz.envs import swimmer
+from pvnviz.envs.replay import body_frames
 
 TOLERANCE = 1e-6
 HORIZON = 1000

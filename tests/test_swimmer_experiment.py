@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pvnviz.cli import main
-from pvnviz.configs import ConfigError
-from pvnviz.experiment import run_experiment
-from pvnviz.presets import PRESETS
-from pvnviz.run_files import load_result
-from pvnviz.runs import RunError, write_manifest
+from pvnviz.cli.main import main
+from pvnviz.core.configs import ConfigError
+from pvnviz.runs.files import load_result
+from pvnviz.runs.pipeline import run_experiment
+from pvnviz.runs.presets import PRESETS
+from pvnviz.runs.store import RunError, write_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = {"budget-2000x5": ROOT / "data" / "swimmer-paper", "budget-10000x1": ROOT / "data" / "swimmer-wide"}

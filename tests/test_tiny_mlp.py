@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from pvnviz.tiny_mlp import RMSProp, TinyMLP, train_rmsprop
+from pvnviz.polytope.tiny_mlp import RMSProp, TinyMLP, train_rmsprop
 
 
 def torch_copy(net: TinyMLP):

@@ -1,4 +1,4 @@
-"""The local worker pool (pvnviz.workers.LocalPool) for real: results equal the same call in this process,
+"""The local worker pool (pvnviz.workers.pool.LocalPool) for real: results equal the same call in this process,
 Stop within a second with every core busy (cooperative, and by a kill when a worker does not answer), a
 dead worker replaced, failures as one message, and no worker left behind, even when the server is killed."""
 
@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pvnviz.experiment import ExperimentConfig, run_experiment
-from pvnviz.polytope import PolytopeConfig, train_polytope_pvn
-from pvnviz.workers import KILL_AFTER, LocalPool
+from pvnviz.polytope.experiment import PolytopeConfig, train_polytope_pvn
+from pvnviz.runs.pipeline import ExperimentConfig, run_experiment
+from pvnviz.workers.pool import KILL_AFTER, LocalPool
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ExperimentConfig(num_policies=30, num_episodes=3, train_steps=80, ascent_steps=10, eval_episodes=3)
@@ -168,7 +168,7 @@ def test_no_worker_outlives_a_killed_server(tmp_path):
         f"""
         import sys, time
         sys.path.insert(0, {str(ROOT)!r})
-        from pvnviz.workers import LocalPool
+        from pvnviz.workers.pool import LocalPool
         if __name__ == "__main__":
             pool = LocalPool(2, num_quick=1)
             pool.free("run"); pool.free("quick")
@@ -190,7 +190,7 @@ def test_no_worker_outlives_a_killed_server(tmp_path):
 
 
 def test_stop_of_one_job_takes_effect_within_a_second_while_another_runs_and_finishes(pool):
-    from pvnviz.jobqueue import JobQueue
+    from pvnviz.workers.jobqueue import JobQueue
 
     done = {}
     queue = JobQueue(lambda: pool, on_done=lambda job, result: done.__setitem__(job.key, result), grace=600)
@@ -216,7 +216,7 @@ def test_stop_of_one_job_takes_effect_within_a_second_while_another_runs_and_fin
 
 def test_a_worker_starts_whatever_script_the_server_is_running(tmp_path, monkeypatch):
     """Streamlit makes each page script ``__main__`` while it runs; multiprocessing's spawn would run it again
-    in every new worker (this failed in CI). Our workers are ``python -m pvnviz.workers``: they never do."""
+    in every new worker (this failed in CI). Our workers are ``python -m pvnviz.workers.pool``: they never do."""
     import types
 
     page = tmp_path / "page.py"

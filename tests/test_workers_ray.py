@@ -1,4 +1,4 @@
-"""Live runs on Ray (pvnviz.workers_ray.RayPool) on a local Ray: the same results as here, progress from
+"""Live runs on Ray (pvnviz.workers.ray_pool.RayPool) on a local Ray: the same results as here, progress from
 the task, Stop within a second, a failure as one line; and the queue over it."""
 
 import time
@@ -7,16 +7,16 @@ import numpy as np
 import pytest
 from test_workers import LONG, SMALL, drive
 
-from pvnviz.experiment import ExperimentConfig
-from pvnviz.jobqueue import JobQueue
-from pvnviz.polytope import PolytopeConfig, train_polytope_pvn
+from pvnviz.polytope.experiment import PolytopeConfig, train_polytope_pvn
+from pvnviz.runs.pipeline import ExperimentConfig
+from pvnviz.workers.jobqueue import JobQueue
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def pool():
-    from pvnviz.workers_ray import RayPool
+    from pvnviz.workers.ray_pool import RayPool
 
     p = RayPool("local", num_cpus=2)
     yield p

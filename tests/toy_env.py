@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from pvnviz import replay as replays
-from pvnviz.env_spec import EnvSpec, check_rollout_counts
-from pvnviz.scene import Panel, Part, Replay
+from pvnviz.envs import replay as replays
+from pvnviz.envs.scene import Panel, Part, Replay
+from pvnviz.envs.spec import EnvSpec, check_rollout_counts
 
 DT, PUSH = 0.05, 0.1
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from pvnviz import archive
-from pvnviz.configs import ConfigError, from_dict
-from pvnviz.experiment import ExperimentConfig, ExperimentResult, dataset_config
-from pvnviz.jobqueue import JobView
-from pvnviz.run_files import load_result
-from pvnviz.runs import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
-from pvnviz.sizing import check_budget, check_memory, estimate
+from pvnviz.core.configs import ConfigError, from_dict
+from pvnviz.runs import archive
+from pvnviz.runs.files import load_result
+from pvnviz.runs.pipeline import ExperimentConfig, ExperimentResult, dataset_config
+from pvnviz.runs.sizing import check_budget, check_memory, estimate
+from pvnviz.runs.store import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
+from pvnviz.workers.jobqueue import JobView
 from ui import _store, computed, jobs, urlcheck
 from ui.errors import guarded
 from ui.live_chart import live_loss_chart

@@ -1,7 +1,7 @@
 """The server's job queue as the pages see it: Run, wait in line, watch progress, Stop (UI only; no math here).
 
-One ``pvnviz.jobqueue.JobQueue`` per server (``st.cache_resource``) runs every live computation in worker
-processes (``pvnviz.workers``: a local pool, or the Ray cluster at ``$PVN_RAY_ADDRESS``). A session knows
+One ``pvnviz.workers.jobqueue.JobQueue`` per server (``st.cache_resource``) runs every live computation in worker
+processes (``pvnviz.workers.pool``: a local pool, or the Ray cluster at ``$PVN_RAY_ADDRESS``). A session knows
 its jobs by id in ``st.session_state``; its polling fragment's calls keep it counted as waiting, and the
 queue cancels a job once every session waiting on it has stopped or gone. Finished results go into the
 shared result cache (``ui._store``), keyed like the pages look them up, so a page never waits on a worker.
@@ -17,8 +17,8 @@ from typing import Any
 
 import streamlit as st
 
-from pvnviz.backend import make_backend
-from pvnviz.jobqueue import Job, JobQueue, JobView
+from pvnviz.workers.backend import make_backend
+from pvnviz.workers.jobqueue import Job, JobQueue, JobView
 from ui import _store, remember
 
 WAIT_POLL = 0.05  # seconds between two looks at a job a page waits for (``in_worker``)
@@ -49,7 +49,7 @@ def job_queue() -> JobQueue:
     def on_done(job: Job, result: Any) -> None:
         remember(store, job.key, result)
         if job.task == "experiment":  # the dataset too: a later run that changes only later stages reuses it
-            from pvnviz.experiment import dataset_config
+            from pvnviz.runs.pipeline import dataset_config
 
             remember(store, ("dataset", dataset_config(result.config), result.seed), result.dataset)
 

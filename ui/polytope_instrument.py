@@ -29,12 +29,12 @@ import plotly
 import streamlit as st
 from streamlit.components.v2 import component
 
-from pvnviz import mdp as mdp_lib
-from pvnviz.configs import help_text
+from pvnviz.core.configs import help_text
 from pvnviz.figures import polytope as figs
 from pvnviz.figures import polytope_ascent as ascent_figs
 from pvnviz.figures import theme
-from pvnviz.polytope import ExactView, LearnedView, PolytopeConfig, TrainedPolytopePVN
+from pvnviz.polytope import mdp as mdp_lib
+from pvnviz.polytope.experiment import ExactView, LearnedView, PolytopeConfig, TrainedPolytopePVN
 from ui import chart_config
 from ui.browser_player import CSS as PLAYER_CSS
 from ui.components import js_module, plotly_js_url

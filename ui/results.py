@@ -7,12 +7,13 @@ import hashlib
 import numpy as np
 import streamlit as st
 
-from pvnviz import archive, envs
-from pvnviz.envs import get_env
-from pvnviz.experiment import ExperimentResult
+from pvnviz.envs import registry as envs
+from pvnviz.envs.registry import get_env
 from pvnviz.figures import experiment as figs
 from pvnviz.figures import gif
 from pvnviz.figures.replay import replay_steps, replay_variants
+from pvnviz.runs import archive
+from pvnviz.runs.pipeline import ExperimentResult
 from ui import chart, gif_download, jobs, what_to_look_at
 from ui.browser_player import Choice, play
 from ui.settings import FIELDS, _key  # noqa: F401
@@ -369,10 +370,10 @@ def policy_pair(trace, start: int) -> np.ndarray:
 
 
 def render_budget(name: str, text: str, env_title: str, y_range: tuple | None) -> None:
-    """The shipped same-budget comparison ``data/<name>`` (``python -m pvnviz.compare``), with its explanation."""
-    from pvnviz.compare import load_rows
+    """The shipped same-budget comparison ``data/<name>`` (``python -m pvnviz.cli.compare``), with its explanation."""
+    from pvnviz.cli.compare import load_rows
     from pvnviz.figures.beyond import budget_figure
-    from pvnviz.runs import REPO_ROOT
+    from pvnviz.runs.store import REPO_ROOT
 
     st.subheader("The same budget for random search (beyond the paper)")
     try:

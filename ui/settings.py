@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from pvnviz.configs import ConfigError, help_text
-from pvnviz.experiment import ExperimentConfig
-from pvnviz.experiment_config import START_FROM
+from pvnviz.core.configs import ConfigError, help_text
+from pvnviz.runs.config import START_FROM
+from pvnviz.runs.pipeline import ExperimentConfig
 
 # (config field, label, kind, extra widget kwargs); kind: int, float, bool, select, layers
 FIELDS = [

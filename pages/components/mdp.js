@@ -1,7 +1,7 @@
 // Exact 2-state, 2-action MDP math for the polytope page, in the browser (plain ES module, no deps).
 //
-// Implements, for the MDP of Appendix A / Section 6.1 (and any 2x2 MDP), what pvnviz/mdp.py and
-// pvnviz.polytope.exact_view compute in numpy:
+// Implements, for the MDP of Appendix A / Section 6.1 (and any 2x2 MDP), what pvnviz/polytope/mdp.py and
+// pvnviz.polytope.experiment.exact_view compute in numpy:
 //   - Eq. (2), Section 3: J(pi) = d0^T (I - gamma P_pi)^-1 r_pi, with V = (I - gamma P_pi)^-1 r_pi;
 //   - the discounted state weighting d_pi = d0^T (I - gamma P_pi)^-1 and the exact gradient
 //     dJ/dx_s = d_pi(s) (Q(s, a1) - Q(s, a2)) (policy gradient theorem, Eq. 1);

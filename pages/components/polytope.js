@@ -3,7 +3,7 @@
 //
 // Prelude (ui/components.py's js_module): plotly_lib.js (pvnPlotly), controls_lib.js (icons, typed arrays, the
 // playback clock), mdp.js (the exact math: values, J, the gradient field, projected ascent; checked against
-// pvnviz.mdp by tests/test_browser_mdp_js.py), polytope_views.js (the PVN in the browser, what the figures show,
+// pvnviz.polytope.mdp by tests/test_browser_mdp_js.py), polytope_views.js (the PVN in the browser, what the figures show,
 // the figures) and canvas_layer.js (the thousands of points and arrows painted under plotly). This file holds the
 // controls, the ascent's player, the drawing loop and what goes to the server.
 //

@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pvnviz.argtypes import OneLineParser, non_negative_int
+from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 
 BENCHMARKS = ("polytope", "cartpole", "swimmer", "ray", "ui", "load", "redraw", "all")
 

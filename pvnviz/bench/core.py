@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from pvnviz.collect import collect_dataset
-from pvnviz.envs import get_env
-from pvnviz.policies import PolicyArch, forward_numpy
+from pvnviz.core.policies import PolicyArch, forward_numpy
+from pvnviz.envs.registry import get_env
+from pvnviz.runs.collection import collect_dataset
 
 
 def bench_polytope(repeats: int = 5) -> dict:
@@ -27,8 +27,8 @@ def bench_polytope(repeats: int = 5) -> dict:
     """
     import torch
 
-    from pvnviz import mdp as mdp_lib
-    from pvnviz.polytope import PolytopeConfig, exact_view, train_polytope_pvn
+    from pvnviz.polytope import mdp as mdp_lib
+    from pvnviz.polytope.experiment import PolytopeConfig, exact_view, train_polytope_pvn
 
     config = PolytopeConfig()
     exact_view(config)  # warm-up
@@ -50,7 +50,7 @@ def bench_polytope(repeats: int = 5) -> dict:
     start = time.perf_counter()
     train_polytope_pvn(config, 0)
     numpy_seconds = time.perf_counter() - start
-    from pvnviz.tiny_mlp import RMSProp, TinyMLP
+    from pvnviz.polytope.tiny_mlp import RMSProp, TinyMLP
 
     rng = np.random.default_rng(0)  # the unfused NumPy step train_rmsprop replaces: gather, grads, update
     step_net = TinyMLP.init(rng, 2, config.hidden_size, 2)
@@ -149,8 +149,8 @@ def bench_cartpole(
     }
     result["speedup"] = result["ours_steps_per_second"] / result["gymnasium_steps_per_second"]
     if pipeline:
-        from pvnviz.experiment import run_experiment
-        from pvnviz.presets import PRESETS
+        from pvnviz.runs.pipeline import run_experiment
+        from pvnviz.runs.presets import PRESETS
 
         start = time.perf_counter()
         run = run_experiment(PRESETS["cartpole"]["paper"](), seed)

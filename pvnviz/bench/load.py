@@ -27,9 +27,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pvnviz.argtypes import OneLineParser, positive_int
 from pvnviz.bench.browser import IDLE, launch, start_server, stop_server
 from pvnviz.bench.ui import OBSERVER, wait_settled
+from pvnviz.cli.argtypes import OneLineParser, positive_int
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULT = "live run of these settings"
@@ -202,9 +202,9 @@ def report(label: str, r: LoadResult, timeout_s: float) -> str:
 
 def backend_times(make) -> dict[str, float]:
     """Seconds from creating a backend to its first quick task's result, then for 2 Quick CartPole runs at once."""
-    from pvnviz.jobqueue import JobQueue
-    from pvnviz.polytope import PolytopeConfig
-    from pvnviz.presets import PRESETS
+    from pvnviz.polytope.experiment import PolytopeConfig
+    from pvnviz.runs.presets import PRESETS
+    from pvnviz.workers.jobqueue import JobQueue
 
     def wait(queue: JobQueue, ids: list[str]) -> None:
         while any(queue.view(i).active for i in ids):
@@ -224,8 +224,8 @@ def backend_times(make) -> dict[str, float]:
 
 
 def compare_backends() -> None:
-    from pvnviz.workers import LocalPool
-    from pvnviz.workers_ray import RayPool
+    from pvnviz.workers.pool import LocalPool
+    from pvnviz.workers.ray_pool import RayPool
 
     for label, make in (("local process pool", LocalPool), ("local Ray", lambda: RayPool("local"))):
         times = backend_times(make)

@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from pvnviz.argtypes import OneLineParser, positive_int
-from pvnviz.collect import LocalExecutor, Plan, collect
-from pvnviz.policies import PolicyArch
+from pvnviz.cli.argtypes import OneLineParser, positive_int
+from pvnviz.core.policies import PolicyArch
+from pvnviz.runs.collection import LocalExecutor, Plan, collect
 
 PAPER_STEPS = 2000 * 500 * 1000  # Appendix B: 2000 policies x 500 returns x 1000 steps
 NODE_CORES = 16
@@ -42,7 +42,7 @@ def bench_ray(num_policies: int = 16, num_episodes: int = 50, horizon: int = 200
     """Env-steps/s locally and on Ray with 1 and 2 workers; Ray's seconds of overhead per chunk."""
     import ray
 
-    from pvnviz.collect_ray import RayExecutor, connect
+    from pvnviz.runs.collect_ray import RayExecutor, connect
 
     arch = PolicyArch(8, 2, (30,), False)
     plan = Plan("swimmer", arch, num_policies, num_episodes, horizon, entropy=0, chunk_policies=chunk_policies)

@@ -21,8 +21,8 @@ import math
 import statistics
 from pathlib import Path
 
-from pvnviz.argtypes import OneLineParser, positive_int
 from pvnviz.bench.browser import IDLE, launch, start_server, stop_server
+from pvnviz.cli.argtypes import OneLineParser, positive_int
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = "scripts/bench/redraw_app.py"

@@ -1,6 +1,6 @@
-"""Benchmark ``python -m pvnviz.bench swimmer``: the batched Swimmer collector of Section 6.3 (``pvnviz.swimmer``).
+"""Benchmark ``python -m pvnviz.bench swimmer``: the batched Swimmer collector of Section 6.3 (``pvnviz.envs.swimmer``).
 
-Measures environment steps per second of :func:`pvnviz.swimmer.rollout_returns`
+Measures environment steps per second of :func:`pvnviz.envs.swimmer.rollout_returns`
 on random MLP policies (8 -> 30 -> 2, tanh hidden and output, Glorot-uniform
 weights, zero biases, evaluated for all K x B episodes at once with batched
 matmuls), and compares it, in the same process, with
@@ -12,7 +12,7 @@ matmuls), and compares it, in the same process, with
 
 The ``mujoco.rollout`` engine lives here too, kept for comparison (``--engine rollout``): one
 ``rollout.Rollout`` call per environment step restarts the constraint solver's warm start, so it is
-bit-identical to gymnasium only until a rotor reaches its joint limit (see ``pvnviz.swimmer``).
+bit-identical to gymnasium only until a rotor reaches its joint limit (see ``pvnviz.envs.swimmer``).
 
 ``python -m pvnviz.bench swimmer [--num-policies K] [--num-episodes B] [--horizon T]``
 prints a report (``main``); :func:`bench_swimmer` returns the numbers as a dict.
@@ -29,10 +29,10 @@ import mujoco
 import numpy as np
 from mujoco import rollout as mj_rollout
 
-from pvnviz import swimmer
-from pvnviz.argtypes import OneLineParser, non_negative_int, positive_int
-from pvnviz.env_spec import check_rollout_counts
-from pvnviz.policies import PolicyArch, forward_numpy, glorot_params
+from pvnviz.cli.argtypes import OneLineParser, non_negative_int, positive_int
+from pvnviz.core.policies import PolicyArch, forward_numpy, glorot_params
+from pvnviz.envs import swimmer
+from pvnviz.envs.spec import check_rollout_counts
 
 HIDDEN_SIZE = 30
 GOAL_FRACTION_OF_PHYSICS_LIMIT = 0.7  # printed next to the measurement
@@ -87,7 +87,7 @@ def simulate(
     nthread: int | None = None,
     profile: dict[str, float] | None = None,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """``pvnviz.swimmer.simulate`` on ``engine`` ("batch": the collector's; "rollout": for comparison).
+    """``pvnviz.envs.swimmer.simulate`` on ``engine`` ("batch": the collector's; "rollout": for comparison).
 
     Returns (returns (K, B), records flat over episodes). A ``profile`` dict receives the seconds
     spent in the "policy", the "physics" and the rest of the loop ("other").
@@ -180,7 +180,7 @@ def physics_limit_steps_per_second(
 
 @dataclass
 class RandomMLPPolicies:
-    """K Glorot MLP policies 8 -> 30 -> 2 from ``pvnviz.policies``, batched and one at a time."""
+    """K Glorot MLP policies 8 -> 30 -> 2 from ``pvnviz.core.policies``, batched and one at a time."""
 
     arch: PolicyArch
     params: np.ndarray  # (K, P)

@@ -23,8 +23,8 @@ import statistics
 import time
 from pathlib import Path
 
-from pvnviz.argtypes import OneLineParser, positive_int
 from pvnviz.bench.browser import IDLE, launch, start_server, stop_server
+from pvnviz.cli.argtypes import OneLineParser, positive_int
 
 ROOT = Path(__file__).resolve().parents[2]
 # page -> (URL path, plotly charts drawn at least, goal in seconds)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from pvnviz.ascent import AscentTrace
+from pvnviz.core.ascent import AscentTrace
 from pvnviz.figures.theme import BASELINE, EXACT, LEARNED, START, TEST, style
 
 
@@ -90,7 +90,7 @@ def budget_figure(
 ) -> go.Figure:
     """Fresh-episode return of each method's final policy against the environment steps it spent.
 
-    ``rows`` are ``pvnviz.compare.compare`` rows: method, seed, env_steps, fresh_mean. ``y_range`` None: fit.
+    ``rows`` are ``pvnviz.cli.compare.compare`` rows: method, seed, env_steps, fresh_mean. ``y_range`` None: fit.
     """
     fig = go.Figure()
     for method in dict.fromkeys(r["method"] for r in rows):

@@ -9,14 +9,14 @@ import plotly.graph_objects as go
 import plotly.io
 from plotly.subplots import make_subplots
 
-from pvnviz.ascent import AscentTrace
-from pvnviz.dataset import PolicyDataset
-from pvnviz.env_spec import EnvSpec
-from pvnviz.experiment import Split
+from pvnviz.core.ascent import AscentTrace
+from pvnviz.core.histogram import ReturnBins
+from pvnviz.core.pvn import TrainedPVN
+from pvnviz.envs.spec import EnvSpec
 from pvnviz.figures import theme
 from pvnviz.figures.frames import changes_animation
-from pvnviz.histogram import ReturnBins
-from pvnviz.pvn import TrainedPVN
+from pvnviz.runs.dataset import PolicyDataset
+from pvnviz.runs.pipeline import Split
 
 MODE_COLOR = {"fingerprint": theme.FINGERPRINT, "flattened": theme.FLATTENED}
 PROBES_TITLE = "Probing states through training"

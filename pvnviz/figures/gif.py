@@ -15,8 +15,8 @@ import imageio.v3 as iio
 import numpy as np
 from PIL import Image, ImageDraw
 
+from pvnviz.envs.scene import Part, Replay
 from pvnviz.figures import theme
-from pvnviz.scene import Part, Replay
 
 BACKGROUND = "white"
 INK = "#333333"
@@ -149,7 +149,7 @@ def probes_gif(trained, dims: tuple[int, int], labels: Sequence[str] = ("", ""))
 
 
 def replay_gif(replay: Replay, labels: Sequence[str]) -> bytes:
-    """Any environment's replay (``pvnviz.scene.Replay``), one panel per policy titled ``labels``, side by side or
+    """Any environment's replay (``pvnviz.envs.scene.Replay``), one panel per policy titled ``labels``, side by side or
     stacked as its layout says; a finished episode holds its last frame."""
     columns, n = replay.layout == "columns", len(replay.panels)
     limits = []
@@ -178,7 +178,7 @@ def replay_gif(replay: Replay, labels: Sequence[str]) -> bytes:
 
 
 def _draw_part(box: Panel, part: Part, t: int) -> None:
-    """One part at time step t, styled by its role (``pvnviz.scene.ROLES``) as ``figures.replay`` styles it."""
+    """One part at time step t, styled by its role (``pvnviz.envs.scene.ROLES``) as ``figures.replay`` styles it."""
     points = part.points[0, : t + 1] if part.role == "trail" else part.at(t)  # a trail grows with the episode
     xs, ys = points[:, 0], points[:, 1]
     if part.role == "body":

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from pvnviz.figures import theme
-from pvnviz.polytope import AscentPath, ExactView, LearnedView, TrainedPolytopePVN
+from pvnviz.polytope.experiment import AscentPath, ExactView, LearnedView, TrainedPolytopePVN
 
 POLICY_AXIS = dict(range=[-0.03, 1.03], constrain="domain")
 START_PICKER = "click to start here"

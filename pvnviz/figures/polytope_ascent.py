@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from pvnviz.figures import theme
 from pvnviz.figures.polytope import _quiver, arrow_scale, polytope_outline
-from pvnviz.polytope import ExactView, LearnedView
+from pvnviz.polytope.experiment import ExactView, LearnedView
 
 
 def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Figure:

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from pvnviz.figures import theme
 from pvnviz.figures.polytope import polytope_outline
-from pvnviz.polytope import ExactView, LearnedView, TrainedPolytopePVN
+from pvnviz.polytope.experiment import ExactView, LearnedView, TrainedPolytopePVN
 
 
 def polytope_loss_figure(trained: TrainedPolytopePVN) -> go.Figure:

@@ -1,6 +1,6 @@
 """What a policy does before and after the ascent (Section 5): any environment's replay, one panel per policy.
 
-A pure figure builder over a ``pvnviz.scene.Replay`` (made by the environment's ``EnvSpec.replay``): it draws
+A pure figure builder over a ``pvnviz.envs.scene.Replay`` (made by the environment's ``EnvSpec.replay``): it draws
 each part by its style role and knows no environment. ``frame=t`` draws time step t for the app's player,
 ``frame=None`` a plotly animation for export.
 """
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from pvnviz.envs.scene import STATIC_ROLES, Part, Replay
 from pvnviz.figures import theme
-from pvnviz.scene import STATIC_ROLES, Part, Replay
 
 ORANGE, DARK, GREY = "#c8781e", "#333", "#888"
 
@@ -24,7 +24,7 @@ def replay_steps(replay: Replay) -> list[int]:
 
 
 def _trace(part: Part, t: int, step: int, label: str) -> go.Scatter:
-    """One part at time step t as a scatter trace, styled by its role (``pvnviz.scene.ROLES``)."""
+    """One part at time step t as a scatter trace, styled by its role (``pvnviz.envs.scene.ROLES``)."""
     points = part.at(t)
     style: dict = dict(x=points[:, 0], y=points[:, 1], showlegend=False, hoverinfo="skip")
     if part.role == "track":

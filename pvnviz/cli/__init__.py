@@ -1,0 +1,1 @@
+"""``python -m pvnviz``: the headless runs of Section 6 at paper scale."""

@@ -1,0 +1,180 @@
+"""The same environment-step budget for random search and for the PVN (issue 9, item 4).
+
+``python -m pvnviz.cli.compare [--env cartpole|swimmer] --seed S`` runs the PVN's zero-shot preset
+(CartPole ``paper``, Swimmer ``budget-10000x1``) and its ``beyond`` preset on one dataset (dataset +
+Algorithm 3's checks), ARS V1-t and V2-t (Mania et al., 2018; ``SETTINGS``, untuned) with the larger
+of the two PVN budgets, and best-of-random-policies (the best policy of the dataset, no limit). Every
+final policy is re-measured on fresh episodes from a stream no method used. Prints one JSON line per
+method; ``data/cartpole-budget.jsonl`` (seeds 10-14) and ``data/swimmer-budget.jsonl`` hold the shipped
+comparisons, drawn on the pages by ``load_rows`` and ``pvnviz.figures.beyond.budget_figure``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pvnviz.cli.collect import saved_dataset
+from pvnviz.core.ars import EnvObjective, ars
+from pvnviz.core.ascent import evaluate_returns
+from pvnviz.core.configs import ConfigError
+from pvnviz.core.policies import glorot_params
+from pvnviz.envs.registry import get_env
+from pvnviz.runs.dataset import PolicyDataset
+from pvnviz.runs.pipeline import _rng, dataset_config, run_experiment
+from pvnviz.runs.presets import PRESETS
+from pvnviz.runs.store import RunError
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One environment's comparison: the two PVN presets and ARS's hyperparameters (Mania et al. 2018)."""
+
+    zero_shot: str  # the PVN preset without rounds
+    beyond: str  # the PVN preset with this project's additions
+    directions: int  # ARS: N directions per iteration
+    top: int  # ARS: b best directions used
+    step_size: float  # ARS: alpha
+    noise: float  # ARS: nu
+    fresh_episodes: int  # re-measurement of every final policy
+
+
+SETTINGS = {
+    # CartPole: ARS untuned (64 directions, top 32); 100 fresh episodes as the PVN runs use.
+    "cartpole": Setting("paper", "beyond", 64, 32, 0.02, 0.03, 100),
+    # Swimmer: Mania et al.'s Swimmer step and noise (0.02, 0.01), 8 directions (top 4) so that one
+    # iteration is a batch of 16 episodes; 10 fresh episodes as the PVN runs use.
+    "swimmer": Setting("budget-10000x1", "beyond", 8, 4, 0.02, 0.01, 10),
+}
+
+
+def compare(seed: int, env_name: str = "cartpole", dataset: PolicyDataset | None = None) -> list[dict]:
+    """One JSON row per method: its environment steps and the fresh return of its final policies.
+
+    ``dataset``: the two PVN presets' dataset (``collect`` of either, they share it), to skip collecting it.
+    """
+    setting = SETTINGS[env_name]
+    rows = []
+    env = get_env(env_name)
+    budget = 0
+    names = (setting.zero_shot, setting.beyond)
+    presets = {name: dataclasses.replace(PRESETS[env_name][name](), inputs=("fingerprint",)) for name in names}
+    zero_shot, beyond = presets.values()
+    assert dataset_config(zero_shot) == dataset_config(beyond), "the two PVN presets must share their dataset"
+    for preset, config in presets.items():
+        result = run_experiment(config, seed, dataset=dataset)
+        dataset = result.dataset
+        s = result.summary()
+        f = s["inputs"]["fingerprint"]
+        spent = s["dataset_env_steps"] + f["check_env_steps"] + f["explore_env_steps"]
+        budget = max(budget, spent)
+        rows.append(
+            dict(
+                method=f"PVN {preset}",
+                env=env_name,
+                seed=seed,
+                env_steps=spent,
+                fresh_mean=f["fresh_mean_return"],
+                fresh_best=max(f["fresh_return_per_start"]),
+            )
+        )
+        if preset == setting.zero_shot:
+            best = dataset.params[np.argmax(dataset.mean_returns)][None]
+            fresh = evaluate_returns(
+                env, config.arch(), best, setting.fresh_episodes, config.horizon, _rng(seed, "fresh")
+            )
+            rows.append(
+                dict(
+                    method="best of random policies",
+                    env=env_name,
+                    seed=seed,
+                    env_steps=s["dataset_env_steps"],
+                    fresh_mean=float(fresh[0]),
+                    fresh_best=float(fresh[0]),
+                )
+            )
+    arch, horizon = beyond.arch(), beyond.horizon
+    for version, normalise in (("ARS V1-t", False), ("ARS V2-t", True)):
+        rng = np.random.default_rng([seed, 100, int(normalise)])
+        objective = EnvObjective(env, arch, 1, horizon, rng, normalise)
+        theta0 = glorot_params(arch, 1, rng)[0]
+        result = ars(
+            objective, theta0, 10**6, setting.directions, setting.top, setting.step_size, setting.noise, rng, budget
+        )
+        final = objective.policy(result.theta[None], update=False) if normalise else None
+        fresh_rng = _rng(seed, "fresh")
+        if final is None:
+            fresh = evaluate_returns(env, arch, result.theta[None], setting.fresh_episodes, horizon, fresh_rng)[0]
+        else:
+            fresh = float(
+                env.rollout_returns(
+                    final, num_policies=1, num_episodes=setting.fresh_episodes, horizon=horizon, rng=fresh_rng
+                ).mean()
+            )
+        rows.append(
+            dict(
+                method=version,
+                env=env_name,
+                seed=seed,
+                env_steps=int(result.env_steps[-1]),
+                fresh_mean=float(fresh),
+                fresh_best=float(fresh),
+            )
+        )
+    return rows
+
+
+def load_rows(path: str | Path) -> list[dict]:
+    """The rows of a saved comparison (one JSON object per line); ValueError naming the line if one is not a row."""
+    rows = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            rows.append({"method": str(row["method"]), "seed": int(row["seed"]), "env_steps": int(row["env_steps"]),
+                         "fresh_mean": float(row["fresh_mean"])})  # fmt: skip
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(f"{Path(path).name}, line {number}: not a comparison row.") from None
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, nargs="+", default=[0])
+    parser.add_argument("--env", choices=sorted(SETTINGS), default="cartpole", help="environment (default cartpole)")
+    parser.add_argument(
+        "--dataset-from",
+        nargs="*",
+        default=[],
+        help="one saved run per seed (e.g. a budget-10000x1 run) whose dataset.npz the PVN presets use",
+    )
+    parser.add_argument("--html", help="also write the chart (returns against env steps) to this HTML file")
+    args = parser.parse_args()
+    rows = []
+    if args.dataset_from and len(args.dataset_from) != len(args.seed):
+        parser.error("--dataset-from needs one run per --seed")
+    for i, seed in enumerate(args.seed):
+        dataset = None
+        if args.dataset_from:  # checked as `run --dataset-from` checks it: same seed and dataset settings
+            zero_shot = PRESETS[args.env][SETTINGS[args.env].zero_shot]()
+            try:
+                dataset = saved_dataset(args.dataset_from[i], args.env, seed, zero_shot)
+            except (ConfigError, RunError, ValueError) as err:
+                parser.error(f"--dataset-from {args.dataset_from[i]}: {err}")
+        for row in compare(seed, args.env, dataset):
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    if args.html:
+        from pvnviz.figures.beyond import budget_figure
+
+        budget_figure(rows).write_html(args.html)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""Zero-shot gradient ascent through a trained PVN (Section 5, Algorithm 3).
+
+A starting policies (flat parameters (A, P)) ascend J_hat together as one batch with
+Adam; the PVN is frozen. Every ``eval_every`` steps the iterates are kept, and at the
+end all kept iterates are scored by Monte Carlo in one batched rollout of
+(E * A) policies x ``eval_episodes`` episodes. Algorithm 3's result for each start is
+the best true return seen along its path, and the parameters that reached it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from pvnviz.core.policies import PolicyArch, sampling_policy
+from pvnviz.core.progress import ProgressFn, no_progress
+from pvnviz.core.pvn import PVN
+from pvnviz.envs.spec import EnvSpec
+
+
+@dataclass(frozen=True)
+class AscentTrace:
+    """One ascent of A starts through one PVN."""
+
+    input_mode: str
+    eval_steps: np.ndarray  # (E,) steps at which the iterates were scored
+    true_returns: np.ndarray  # (E, A) Monte Carlo mean return of each start's iterate
+    predicted: np.ndarray  # (T + 1, A) J_hat of every iterate
+    params: np.ndarray  # (E, A, P) the scored iterates
+    seconds: float
+    fresh_returns: np.ndarray | None = None  # (A,) the chosen iterates re-measured on fresh episodes, or None
+    disagreement: np.ndarray | None = None  # (T + 1, A) an ensemble's spread (std of J_hat) along each path
+    start_counts: bool = False  # the start (index 0) may be chosen: a measured policy of the dataset, not a random one
+    explore_env_steps: int = 0  # env steps of the active rounds' perturbations (pvnviz.core.rounds), beyond the checks
+
+    @property
+    def selection_bias(self) -> np.ndarray | None:
+        """Per start, the selection estimate minus the fresh re-measurement (A,), or None without one."""
+        return None if self.fresh_returns is None else self.best_returns - self.fresh_returns
+
+    @property
+    def best_index(self) -> np.ndarray:
+        """Per start, the scored iterate with the highest true return (A,).
+
+        As in Algorithm 3, only iterates after an update count; the untouched start
+        (index 0) is used only when no step was taken, or when ``start_counts`` (a start taken
+        from the dataset is a candidate answer itself: the ascent must beat it to replace it).
+        """
+        if len(self.true_returns) == 1:
+            return np.zeros(self.true_returns.shape[1], dtype=int)
+        if self.start_counts:
+            return np.argmax(self.true_returns, axis=0)
+        return 1 + np.argmax(self.true_returns[1:], axis=0)
+
+    @property
+    def best_returns(self) -> np.ndarray:
+        """Algorithm 3's result per start: the best true return seen along the ascent (A,)."""
+        return self.true_returns[self.best_index, np.arange(self.true_returns.shape[1])]
+
+    @property
+    def best_params(self) -> np.ndarray:
+        return self.params[self.best_index, np.arange(self.params.shape[1])]
+
+    @property
+    def final_returns(self) -> np.ndarray:
+        return self.true_returns[-1]
+
+
+def remeasure(
+    trace: AscentTrace,
+    env: EnvSpec,
+    arch: PolicyArch,
+    num_episodes: int,
+    horizon: int,
+    rng: np.random.Generator,
+    on_progress: ProgressFn = no_progress,
+) -> AscentTrace:
+    """Honest Algorithm 3: re-measure each start's chosen iterate on fresh episodes.
+
+    The best iterate is chosen on its Monte Carlo estimate, so that estimate is biased
+    upwards (the maximum of noisy estimates). ``rng`` must be a stream that played no part
+    in the choice; the fresh mean returns are stored as ``fresh_returns``.
+    """
+    fresh = evaluate_returns(env, arch, trace.best_params, num_episodes, horizon, rng, on_progress)
+    return dataclasses.replace(trace, fresh_returns=fresh)
+
+
+def evaluate_returns(
+    env: EnvSpec,
+    arch: PolicyArch,
+    params: np.ndarray,
+    num_episodes: int,
+    horizon: int,
+    rng: np.random.Generator,
+    on_progress: ProgressFn = no_progress,
+) -> np.ndarray:
+    """Monte Carlo mean undiscounted return of each policy (K, P) -> (K,)."""
+    policy_fn = sampling_policy(arch, params, rng)
+    returns = env.rollout_returns(
+        policy_fn,
+        num_policies=len(params),
+        num_episodes=num_episodes,
+        horizon=horizon,
+        rng=rng,
+        on_progress=on_progress,
+    )
+    return returns.mean(axis=1)
+
+
+def check_steps(steps: int, eval_every: int, early: tuple[int, ...] = ()) -> list[int]:
+    """The ascent steps whose iterates Algorithm 3 scores: every ``eval_every``-th, the last, and ``early`` ones."""
+    return sorted({*range(0, steps + 1, eval_every), steps, *(e for e in early if 0 < e < steps)})
+
+
+def ascend(
+    model: PVN,
+    env: EnvSpec,
+    *,
+    starts: np.ndarray,
+    steps: int,
+    learning_rate: float,
+    eval_every: int,
+    eval_episodes: int,
+    horizon: int,
+    rng: np.random.Generator,
+    on_progress: ProgressFn = no_progress,
+    early_checks: tuple[int, ...] = (),
+) -> AscentTrace:
+    """Algorithm 3 for all starts at once: Adam on -sum(J_hat), scored every ``eval_every`` steps.
+
+    ``early_checks``: further steps to score (``check_steps``), e.g. close to the start, where an
+    ascent through an imperfect PVN can leave a good policy's neighbourhood within a few steps.
+
+    ``model`` is a PVN or a ``pvnviz.core.ensemble.PVNEnsemble``; an ensemble's objective is its
+    pessimistic J_hat, and its spread along every path is recorded as ``disagreement``.
+    """
+    if eval_every < 1:
+        raise ValueError("eval_every must be at least 1.")
+    start_time = time.perf_counter()
+    trainable = [p.requires_grad for p in model.parameters()]
+    for p in model.parameters():
+        p.requires_grad_(False)  # the PVN is frozen during ascent
+    theta = torch.tensor(starts, dtype=torch.float32, requires_grad=True)
+    optimizer = torch.optim.Adam([theta], lr=learning_rate)
+    predicted = np.empty((steps + 1, len(starts)))
+    spread_fn = getattr(model, "spread", None)
+    spreads = np.empty((steps + 1, len(starts))) if spread_fn is not None else None
+    kept_steps, kept, scored = [], [], set(check_steps(steps, eval_every, early_checks))
+    for step in range(steps + 1):
+        j_hat = model.expected_return(theta)
+        predicted[step] = j_hat.detach().numpy()
+        if spreads is not None:
+            with torch.no_grad():
+                spreads[step] = spread_fn(theta).numpy()
+        if step in scored:
+            kept_steps.append(step)
+            kept.append(theta.detach().numpy().copy())
+        if step == steps:
+            break
+        optimizer.zero_grad(set_to_none=True)
+        (-j_hat.sum()).backward()
+        optimizer.step()
+        if (step + 1) % max(steps // 40, 1) == 0:
+            on_progress(step + 1, steps, f"ascent ({model.input_mode}): mean J_hat {predicted[step].mean():.1f}")
+    kept_params = np.stack(kept)  # (E, A, P)
+    num_kept, num_starts, num_params = kept_params.shape
+    returns = evaluate_returns(
+        env, model.arch, kept_params.reshape(-1, num_params), eval_episodes, horizon, rng, on_progress
+    ).reshape(num_kept, num_starts)
+    for p, flag in zip(model.parameters(), trainable):
+        p.requires_grad_(flag)
+    return AscentTrace(
+        input_mode=model.input_mode,
+        eval_steps=np.array(kept_steps),
+        true_returns=returns,
+        predicted=predicted,
+        params=kept_params,
+        seconds=time.perf_counter() - start_time,
+        disagreement=spreads,
+    )

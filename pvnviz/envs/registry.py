@@ -1,0 +1,63 @@
+"""The registry of the environments of Section 6: their ``EnvSpec`` (``pvnviz.envs.spec``) by name.
+
+The pipeline (datasets, PVNs, ascent) asks ``get_env(name)`` once and then works through the spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pvnviz.envs.spec import EnvSpec
+
+
+def _cartpole() -> EnvSpec:
+    from pvnviz.envs import cartpole
+    return cartpole.env_spec()
+
+
+def _swimmer() -> EnvSpec:
+    from pvnviz.envs import swimmer  # imports MuJoCo: only when asked for
+
+    return swimmer.env_spec()
+
+
+ENVIRONMENTS: dict[str, Callable[[], EnvSpec]] = {"cartpole": _cartpole, "swimmer": _swimmer}
+BUILT_IN = tuple(ENVIRONMENTS)  # every process has these; a worker is given the factory of any other
+_BUILT: dict[str, EnvSpec] = {}
+
+
+def register(name: str, factory: Callable[[], EnvSpec]) -> None:
+    """Add an environment: a module with an ``EnvSpec`` factory, plus presets, is all a new one needs."""
+    ENVIRONMENTS[name] = factory
+    _BUILT.pop(name, None)
+
+
+def get_env(name: str) -> EnvSpec:
+    """The EnvSpec of an environment by name (built once per process)."""
+    if name not in ENVIRONMENTS:
+        raise ValueError(f"unknown environment {name!r}; choose one of: {', '.join(ENVIRONMENTS)}.")
+    if name not in _BUILT:
+        _BUILT[name] = ENVIRONMENTS[name]()
+    return _BUILT[name]
+
+
+def replay_pairs(
+    env: str,
+    arch: Any,
+    pairs: dict[str, np.ndarray],
+    horizon: int,
+    seed: int,
+    factory: Callable[[], EnvSpec] | None = None,
+    on_progress: Callable[[int, int, str], None] | None = None,
+) -> dict:
+    """``EnvSpec.replay`` of every start's (before, after) policy pair, ``pairs[mode]`` (starts, 2, P), in
+    environment ``env``: ``pvnviz.envs.replay.replay_all``, run in a worker (the ``replays`` task). ``factory``
+    registers an environment that the server registered and this process has not."""
+    from pvnviz.envs.replay import replay_all
+
+    if factory is not None and env not in ENVIRONMENTS:
+        register(env, factory)
+    return replay_all(get_env(env).replay, arch, pairs, horizon, seed, on_progress)

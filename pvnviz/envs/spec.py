@@ -1,0 +1,100 @@
+"""What the PVN pipeline needs of an environment (Section 6): the ``EnvSpec`` interface and its checks.
+
+It imports only the leaf ``pvnviz.envs.scene``: the environments (``pvnviz.envs.cartpole``,
+``pvnviz.envs.swimmer``) build their ``EnvSpec`` from it, and ``pvnviz.envs.registry`` is the registry above
+them, so no environment imports the registry.
+An ``EnvSpec`` says what a policy for the environment looks like (observation and action sizes,
+discrete or continuous), how to collect returns for K policies x B episodes in lockstep
+(``rollout_returns``), how to name and bound the state dimensions for the probe-state figures, and what
+a replay of its episodes draws (``replay``, a ``pvnviz.envs.scene.Replay``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from pvnviz.envs.scene import Replay
+
+
+def check_rollout_counts(num_policies: int, num_episodes: int, horizon: int) -> None:
+    """ValueError, saying what to change, unless every count is at least 1."""
+    for name, value, example in (
+        ("horizon", horizon, "e.g. 100 for CartPole, 1000 for Swimmer"),
+        ("num_policies", num_policies, "a positive number of policies"),
+        ("num_episodes", num_episodes, "a positive number of episodes per policy"),
+    ):
+        if int(value) < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}; pass {example}.")
+
+
+class PolicyFunction(Protocol):
+    def __call__(self, observations: np.ndarray, /) -> np.ndarray: ...  # (K, B, obs) -> actions (K, B[, act])
+
+
+class RolloutReturns(Protocol):
+    """Undiscounted returns (K, B) of K policies x B episodes from the environment's reset distribution."""
+
+    def __call__(
+        self,
+        policy_fn: PolicyFunction,
+        /,
+        *,
+        num_policies: int,
+        num_episodes: int,
+        horizon: int,
+        rng: np.random.Generator,
+        on_progress: Callable[[int, int, str], None] | None = None,
+    ) -> np.ndarray: ...
+
+
+class RolloutReturnsFromStates(Protocol):
+    """Undiscounted returns (K, B) from given states (K, B, state); ``nthread`` where the physics has threads."""
+
+    def __call__(
+        self,
+        policy_fn: PolicyFunction,
+        states: np.ndarray,
+        /,
+        *,
+        horizon: int,
+        on_progress: Callable[[int, int, str], None] | None = None,
+        nthread: int | None = None,
+    ) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """What the PVN pipeline needs to know about one environment."""
+
+    name: str
+    obs_dim: int
+    act_dim: int
+    discrete: bool
+    state_labels: tuple[str, ...]
+    state_bounds: tuple[tuple[float, float] | None, ...]  # termination bounds, where there are any
+    rollout_returns: RolloutReturns
+    visited_states: Callable[[np.random.Generator, int], np.ndarray]  # (rng, n) -> (n, obs_dim)
+    reset_states: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]  # (rng, (K, B)) -> (K, B, state)
+    rollout_returns_from_states: RolloutReturnsFromStates
+    observation_space: Any  # gymnasium.spaces.Box of one observation
+    action_space: Any  # gymnasium.spaces.Discrete or Box of one action
+    bounds_label: str  # what state_bounds are, in words, for the probe figures' captions
+    steps_per_second: float  # measured rate of one core (pvnviz.runs.sizing's estimates)
+    bytes_per_episode: int  # memory of one running episode in a batch (pvnviz.runs.sizing)
+    fixed_length: bool  # every episode runs the whole horizon (else: reward 1 per step, a return is its length)
+    # (arch, params (K, P), horizon, seed) -> one episode per policy from one start, to draw (pvnviz.envs.scene);
+    # None: the pages show no replay
+    replay: Callable[[Any, np.ndarray, int, int], Replay] | None = None
+
+    def episode_steps(self, returns: np.ndarray, horizon: int, episodes_per_return: int = 1) -> int:
+        """Environment steps that episodes with these returns took (what Algorithm 1 and 3 spend).
+
+        ``episodes_per_return`` > 1: each entry is the mean return of that many episodes (Algorithm 3's checks).
+        """
+        if self.fixed_length:
+            return int(np.size(returns) * episodes_per_return * horizon)
+        return int(round(float(np.sum(returns)) * episodes_per_return))

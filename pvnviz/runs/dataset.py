@@ -1,0 +1,78 @@
+"""Datasets of random policies and their Monte Carlo returns (Appendix C, Algorithm 1).
+
+K policies are Glorot-initialised (``pvnviz.core.policies``) and each is rolled out B times;
+all K x B episodes advance in lockstep in the batched environment, in chunks
+of policies that do not change the data (``pvnviz.runs.collection.collect_dataset``). The dataset keeps
+the list of returns per policy; a training-set filter (Section 6.2) drops the policies
+whose mean return exceeds a limit, and the dropped ones are kept for the histogram.
+
+Layout: params (K, P) float32, returns (K, B) float32.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pvnviz.core.policies import PolicyArch
+
+
+@dataclass(frozen=True, eq=False)
+class PolicyDataset:
+    """Policies and the returns of their rollouts."""
+
+    env_name: str
+    arch: PolicyArch
+    params: np.ndarray  # (K, P)
+    returns: np.ndarray  # (K, B)
+    horizon: int
+    seconds: float = 0.0
+
+    @property
+    def mean_returns(self) -> np.ndarray:
+        return self.returns.mean(axis=1)
+
+    @property
+    def num_env_steps(self) -> int:
+        """Environment steps spent (each return of an undiscounted, reward-1 task is its length)."""
+        from pvnviz.envs.registry import get_env  # a saved dataset names its environment
+
+        return get_env(self.env_name).episode_steps(self.returns, self.horizon)
+
+    def kept(self, return_limit: float | None) -> np.ndarray:
+        """Mask of policies the training-set filter keeps (mean return <= limit)."""
+        if return_limit is None:
+            return np.ones(len(self.params), dtype=bool)
+        return self.mean_returns <= return_limit
+
+    def save(self, path: str | Path) -> None:
+        np.savez_compressed(
+            path,
+            params=self.params,
+            returns=self.returns,
+            env_name=self.env_name,
+            horizon=self.horizon,
+            seconds=self.seconds,
+            arch=np.array([self.arch.obs_dim, self.arch.act_dim, int(self.arch.discrete), *self.arch.hidden]),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> PolicyDataset:
+        with np.load(path, allow_pickle=False) as data:
+            return cls.from_arrays({key: data[key] for key in data.files})
+
+    @classmethod
+    def from_arrays(cls, data: dict[str, np.ndarray]) -> PolicyDataset:
+        """The dataset from the arrays ``save`` writes (``pvnviz.runs.files`` checks them first)."""
+        a = data["arch"].tolist()
+        arch = PolicyArch(obs_dim=a[0], act_dim=a[1], discrete=bool(a[2]), hidden=tuple(a[3:]))
+        return cls(
+            env_name=str(data["env_name"]),
+            arch=arch,
+            params=data["params"],
+            returns=data["returns"],
+            horizon=int(data["horizon"]),
+            seconds=float(data["seconds"]),
+        )
