@@ -40,4 +40,4 @@ clean:
 	rm -rf $(VENV) .pytest_cache
 
 layout:
-	$(PYTHON) scripts/layout.py
+	$(PYTHON) scripts/layout.py --write

@@ -2,27 +2,15 @@
 
 import streamlit as st
 
-from pvnviz.runs.presets import PRESETS
 from ui import explain, require_navigation
 from ui.experiment import obtain_result, sidebar_config
 from ui.results import render_budget, render_results
 
 require_navigation()
 
-PRESET_NAMES = {
-    "quick": "Quick",
-    "paper": "Paper (MLP [30])",
-    "paper-linear": "Paper (linear)",
-    "beyond": "Beyond zero-shot (MLP [30])",
-    "beyond-linear": "Beyond zero-shot (linear)",
-}
-# Shipped runs (seed 0), made by `python -m pvnviz run cartpole --preset P --seed 0 --out data/cartpole-P`:
+# Shipped runs (seed 0) by preset id, made by `python -m pvnviz run cartpole --preset P --seed 0 --out data/cartpole-P`:
 # the page opens on them at once; other settings train live from the Run button.
-SHIPPED_RUNS = {
-    PRESET_NAMES["paper"]: "data/cartpole-paper",
-    PRESET_NAMES["quick"]: "data/cartpole-quick",
-    PRESET_NAMES["beyond"]: "data/cartpole-beyond",
-}
+SHIPPED_RUNS = {"paper": "data/cartpole-paper", "quick": "data/cartpole-quick", "beyond": "data/cartpole-beyond"}
 
 st.title("CartPole: PVNs, fingerprints and zero-shot ascent")
 st.caption(
@@ -31,9 +19,7 @@ st.caption(
 )
 explain.experiment()
 
-config = sidebar_config(
-    "cartpole", {PRESET_NAMES[k]: v for k, v in PRESETS["cartpole"].items()}, default_preset=PRESET_NAMES["paper"]
-)
+config = sidebar_config("cartpole", default_preset="paper")
 seed = int(st.session_state.get("seed", 0))
 result = obtain_result("cartpole", config, seed, shipped=SHIPPED_RUNS)
 

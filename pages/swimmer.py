@@ -2,43 +2,33 @@
 
 import streamlit as st
 
-from pvnviz.runs.presets import PRESETS
 from ui import explain, require_navigation
 from ui.experiment import obtain_result, sidebar_config
 from ui.results import render_budget, render_results
 
 require_navigation()
 
-PRESET_NAMES = {
-    "budget-10000x1": "10 M steps: 10,000 policies x 1 rollout",
-    "budget-2000x5": "10 M steps: 2000 policies x 5 rollouts",
-    "beyond": "Beyond zero-shot: 10,000 x 1, best-policy starts, 6 active rounds",
-    "paper": "Paper (Appendix B: 2000 x 500 rollouts, 10^9 steps, hours)",
-    "quick": "Quick (live, under a minute)",
-}
 # OpenAI Spinning Up benchmark, Swimmer-v3 at 3M environment steps, PyTorch versions, mean over 10 seeds.
 BASELINES = {"DDPG 143": 143.0, "PPO 117": 117.0, "TD3 91": 91.0, "VPG 52": 52.0, "SAC 43": 43.0}
 BASELINE_STEPS = 3_000_000
-SHIPPED_RUNS = {  # seed 0; the page opens on the beyond run, the zero-shot runs are one preset away
-    PRESET_NAMES["beyond"]: "data/swimmer-beyond",
-    PRESET_NAMES["budget-10000x1"]: "data/swimmer-wide",
-    PRESET_NAMES["budget-2000x5"]: "data/swimmer-paper",
+SHIPPED_RUNS = {  # seed 0, by preset id; the page opens on the beyond run, the zero-shot runs are one preset away
+    "beyond": "data/swimmer-beyond",
+    "budget-10000x1": "data/swimmer-wide",
+    "budget-2000x5": "data/swimmer-paper",
 }
 
 st.title("Swimmer: zero-shot ascent on MuJoCo")
 st.caption(
     "Section 6.3. Gymnasium's Swimmer-v5 on MuJoCo, batched in C: deterministic tanh MLP policies, "
     "undiscounted returns over 1000 steps. The page opens a shipped paper-scale run (`data/swimmer-beyond`: the "
-    "paper's 10 M environment steps on 10,000 policies x 1 rollout; ascents from the dataset's 5 best policies in 6 "
+    "paper's 10 M environment steps on 10,000 policies x 1 rollout; ascents from the dataset's 5 best policies in 10 "
     "active rounds); pick the 10,000 x 1 "
     "preset for the zero-shot ascent on the same dataset, 2000 x 5 for Appendix B's policy count; the Run button "
     "trains the sidebar's settings live."
 )
 explain.experiment()
 
-config = sidebar_config(
-    "swimmer", {PRESET_NAMES[k]: v for k, v in PRESETS["swimmer"].items()}, default_preset=PRESET_NAMES["beyond"]
-)
+config = sidebar_config("swimmer", default_preset="beyond")
 seed = int(st.session_state.get("seed", 0))
 result = obtain_result("swimmer", config, seed, shipped=SHIPPED_RUNS)
 

@@ -1,20 +1,25 @@
 """The house plan: every module's size and its imports within the project, and any import cycle.
 
-    .venv/bin/python scripts/layout.py          # or: make layout
+    .venv/bin/python scripts/layout.py          # prints the plan
+    .venv/bin/python scripts/layout.py --write  # also rewrites docs/architecture.md (make layout)
 
 Imports are read with ``ast`` (module level and inside functions alike: a lazy import is still a
 dependency), for ``pvnviz``, ``ui``, ``pages`` and ``app.py``. Prints modules over the 400-line mark
-and every cycle; exits 1 if there is a cycle.
+and every cycle; exits 1 if there is a cycle. ``--write`` also writes the same plan as a map for
+readers, ``docs/architecture.md``: each package and module with its docstring's first line, its size,
+its layer and its imports (``architecture_markdown``; ``tests/test_docs.py`` checks it is current).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 400
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 
 def module_name(path: Path) -> str:
@@ -50,8 +55,8 @@ def imports(path: Path, modules: dict[str, Path]) -> set[str]:
     return found
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan)."""
+def components(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components (Tarjan): modules that import each other, directly or not, share one."""
     index, low, stack, on_stack, out = {}, {}, [], set(), []
 
     def visit(v: str) -> None:
@@ -72,8 +77,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
                 component.append(w)
                 if w == v:
                     break
-            if len(component) > 1:
-                out.append(sorted(component))
+            out.append(sorted(component))
 
     sys.setrecursionlimit(10_000)
     for v in graph:
@@ -82,7 +86,170 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def main() -> int:
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    return [component for component in components(graph) if len(component) > 1]
+
+
+def package_of(name: str) -> str:
+    """The folder a module belongs to: ``pvnviz.core``, ``ui``, ``pages``; ``pvnviz`` for its top-level files."""
+    parts = name.split(".")
+    if parts[0] == "pvnviz" and len(parts) > 1 and (ROOT / "pvnviz" / parts[1]).is_dir():
+        return ".".join(parts[:2])
+    return parts[0]
+
+
+def layers(graph: dict[str, set[str]]) -> dict[str, int]:
+    """0 for a node that imports nothing in the graph, else one above the highest node it imports.
+
+    Nodes that import each other (one strongly connected component) share a layer, so every node gets one.
+    """
+    group = {v: tuple(component) for component in components(graph) for v in component}
+    layer: dict[tuple[str, ...], int] = {}
+
+    def visit(component: tuple[str, ...]) -> int:
+        if component not in layer:
+            below = {group[w] for v in component for w in graph[v]} - {component}
+            layer[component] = 1 + max((visit(c) for c in below), default=-1)
+        return layer[component]
+
+    return {v: visit(group[v]) for v in graph}
+
+
+def summary_line(path: Path) -> str:
+    """A module's docstring's first paragraph, on one line, reST literals as Markdown code."""
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    text = " ".join(doc.strip().split("\n\n")[0].split())
+    text = re.sub(r":\w+:`([^`]*)`", r"`\1`", text).replace("``", "`")
+    return text.replace("|", "\\|") or "(no docstring)"
+
+
+def package_folder(package: str) -> str:
+    return "app.py" if package == "app" else package.replace(".", "/") + "/"
+
+
+def package_summary(package: str, modules: dict[str, Path]) -> str:
+    if package in modules:  # a package with an __init__.py, or app.py
+        return summary_line(modules[package])
+    return "The app's pages: one thin file each (widgets, a config, a call into `pvnviz`, figures)."
+
+
+class Plan:
+    """The modules, their imports and sizes, grouped into packages, with the layers of both."""
+
+    def __init__(self) -> None:
+        self.modules = project_modules()
+        self.graph = {name: imports(path, self.modules) for name, path in self.modules.items()}
+        self.sizes = {name: len(path.read_text().splitlines()) for name, path in self.modules.items()}
+        self.module_layer = layers(self.graph)
+        self.packages: dict[str, list[str]] = {}
+        for name in self.modules:
+            self.packages.setdefault(package_of(name), []).append(name)
+        self.package_graph = {
+            p: {package_of(d) for n in names for d in self.graph[n]} - {p} for p, names in self.packages.items()
+        }
+        self.package_layer = layers(self.package_graph)
+        self.order = sorted(self.package_graph, key=lambda p: (self.package_layer[p], p))
+
+
+INTRO = """\
+# Architecture
+
+<!-- Generated by `make layout` (scripts/layout.py) from the sources: do not edit by hand. -->
+
+A map of the code, generated from the sources by `make layout` (`scripts/layout.py`), which also
+prints every module's size; `tests/test_docs.py` fails when this page is out of date. The paper's
+method is in `pvnviz/core/`, the environments in `pvnviz/envs/`, a Section 6 run end to end in
+`pvnviz/runs/`; the app is `app.py`, `pages/` and `ui/`. Imports are read with `ast`, lazy ones
+included.
+"""
+
+LAYERS = """\
+## Layers
+
+A module's layer is 0 if it imports nothing from the project, else one more than the highest layer
+it imports: every import points to a lower layer. A package's layer is the same count over the
+packages, leaving out the imports among a package's own modules; packages that import each other
+share a layer.
+
+| package | layer | modules | imports from |
+|---|---|---|---|"""
+
+
+def headline(plan: Plan) -> str:
+    over = sorted(n for n in plan.modules if plan.sizes[n] > LIMIT)
+    found = cycles(plan.graph)
+    long = f"none over {LIMIT} lines"
+    if over:
+        long = f"{len(over)} over {LIMIT} lines ({', '.join(f'`{n}`' for n in over)})"
+    cycle = "no import cycle"
+    if found:
+        cycle = "import cycles among: " + "; ".join(", ".join(f"`{n}`" for n in c) for c in found)
+    return f"{len(plan.modules)} modules; {long}; {cycle}."
+
+
+def package_lines(plan: Plan) -> list[str]:
+    out = [LAYERS]
+    for package in plan.order:
+        names = plan.packages[package]
+        deps = ", ".join(f"`{d}`" for d in sorted(plan.package_graph[package])) or "(nothing)"
+        folder = package_folder(package)
+        out.append(
+            f"| [`{folder}`](#{anchor(folder)}) | {plan.package_layer[package]} | {len(names)} | {deps} |"
+        )
+    out.append("")
+    graph = plan.package_graph
+    mutual = sorted((p, q) for p in graph for q in graph[p] if p < q and p in graph[q])
+    if not mutual:
+        return [*out, "No two packages import each other.", ""]
+    out += ["Packages that import each other (no module cycle among them; the imports across):", ""]
+    for p, q in mutual:
+        across = sorted(
+            f"`{n}` → `{d}`"
+            for n in plan.modules
+            for d in plan.graph[n]
+            if {package_of(n), package_of(d)} == {p, q} and package_of(n) != package_of(d)
+        )
+        out.append(f"- `{p}` and `{q}`: {', '.join(across)}.")
+    return [*out, ""]
+
+
+def module_lines(plan: Plan) -> list[str]:
+    out = ["## Modules", ""]
+    for package in plan.order:
+        out += [f"### {package_folder(package)}", "", package_summary(package, plan.modules), ""]
+        out += ["| module | layer | imports | what it is |", "|---|---|---|---|"]
+        for name in sorted(plan.packages[package], key=lambda n: (plan.module_layer[n], n)):
+            deps = plan.graph[name]
+            inside = sorted(d.removeprefix(package + ".") for d in deps if package_of(d) == package)
+            shown = ", ".join(inside + sorted(d for d in deps if package_of(d) != package))
+            path = plan.modules[name]
+            over = f" (over {LIMIT} lines)" if plan.sizes[name] > LIMIT else ""
+            out.append(
+                f"| `{path.relative_to(ROOT).as_posix()}`{over} | {plan.module_layer[name]} | {shown} | "
+                f"{summary_line(path)} |"
+            )
+        out.append("")
+    return out
+
+
+def architecture_markdown() -> str:
+    """docs/architecture.md: the subpackages, each module's docstring, and the import layering (no line counts,
+    so an edit inside a module does not date the page; ``scripts/layout.py`` prints the sizes)."""
+    plan = Plan()
+    return "\n".join([INTRO, headline(plan), "", *package_lines(plan), *module_lines(plan)])
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv not in ([], ["--write"]):
+        print("usage: scripts/layout.py [--write]", file=sys.stderr)
+        return 2
     modules = project_modules()
     graph = {name: imports(path, modules) for name, path in modules.items()}  # a child importing its package counts
     sizes = {name: len(path.read_text().splitlines()) for name, path in modules.items()}
@@ -92,6 +259,9 @@ def main() -> int:
     over = [n for n in modules if sizes[n] > LIMIT]
     found = cycles(graph)
     print(f"\n{len(modules)} modules, {sum(sizes.values())} lines; {len(over)} over {LIMIT} lines.")
+    if argv == ["--write"]:
+        ARCHITECTURE.write_text(architecture_markdown())
+        print(f"Wrote {ARCHITECTURE.relative_to(ROOT)}.")
     if not found:
         print("No import cycle.")
         return 0

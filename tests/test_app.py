@@ -77,7 +77,7 @@ def test_validation_policies_switch_in_the_browser():
 
 def test_cartpole_page_figures_and_bad_input():
     at = open_page("pages/cartpole.py")
-    at.selectbox(key="cartpole_preset").set_value("Quick").run()
+    at.selectbox(key="cartpole_preset").set_value("quick").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.number_input(key="cartpole_num_policies").value == 300  # the preset filled the controls
     figs = {f["layout"]["title"]["text"]: f for f in figures(at)}

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 import ui.experiment
 import ui.jobs
 from conftest import APP, figures, open_page, players
-from pvnviz.core.progress import Cancelled, cancellable
+from pvnviz.core.progress import Cancelled, Hooks, cancellable
 from pvnviz.envs.scene import Panel, Part, Replay
 from pvnviz.figures import gif
 from pvnviz.runs import archive
@@ -55,7 +55,7 @@ def test_pages_open_on_shipped_runs_without_training(monkeypatch, page, folder):
 def test_cartpole_quick_preset_opens_its_shipped_run(monkeypatch):
     monkeypatch.setattr(ui.jobs, "submit", _no_training)
     at = open_page("pages/cartpole.py")
-    at.selectbox(key="cartpole_preset").set_value("Quick").run()
+    at.selectbox(key="cartpole_preset").set_value("quick").run()
     assert at.number_input(key="cartpole_num_policies").value == QUICK.num_policies
     assert "data/cartpole-quick" in _texts(at)
 
@@ -63,7 +63,7 @@ def test_cartpole_quick_preset_opens_its_shipped_run(monkeypatch):
 def test_cartpole_beyond_preset_opens_its_shipped_run_with_fresh_numbers(monkeypatch):
     monkeypatch.setattr(ui.jobs, "submit", _no_training)
     at = open_page("pages/cartpole.py")
-    at.selectbox(key="cartpole_preset").set_value("Beyond zero-shot (MLP [30])").run()
+    at.selectbox(key="cartpole_preset").set_value("beyond").run()
     assert not at.exception, [e.value for e in at.exception]
     assert "data/cartpole-beyond" in _texts(at)
     fresh = load_result("data/cartpole-beyond", "cartpole").summary()["inputs"]["fingerprint"]["fresh_mean_return"]
@@ -85,8 +85,8 @@ def _open_link(params: dict[str, str], page: str = "pages/cartpole.py") -> AppTe
 
 
 def test_a_preset_link_fills_every_field_with_the_preset():
-    at = _open_link({"seed": "0", "cartpole_preset": "Quick"})
-    assert at.selectbox(key="cartpole_preset").value == "Quick"
+    at = _open_link({"seed": "0", "cartpole_preset": "quick"})
+    assert at.selectbox(key="cartpole_preset").value == "quick"
     for field in FIELDS:
         assert at.number_input(key=f"cartpole_{field}").value == pytest.approx(getattr(QUICK, field)), field
     assert "data/cartpole-quick" in _texts(at)  # and the Quick results are drawn, not the Paper ones
@@ -94,7 +94,7 @@ def test_a_preset_link_fills_every_field_with_the_preset():
 
 
 def test_a_link_with_a_changed_field_keeps_it_on_top_of_the_preset():
-    at = _open_link({"seed": "3", "cartpole_preset": "Quick", "cartpole_train_steps": "700"})
+    at = _open_link({"seed": "3", "cartpole_preset": "quick", "cartpole_train_steps": "700"})
     assert at.session_state["seed"] == 3
     assert at.number_input(key="cartpole_train_steps").value == 700
     assert at.number_input(key="cartpole_num_policies").value == QUICK.num_policies
@@ -103,13 +103,13 @@ def test_a_link_with_a_changed_field_keeps_it_on_top_of_the_preset():
 
 def test_reset_to_the_paper_restores_preset_fields_and_seed():
     at = open_page("pages/cartpole.py")
-    at.selectbox(key="cartpole_preset").set_value("Quick").run()
+    at.selectbox(key="cartpole_preset").set_value("quick").run()
     at.number_input(key="cartpole_train_steps").set_value(900).run()
     at.session_state["seed"] = 7
     at.run()
     at.button(key="cartpole_reset").click().run()
     assert at.session_state["seed"] == 0
-    assert at.selectbox(key="cartpole_preset").value == "Paper (MLP [30])"
+    assert at.selectbox(key="cartpole_preset").value == "paper"
     for field in FIELDS:
         assert at.number_input(key=f"cartpole_{field}").value == pytest.approx(getattr(PAPER, field)), field
     assert "data/cartpole-paper" in _texts(at)
@@ -199,7 +199,7 @@ def test_cancelled_propagates_out_of_the_core_at_the_next_progress_report():
 
     config = ExperimentConfig(num_policies=20, num_episodes=2, train_steps=2000, ascent_steps=10, eval_episodes=2)
     with pytest.raises(Cancelled):
-        run_experiment(config, 0, cancellable(lambda: state["stop"], inner))
+        run_experiment(config, 0, Hooks(cancellable(lambda: state["stop"], inner)))
     assert len(calls) == 3  # nothing ran past the report after the request
 
 
@@ -340,7 +340,7 @@ def test_swimmer_spread_within_a_policy_only_with_several_rollouts():
     labels = [m.label for m in at.metric]
     assert not any("within a policy" in label for label in labels)  # the shipped beyond run has 1 rollout
     assert "1 rollouts" not in _texts(at)
-    at.selectbox(key="swimmer_preset").set_value("10 M steps: 2000 policies x 5 rollouts").run()
+    at.selectbox(key="swimmer_preset").set_value("budget-2000x5").run()
     assert any("within a policy" in m.label for m in at.metric)
     assert "data/swimmer-paper" in _texts(at)
 

@@ -9,8 +9,9 @@ import pytest
 
 from pvnviz.core.ascent import evaluate_returns
 from pvnviz.envs.registry import get_env
+from pvnviz.runs.budget import Budget, env_steps
 from pvnviz.runs.files import load_result, save_result
-from pvnviz.runs.pipeline import STAGES, ExperimentConfig, _rng, env_steps, run_experiment
+from pvnviz.runs.pipeline import STAGES, ExperimentConfig, _rng, run_experiment
 from pvnviz.runs.presets import PRESETS
 
 NOISY = ExperimentConfig(
@@ -116,12 +117,10 @@ def test_shipped_cartpole_beyond_run_checks_round_ends_until_the_cap_and_holds_i
     ends = [[r * config.ascent_steps, (r + 1) * config.ascent_steps] for r in range(rounds_run)]
     np.testing.assert_array_equal(trace.eval_steps, np.ravel(ends))  # steps count on across rounds
     assert 10 < rounds_run < config.rounds  # the cap, not the round count, ended the rounds
-    spent = env_steps("cartpole", trace.true_returns, config.eval_episodes, config.horizon)
-    cap = config.max_beyond_fraction * result.dataset.num_env_steps
-    checks = len(check_steps(config.ascent_steps, config.eval_every, tuple(config.early_checks)))
-    per_start = checks + 2 * config.round_perturbations  # one more round at its most, as the run's cap takes it
-    most = config.num_starts * per_start * config.eval_episodes * config.horizon
-    assert spent <= cap < spent + most
+    budget = Budget(config, result.dataset.num_env_steps)
+    assert budget.checks_per_round == len(check_steps(config.ascent_steps, config.eval_every, ())) == 2
+    # within the cap, and one more round at its most (every check running the whole horizon) would not fit
+    assert budget.spent(trace) <= budget.cap < budget.spent(trace) + config.num_starts * 2 * 20 * config.horizon
     episodes = 200
     gym = cartpole_episode_returns(config.arch(), trace.best_params, episodes, config.horizon, seed=11)
     error = np.sqrt(gym.var(axis=1, ddof=1) * (1 / config.fresh_episodes + 1 / episodes))
@@ -247,28 +246,32 @@ def test_compare_checks_a_saved_dataset_as_the_cli_does(monkeypatch, capsys):
     assert stop.value.code == 2 and "pass --seed 0" in capsys.readouterr().err
 
 
-def test_round_perturbations_join_the_data_as_antithetic_pairs_and_are_counted():
-    """pvnviz.core.rounds with explore: the fine-tuning sees every check and every perturbation, each counted once."""
+def test_round_perturbations_join_the_data_as_antithetic_pairs_and_are_counted(monkeypatch):
+    """ascend_in_rounds with perturbations: each refit sees every check and every perturbation so far, at their
+    measured returns, and each is counted once. The round's steps are replaced by plain stand-ins here."""
+    from types import SimpleNamespace
+
+    import pvnviz.runs.pipeline as pipeline
     from pvnviz.core.ascent import AscentTrace
-    from pvnviz.core.rounds import active_rounds
 
-    starts = np.zeros((2, 3))
-
-    def ascend(model, begin, r):  # two checks per round: the start and one step of +1
+    def ascend_round(config, env, pvn, begin, seed, r, hooks):  # two checks per round: the start and one step of +1
         params = np.stack([begin, begin + 1.0])
         return AscentTrace("fingerprint", np.array([0, 1]), params.sum(axis=2), np.zeros((2, 2)), params, 0.0)
 
     seen = []
 
-    def finetune(model, x, y):
-        seen.append((x.copy(), y.copy()))
-        return model
+    def refit(config, pvn, dataset, parts, measured, means, seed):
+        seen.append((measured.copy(), means.copy()))
 
-    def explore(best, r):
+    def explore(config, env, best, seed, r):
         pairs = np.concatenate([best + 0.5, best - 0.5])
         return pairs, pairs.sum(axis=1), 7 * len(pairs)
 
-    trace = active_rounds(None, starts, 3, ascend, finetune, explore)
+    for name, stand_in in [("ascend_round", ascend_round), ("refit", refit), ("explore", explore)]:
+        monkeypatch.setattr(pipeline, name, stand_in)
+    monkeypatch.setattr(pipeline, "starting_policies", lambda *args: np.zeros((2, 3)))
+    config = dataclasses.replace(NOISY, rounds=3, round_perturbations=2, max_beyond_fraction=0.0)
+    trace = pipeline.ascend_in_rounds(config, None, 0, SimpleNamespace(num_env_steps=1), None)
     assert len(seen) == 2 and trace.explore_env_steps == 2 * 7 * 4
     x, y = seen[-1]
     # round 1 and 2 checks (4 + 4 rows) and two rounds of 4 perturbations, targets at their measured returns

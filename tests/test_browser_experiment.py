@@ -19,7 +19,7 @@ def _text(page) -> str:
 
 def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.goto(f"{server}/cartpole?seed=0&cartpole_preset=Quick&cartpole_train_steps=50000")
+    page.goto(f"{server}/cartpole?seed=0&cartpole_preset=quick&cartpole_train_steps=50000")
     wait_idle(page)
     assert "not been run yet" in _text(page)
     page.get_by_role("button", name="Run with these settings").click()
@@ -41,8 +41,8 @@ def test_a_copied_url_reproduces_every_input_in_a_fresh_context(server, browser)
     wait_idle(page)
     assert "data/cartpole-paper" in _text(page)
     page.locator(".st-key-cartpole_preset [aria-haspopup='listbox']").first.click()
-    page.get_by_role("option", name="Quick", exact=True).click()
-    page.wait_for_url("**cartpole_preset=Quick**", timeout=30_000)
+    page.get_by_role("option", name="Quick", exact=True).click()  # the box shows the label...
+    page.wait_for_url("**cartpole_preset=quick**", timeout=30_000)  # ...and the URL holds the id
     wait_idle(page)
     page.locator("summary").filter(has_text="PVN (Sections 3-4").click()
     steps = page.get_by_label("Training steps", exact=True)
@@ -66,6 +66,29 @@ def test_a_copied_url_reproduces_every_input_in_a_fresh_context(server, browser)
     fresh.close()
 
 
+def test_an_old_link_opens_its_preset_by_id_and_back_returns_to_it(server, browser):
+    """Links held the preset's label until issue 19: such a link opens its preset and the URL then holds the id;
+    after another preset is chosen, the browser's Back button brings the linked one back."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{server}/cartpole?seed=0&cartpole_preset=Quick")
+    wait_idle(page)
+    page.wait_for_url("**cartpole_preset=quick**", timeout=30_000)
+    expect(page.get_by_label("Policies K", exact=True)).to_have_value("300", timeout=30_000)  # Quick's
+    assert "link holds values" not in _text(page)  # the old label was taken, not reported
+    page.locator(".st-key-cartpole_preset [aria-haspopup='listbox']").first.click()
+    page.get_by_role("option", name="Paper (MLP [30])", exact=True).click()
+    page.wait_for_url("**cartpole_preset=paper**", timeout=30_000)
+    wait_idle(page)
+    expect(page.get_by_label("Policies K", exact=True)).to_have_value("1000", timeout=30_000)
+    page.go_back()
+    page.wait_for_url("**cartpole_preset=quick**", timeout=30_000)
+    wait_idle(page)
+    expect(page.locator(".st-key-cartpole_preset input").first).to_have_value("Quick", timeout=30_000)
+    expect(page.get_by_label("Policies K", exact=True)).to_have_value("300", timeout=30_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
+
+
 def test_dark_theme_keeps_the_markers_visible(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme="dark")
     page.goto(f"{server}/polytope?embed_options=dark_theme")
@@ -76,11 +99,11 @@ def test_dark_theme_keeps_the_markers_visible(server, browser):
     assert max(channels) < 80, background  # the dark theme is on
     colours = page.evaluate(
         """() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(
-            el => (el.data || []).filter(t => ['deterministic policies (corners)', 'start'].includes(t.name))
-                                 .map(t => [t.name, String(t.marker.color)]))"""
+            el => (el.data || []).filter(t => ['corners', 'start'].includes(t.meta))
+                                 .map(t => [t.meta, String(t.marker.color)]))"""
     )
-    names = {name for name, _ in colours}
-    assert names == {"deterministic policies (corners)", "start"}, colours
+    roles = {role for role, _ in colours}  # the traces by their roles (pvnviz/figures/roles.py), not their names
+    assert roles == {"corners", "start"}, colours
     for name, colour in colours:
         assert colour.lower() not in DARK, (name, colour)
     page.close()

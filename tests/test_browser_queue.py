@@ -17,7 +17,7 @@ from pvnviz.bench.browser import CHROMIUM, launch, start_server, stop_server
 
 pytestmark = pytest.mark.browser
 
-URL = "{base}/cartpole?seed={seed}&cartpole_preset=Quick&cartpole_train_steps={steps}"
+URL = "{base}/cartpole?seed={seed}&cartpole_preset=quick&cartpole_train_steps={steps}"
 
 
 def _children(pid: int) -> set[int]:

@@ -14,7 +14,7 @@ import pytest
 
 from pvnviz.cli.main import main
 from pvnviz.core.configs import ConfigError, apply_overrides
-from pvnviz.core.pvn import train_pvn
+from pvnviz.core.ensemble import PVNEnsemble, train_ensemble
 from pvnviz.runs.dataset import PolicyDataset
 from pvnviz.runs.files import load_result
 from pvnviz.runs.pipeline import ExperimentConfig, run_experiment, split
@@ -143,9 +143,10 @@ def test_the_advice_of_a_refused_split_is_exact_and_following_it_gives_a_finite_
         json.dumps(result.summary(), allow_nan=False)  # the validation loss is a number, not NaN
     # The independent reference for "would fail later": training with no held-out policy gives a NaN loss.
     x, y = result.dataset.params[:4], result.split.bins.pmf(result.dataset.returns[:4])
-    empty = train_pvn(result.trained["fingerprint"].model, params=x, targets=y, val_params=x[:0], val_targets=y[:0],
-                      train_steps=2, batch_size=4, learning_rate=1e-3, rng=np.random.default_rng(0))  # fmt: skip
-    assert np.isnan(empty.val_loss).all()
+    one = PVNEnsemble([result.trained["fingerprint"].model])
+    empty = train_ensemble(one, params=x, targets=y, val_params=x[:0], val_targets=y[:0],
+                           train_steps=2, batch_size=4, learning_rate=1e-3, rng=np.random.default_rng(0))  # fmt: skip
+    assert np.isnan(empty.summary.val_loss).all()
 
 
 def test_a_return_limit_that_leaves_no_validation_policy_or_too_few_starts_is_named_before_training():

@@ -5,12 +5,18 @@ import pytest
 import torch
 from scipy.stats import entropy
 
+from pvnviz.core.ensemble import PVNEnsemble, train_ensemble
 from pvnviz.core.fingerprint import Fingerprint, initial_probes
 from pvnviz.core.histogram import ReturnBins
 from pvnviz.core.policies import PolicyArch, forward_numpy, glorot_params
-from pvnviz.core.pvn import PVN, kl_loss, train_pvn
+from pvnviz.core.pvn import PVN, kl_loss
 
 ARCH = PolicyArch(4, 2, (30,), True)
+
+
+def train_one(model: PVN, **kwargs):
+    """Algorithm 2 for one PVN, the paper's: the ensemble of one."""
+    return train_ensemble(PVNEnsemble([model]), **kwargs).summary
 
 
 def test_bins_pmf_and_expectation():
@@ -105,7 +111,7 @@ def test_training_lowers_validation_loss_and_probes_move_only_when_trained(train
     rng = np.random.default_rng(3)
     params, targets, bins = _toy_data(rng, 400)
     model = fingerprint_pvn(bins, rng, train_probes, seed=1)
-    t = train_pvn(
+    t = train_one(
         model,
         params=params[:300],
         targets=targets[:300],
@@ -128,7 +134,7 @@ def test_zero_training_policies_is_a_clear_error():
     rng = np.random.default_rng(0)
     model = PVN(ARCH, ReturnBins(0, 1, 3), input_mode="flattened", hidden=(8,), temperature=3.0)
     with pytest.raises(ValueError, match="no training policies"):
-        train_pvn(
+        train_one(
             model,
             params=np.zeros((0, ARCH.num_params)),
             targets=np.zeros((0, 3)),
@@ -145,7 +151,7 @@ def test_keep_best_returns_the_weights_with_the_lowest_validation_loss():
     rng = np.random.default_rng(4)
     params, targets, bins = _toy_data(rng, 200)
     model = fingerprint_pvn(bins, rng, True, seed=2)
-    t = train_pvn(
+    t = train_one(
         model,
         params=params[:100],
         targets=targets[:100],
@@ -160,6 +166,6 @@ def test_keep_best_returns_the_weights_with_the_lowest_validation_loss():
     )
     with torch.no_grad():
         final_val = kl_loss(
-            torch.tensor(targets[100:], dtype=torch.float32), model.log_probs(torch.tensor(params[100:]))
+            torch.tensor(targets[100:], dtype=torch.float32), t.model.log_probs(torch.tensor(params[100:]))
         ).item()
     assert final_val == pytest.approx(t.val_loss.min(), rel=1e-5)

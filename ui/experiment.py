@@ -11,13 +11,14 @@ from pvnviz.core.configs import ConfigError, from_dict
 from pvnviz.runs import archive
 from pvnviz.runs.files import load_result
 from pvnviz.runs.pipeline import ExperimentConfig, ExperimentResult, dataset_config
+from pvnviz.runs.presets import preset_label
 from pvnviz.runs.sizing import check_budget, check_memory, estimate
 from pvnviz.runs.store import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
 from pvnviz.workers.jobqueue import JobView
 from ui import _store, computed, jobs, urlcheck
 from ui.errors import guarded
 from ui.live_chart import live_loss_chart
-from ui.settings import FIELDS, PRESET_CONFIGS, _current_preset, _key, sidebar_config  # noqa: F401 (pages)
+from ui.settings import FIELDS, PRESET_CONFIGS, _key, current_preset, sidebar_config  # noqa: F401 (pages)
 
 
 def _last_good(env_name: str) -> ExperimentResult:
@@ -168,12 +169,12 @@ def _job_panel(env_name: str) -> None:
 
 
 def _shipped(env_name: str, shipped: dict[str, str]) -> dict[str, tuple[ExperimentConfig, int, str]]:
-    """The shipped runs' (config, seed, folder) per preset label, read from their config.json only."""
+    """The shipped runs' (config, seed, folder) per preset id, read from their config.json only."""
     out = {}
-    for label, folder in shipped.items():
+    for preset, folder in shipped.items():
         try:
             info = read_run(_resolve(folder), env_name)
-            out[label] = (from_dict(ExperimentConfig, info.config), info.seed, folder)
+            out[preset] = (from_dict(ExperimentConfig, info.config), info.seed, folder)
         except (RunError, ConfigError, TypeError) as err:
             st.warning(f"Shipped run {folder} cannot be opened: {err}")
     return out
@@ -235,12 +236,11 @@ def obtain_result(
         )
     st.fragment(guarded(_job_panel), run_every=POLL_SECONDS if busy else None)(env_name)
     shipped_runs = _shipped(env_name, shipped or {})
-    presets = PRESET_CONFIGS.get(env_name, {})
     if uploaded is not None:
         try:
             data = uploaded.getvalue()  # keyed by its hash: the cache holds no copy of the upload's bytes
             result = computed(_unzip, hashlib.sha256(data).hexdigest(), env_name, label="Opening the zip", data=data)
-            st.info(f"Showing the uploaded run `{uploaded.name}` ({_describe(result, presets)}).")
+            st.info(f"Showing the uploaded run `{uploaded.name}` ({_describe(result, env_name)}).")
             return _remember(env_name, result)
         except archive.ArchiveError as err:
             st.error(f"Cannot open that zip: {err}")
@@ -249,7 +249,7 @@ def obtain_result(
             path = str(resolve_run(run_dir))
             result = computed(_load, path, _stamp(path), env_name, label=f"Opening {run_dir}")
             st.info(
-                f"Showing the saved run in `{run_dir}` ({_describe(result, presets)}); the sidebar's settings "
+                f"Showing the saved run in `{run_dir}` ({_describe(result, env_name)}); the sidebar's settings "
                 "apply when you choose none in the sidebar's run list."
             )
             return _remember(env_name, result)
@@ -262,32 +262,33 @@ def obtain_result(
     with lock:
         result = store.get(("experiment", config, seed))
     if result is not None:
-        st.caption(f"Showing the live run of these settings ({_describe(result, presets)}).")
+        st.caption(f"Showing the live run of these settings ({_describe(result, env_name)}).")
         return _remember(env_name, result)
-    for label, (run_config, run_seed, folder) in shipped_runs.items():
+    for preset, (run_config, run_seed, folder) in shipped_runs.items():
         if run_config == config and run_seed == seed:
+            label = preset_label(env_name, preset)
             st.caption(f"Showing the shipped run `{folder}` of these settings (preset {label}, seed {seed}).")
             return _remember(env_name, _open(folder, env_name))
     last = st.session_state.get(_key(env_name, "last_result"))
     if last is None and shipped_runs:
-        label = _current_preset(env_name, shipped_runs, next(iter(shipped_runs)))
-        last = _open(shipped_runs[label][2], env_name)
+        preset = current_preset(env_name, next(iter(shipped_runs)))
+        last = _open(shipped_runs.get(preset, next(iter(shipped_runs.values())))[2], env_name)
     if last is None:
         st.info("No result for these settings yet: press **Run with these settings** in the sidebar.")
         urlcheck.stop()
     st.warning(
-        f"These settings have not been run yet (seed {seed}). Shown below: {_describe(last, presets)}. "
+        f"These settings have not been run yet (seed {seed}). Shown below: {_describe(last, env_name)}. "
         "Press **Run with these settings** in the sidebar to train them, or **Reset to the paper** to see the "
         "paper's run."
     )
     return last
 
 
-def _describe(result: ExperimentResult, presets: dict[str, ExperimentConfig]) -> str:
-    """'preset P, seed S' when a preset's config matches, else 'custom settings, seed S'."""
-    for label, preset in presets.items():
-        if preset == result.config:
-            return f"preset {label}, seed {result.seed}"
+def _describe(result: ExperimentResult, env_name: str) -> str:
+    """'preset P, seed S' (P: the box's label) when a preset's config matches, else 'custom settings, seed S'."""
+    for preset, config in PRESET_CONFIGS.get(env_name, {}).items():
+        if config == result.config:
+            return f"preset {preset_label(env_name, preset)}, seed {result.seed}"
     return f"custom settings, seed {result.seed}"
 
 

@@ -1,20 +1,23 @@
 """The experiment settings in the sidebar (CartPole, Swimmer): preset, every field, bound to the URL.
 
-A link carries the preset and only the fields that differ from it: every field's widget default is
-the preset's value, and the preset is read from the URL before any widget exists, so a fresh tab
-rebuilds the same settings. "Reset to the paper" restores the page's paper preset and seed.
+A link carries the preset's id (``?cartpole_preset=quick``) and only the fields that differ from it:
+every field's widget default is the preset's value, and the preset is read from the URL before any
+widget exists, so a fresh tab rebuilds the same settings. The preset box shows labels
+(``pvnviz.runs.presets.PRESET_LABELS``); Streamlit would put a bound box's label in the URL, so this
+module writes the id there itself. "Reset to the paper" restores the page's paper preset and seed.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 
 import streamlit as st
 
 from pvnviz.core.configs import ConfigError, help_text
 from pvnviz.runs.config import START_FROM
 from pvnviz.runs.pipeline import ExperimentConfig
+from pvnviz.runs.presets import PRESETS, preset_from_link, preset_label
+from ui import urlcheck
 
 # (config field, label, kind, extra widget kwargs); kind: int, float, bool, select, layers
 FIELDS = [
@@ -93,69 +96,95 @@ def _from_widget(kind: str, value, name: str):
     return value
 
 
-PRESET_CONFIGS: dict[str, dict[str, ExperimentConfig]] = {}  # env -> preset label -> config, to name a result
+PRESET_CONFIGS: dict[str, dict[str, ExperimentConfig]] = {}  # env -> preset id -> config, to name a result
 
 
 def _key(env_name: str, field: str) -> str:
     return f"{env_name}_{field}"
 
 
-def _apply_preset(env_name: str, presets: dict[str, Callable[[], ExperimentConfig]]) -> None:
-    config = presets[st.session_state[_key(env_name, "preset")]]()
+def _apply_preset(env_name: str) -> None:
+    config = PRESETS[env_name][st.session_state[_key(env_name, "preset")]]()
     for _, fields in FIELDS:
         for field, _, kind, _ in fields:
             st.session_state[_key(env_name, field)] = _to_widget(kind, getattr(config, field))
 
 
-def _current_preset(env_name: str, presets: dict, default: str) -> str:
-    """The preset in force: the widget's state, else the URL's (a fresh tab of a copied link), else the default.
-
-    Every field's widget default is this preset's value, so a link carries only the preset and the
-    fields that differ from it, and a fresh tab rebuilds every field from the same preset.
-    """
+def _linked_preset(env_name: str) -> str | None:
+    """The id of the preset the URL names, by its id or by a label that links carried before ids; else None
+    (``ui.urlcheck`` names a value that is no preset)."""
     key = _key(env_name, "preset")
-    preset = st.session_state.get(key) or st.query_params.get(key)
-    return preset if preset in presets else default
+    text = st.query_params.get(key)
+    preset = None if text is None else preset_from_link(env_name, text)
+    if preset is not None and preset != text:
+        urlcheck.taken_as(key, text, preset)  # an old link: its label is taken, not reported
+    return preset
 
 
-def reset_to_paper(env_name: str, presets: dict, paper: str, seed: int) -> None:
+def current_preset(env_name: str, default: str) -> str:
+    """The id of the preset in force, read before any widget exists.
+
+    The URL always names the preset on screen (``sidebar_config`` writes it there). A URL that names
+    another preset than this session last wrote there is a link opened in a fresh tab or a step back or
+    forward in the browser's history: it wins. Otherwise the preset box's value stands (it is kept across
+    page switches), else the URL's, else ``default``.
+    """
+    linked = _linked_preset(env_name)
+    if linked is not None and linked != st.session_state.get(_key(env_name, "preset_in_url")):
+        return linked
+    return st.session_state.get(_key(env_name, "preset")) or linked or default
+
+
+def _name_preset_in_url(env_name: str) -> None:
+    """Write the id of the preset on screen into the URL (not its label), if the URL does not hold it yet."""
+    key = _key(env_name, "preset")
+    preset = st.session_state[key]
+    if st.query_params.get_all(key) != [preset]:
+        st.query_params[key] = preset
+    st.session_state[_key(env_name, "preset_in_url")] = preset
+
+
+def reset_to_paper(env_name: str, paper: str, seed: int) -> None:
     """Callback of the reset button: the paper's preset, every field from it, the paper's seed, no saved run."""
     st.session_state[_key(env_name, "preset")] = paper
-    _apply_preset(env_name, presets)
+    _apply_preset(env_name)
     st.session_state["seed"] = seed
     st.session_state[_key(env_name, "run")] = ""
 
 
-def sidebar_config(
-    env_name: str,
-    presets: dict[str, Callable[[], ExperimentConfig]],
-    default_preset: str | None = None,
-    paper_seed: int = 0,
-) -> ExperimentConfig | None:
-    """Preset picker and every hyperparameter, bound to the URL; the config, or None after an st.error."""
+def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> ExperimentConfig | None:
+    """Preset picker (``pvnviz.runs.presets``) and every hyperparameter, bound to the URL; the config, or None
+    after an st.error. ``default_preset``: the id of the preset the page opens on."""
+    presets = PRESETS[env_name]
     first = default_preset if default_preset in presets else next(iter(presets))
     preset_key = _key(env_name, "preset")
-    base = presets[_current_preset(env_name, presets, first)]()
-    PRESET_CONFIGS[env_name] = {label: make() for label, make in presets.items()}
+    preset = current_preset(env_name, first)
+    if preset_key in st.session_state and st.session_state[preset_key] != preset:
+        st.session_state[preset_key] = preset  # the browser's history named another preset
+    base = presets[preset]()
+    PRESET_CONFIGS[env_name] = {name: make() for name, make in presets.items()}
     with st.sidebar:
         st.header("Experiment settings")
         st.button(
             "Reset to the paper",
             on_click=reset_to_paper,
-            args=(env_name, presets, first, paper_seed),
-            help=f"Preset {first}, every field from it, seed {paper_seed}: the run this page opens on.",
+            args=(env_name, first, paper_seed),
+            help=f"Preset {preset_label(env_name, first)}, every field from it, seed {paper_seed}: the run this "
+            "page opens on.",
             key=_key(env_name, "reset"),
         )
         st.selectbox(
             "Preset",
             list(presets),
-            index=list(presets).index(first),
+            index=list(presets).index(preset),
+            format_func=lambda name: preset_label(env_name, name),
             key=preset_key,
             on_change=_apply_preset,
-            args=(env_name, presets),
+            args=(env_name,),
             help="Quick: results in seconds. Paper: Appendix B.",
-            bind="query-params",
+            persist_state="session",  # as the bound fields, kept across page switches
         )
+        _name_preset_in_url(env_name)
         changes = {}
         for title, fields in FIELDS:
             with st.expander(title, expanded=False):

@@ -4,7 +4,7 @@ Streamlit's ``bind="query-params"`` ignores a URL value a widget cannot hold (a 
 box, a number above the widget's maximum, an option not in the list) and shows the default.
 ``snapshot`` keeps the URL as it was when a page opened in this session; after the page has drawn
 its widgets, ``warn_ignored`` shows one warning naming every parameter that was not taken and the
-value used instead.
+value used instead. A value the page reads another way (an old preset label) is marked ``taken_as``.
 """
 
 from __future__ import annotations
@@ -78,6 +78,13 @@ def ignored(url: dict[str, str], state: Any) -> list[str]:
             shown = text if len(text) <= 40 else text[:40] + "…"
             messages.append(f"`{key}={shown}` cannot be used here, so **{key}** is {value!r} instead.")
     return messages
+
+
+def taken_as(key: str, text: str, value: str) -> None:
+    """The page took the link's ``key=text`` as ``value`` (a preset's old label as its id): not reported."""
+    url = st.session_state.get(_SNAPSHOT, {}).get(st.session_state.get(CURRENT_PAGE, ""), {})
+    if url.get(key) == text:
+        url[key] = value
 
 
 def stop() -> NoReturn:

@@ -59,7 +59,8 @@ function quickLayout(before, now, layout, div) {
 }
 
 /** probes_animation (pvnviz/figures/experiment.py) for axes i, j from the snapshots `p.snaps` (S, n, D flat):
- * the template's look, the starting rings, the paths, the probes at each snapshot, the bounds and the ranges. */
+ * the template's look, the starting rings, the paths, the probes at each snapshot (traces found by their roles,
+ * `meta`), the bounds and the ranges. */
 function probesAnimation(template, p, i, j) {
   const [S, n, D] = p.shape;
   const at = (s, q, d) => p.snaps[(s * n + q) * D + d];
@@ -93,9 +94,12 @@ function probesAnimation(template, p, i, j) {
   const base = template.figures[name];
   const title = (s) => ({ ...base.layout.title, text: `${p.title}: step ${p.steps[s]}` });
   const data = base.data.map((trace) => ({ ...trace }));
-  [data[0].x, data[0].y] = [column(0, i), column(0, j)];
-  [data[1].x, data[1].y] = [trail(i), trail(j)];
-  [data[2].x, data[2].y] = [column(0, i), column(0, j)];
+  // the traces by their roles (`meta`, pvnviz/figures/experiment.py's PROBES_*), not by name or position
+  const role = Object.fromEntries(base.data.map((trace, k) => [trace.meta, k]));
+  const [start, paths, now] = ["probes:start", "probes:paths", "probes:now"].map((r) => role[r]);
+  [data[start].x, data[start].y] = [column(0, i), column(0, j)];
+  [data[paths].x, data[paths].y] = [trail(i), trail(j)];
+  [data[now].x, data[now].y] = [column(0, i), column(0, j)];
   const axis = (old, d) => ({ ...old, title: { ...old?.title, text: p.labels[d] }, range: range(d) });
   const layout = {
     ...base.layout,
@@ -105,7 +109,7 @@ function probesAnimation(template, p, i, j) {
     yaxis: axis(base.layout.yaxis, j),
   };
   const frames = Array.from({ length: S }, (_, s) =>
-    s === 0 ? {} : { [name]: { traces: { 2: { x: column(s, i), y: column(s, j) } }, layout: { title: title(s) } } },
+    s === 0 ? {} : { [name]: { traces: { [now]: { x: column(s, i), y: column(s, j) } }, layout: { title: title(s) } } },
   );
   return { figures: { [name]: { data, layout } }, frames, labels: p.steps };
 }

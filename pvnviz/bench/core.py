@@ -25,9 +25,6 @@ def bench_polytope(repeats: int = 5) -> dict:
     time (what the closed form replaces), and the same PVN trained with torch (what the NumPy
     network replaces).
     """
-    import torch
-
-    from pvnviz.polytope import mdp as mdp_lib
     from pvnviz.polytope.experiment import PolytopeConfig, exact_view, train_polytope_pvn
 
     config = PolytopeConfig()
@@ -36,6 +33,22 @@ def bench_polytope(repeats: int = 5) -> dict:
     for _ in range(repeats):
         exact_view(config)
     exact_seconds = (time.perf_counter() - start) / repeats
+    start = time.perf_counter()
+    train_polytope_pvn(config, 0)
+    numpy_seconds = time.perf_counter() - start
+    return {
+        "exact_seconds": exact_seconds,
+        "iterative_seconds": _iterative_polytope(config),
+        "pvn_numpy_seconds": numpy_seconds,
+        "pvn_torch_seconds": _torch_pvn(config),
+        "pvn_stepwise_seconds": _stepwise_pvn(config),
+    }
+
+
+def _iterative_polytope(config) -> float:
+    """Seconds for the polytope by iterative policy evaluation, one policy at a time."""
+    from pvnviz.polytope import mdp as mdp_lib
+
     m = config.mdp()
     x = mdp_lib.sample_policies(np.random.default_rng(0), config.num_polytope_points)
     pi = mdp_lib.policy_matrix(x)
@@ -46,20 +59,27 @@ def bench_polytope(repeats: int = 5) -> dict:
         V = np.zeros(2)
         for _ in range(200):  # gamma^200 < 1e-19 at gamma 0.8
             V = r_pi + m.gamma * P_pi @ V
-    iterative_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    train_polytope_pvn(config, 0)
-    numpy_seconds = time.perf_counter() - start
+    return time.perf_counter() - start
+
+
+def _stepwise_pvn(config) -> float:
+    """Seconds for the unfused NumPy step that train_rmsprop replaces: gather, grads, update."""
     from pvnviz.polytope.tiny_mlp import RMSProp, TinyMLP
 
-    rng = np.random.default_rng(0)  # the unfused NumPy step train_rmsprop replaces: gather, grads, update
+    rng = np.random.default_rng(0)
     step_net = TinyMLP.init(rng, 2, config.hidden_size, 2)
     step_opt, xn, yn = RMSProp(step_net.params(), config.learning_rate), rng.random((20, 2)), rng.random((20, 2))
     batches = rng.integers(0, 20, size=(config.train_steps, config.batch_size))
     start = time.perf_counter()
     for idx in batches:
         step_opt.step(step_net.mse_and_grads(xn[idx], yn[idx])[1])
-    stepwise_seconds = time.perf_counter() - start
+    return time.perf_counter() - start
+
+
+def _torch_pvn(config) -> float:
+    """Seconds for the same PVN trained with torch, one thread."""
+    import torch
+
     torch.set_num_threads(1)
     net = torch.nn.Sequential(torch.nn.Linear(2, 50), torch.nn.ReLU(), torch.nn.Linear(50, 2))
     optimizer = torch.optim.RMSprop(net.parameters(), lr=config.learning_rate)
@@ -71,14 +91,7 @@ def bench_polytope(repeats: int = 5) -> dict:
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    torch_seconds = time.perf_counter() - start
-    return {
-        "exact_seconds": exact_seconds,
-        "iterative_seconds": iterative_seconds,
-        "pvn_numpy_seconds": numpy_seconds,
-        "pvn_torch_seconds": torch_seconds,
-        "pvn_stepwise_seconds": stepwise_seconds,
-    }
+    return time.perf_counter() - start
 
 
 def format_polytope(r: dict) -> str:

@@ -101,7 +101,7 @@ def view_switch(page) -> tuple[float, float]:
 
 def _url(base: str, seed: int, steps: int | None = None) -> str:
     extra = f"&cartpole_train_steps={steps}" if steps else ""
-    return f"{base}/cartpole?seed={seed}&cartpole_preset=Quick{extra}"
+    return f"{base}/cartpole?seed={seed}&cartpole_preset=quick{extra}"
 
 
 def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> LoadResult:

@@ -253,29 +253,20 @@ def bench_swimmer(
     rng = np.random.default_rng(seed)
     policies = RandomMLPPolicies.init(rng, num_policies)
     threads = os.cpu_count() or 1
-
-    def matched_controls(step: int, observation: np.ndarray) -> np.ndarray:
-        return policies.act((step // horizon) % num_policies, observation)
-
-    def matched_limit() -> float:
-        return physics_limit_steps_per_second(
-            physics_seconds, control_fn=matched_controls, episode_length=horizon, seed=seed
-        )
-
     generic = physics_limit_steps_per_second(physics_seconds, seed=seed)
-    matched_before = matched_limit()
+    matched_before = _matched_limit(policies, num_policies, horizon, physics_seconds, seed)
     profile: dict[str, float] = {}
     started, cpu_started = time.perf_counter(), time.process_time()
     initial_states = swimmer.reset_states(rng, (num_policies, num_episodes))  # as swimmer.rollout_returns draws them
     returns, _ = simulate(policies, initial_states, horizon, engine=engine, profile=profile)
     ours_seconds, ours_cpu = time.perf_counter() - started, time.process_time() - cpu_started
-    matched_after = matched_limit()
+    matched_after = _matched_limit(policies, num_policies, horizon, physics_seconds, seed)
     env_steps = num_policies * num_episodes * horizon
-    ours = env_steps / ours_seconds
-    ours_if_free = env_steps / max(ours_cpu, 1e-9) * threads  # per CPU second, on all cores
     gym_policies = max(1, min(int(gymnasium_policies), num_policies))
     gym, gym_cpu, _ = gymnasium_loop_steps_per_second(policies, gym_policies, horizon, seed)
     matched = 0.5 * (matched_before + matched_after)
+    ours = env_steps / ours_seconds
+    ours_if_free = env_steps / max(ours_cpu, 1e-9) * threads  # per CPU second, on all cores
     return {
         "engine": engine,
         "threads": threads,
@@ -294,13 +285,30 @@ def bench_swimmer(
         "physics_limit_before": matched_before,
         "physics_limit_after": matched_after,
         "physics_limit_generic": generic,
+        **_ratios(ours, ours_if_free, matched, generic, gym, gym_cpu),
+        "profile_seconds": profile,
+        "mean_return": float(np.mean(returns)),
+    }
+
+
+def _matched_limit(policies: RandomMLPPolicies, num_policies: int, horizon: int, seconds: float, seed: int) -> float:
+    """The physics limit stepping the same policies with the same horizon."""
+    return physics_limit_steps_per_second(
+        seconds,
+        control_fn=lambda step, observation: policies.act((step // horizon) % num_policies, observation),
+        episode_length=horizon,
+        seed=seed,
+    )
+
+
+def _ratios(ours: float, ours_if_free: float, matched: float, generic: float, gym: float, gym_cpu: float) -> dict:
+    """Our rate against the physics limits and gymnasium, wall clock and per CPU second; the paper's set's time."""
+    return {
         "fraction_of_physics_limit": ours / matched,
         "fraction_of_generic_physics_limit": ours / generic,
         "speedup_over_gymnasium": ours / gym,
         "fraction_of_physics_limit_cpu": ours_if_free / matched,
         "speedup_over_gymnasium_cpu": ours_if_free / gym_cpu,
-        "profile_seconds": profile,
-        "mean_return": float(np.mean(returns)),
         "estimated_seconds_2000x5x1000": 2000 * 5 * 1000 / ours,
         "estimated_seconds_2000x5x1000_free_cores": 2000 * 5 * 1000 / ours_if_free,
     }

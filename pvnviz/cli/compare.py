@@ -23,7 +23,7 @@ from pvnviz.cli.collect import saved_dataset
 from pvnviz.core.ars import EnvObjective, ars
 from pvnviz.core.ascent import evaluate_returns
 from pvnviz.core.configs import ConfigError
-from pvnviz.core.policies import glorot_params
+from pvnviz.core.policies import PolicyArch, glorot_params
 from pvnviz.envs.registry import get_env
 from pvnviz.runs.dataset import PolicyDataset
 from pvnviz.runs.pipeline import _rng, dataset_config, run_experiment
@@ -59,9 +59,20 @@ def compare(seed: int, env_name: str = "cartpole", dataset: PolicyDataset | None
     ``dataset``: the two PVN presets' dataset (``collect`` of either, they share it), to skip collecting it.
     """
     setting = SETTINGS[env_name]
-    rows = []
-    env = get_env(env_name)
-    budget = 0
+    rows = _pvn_rows(seed, env_name, dataset)
+    budget = max(row["env_steps"] for row in rows if row["method"].startswith("PVN"))
+    beyond = PRESETS[env_name][setting.beyond]()
+    return rows + [_ars_row(seed, env_name, beyond.arch(), beyond.horizon, normalise, budget) for normalise in (0, 1)]
+
+
+def _row(method: str, env_name: str, seed: int, env_steps: int, fresh_mean: float, fresh_best: float) -> dict:
+    return {"method": method, "env": env_name, "seed": seed, "env_steps": env_steps, "fresh_mean": fresh_mean,
+            "fresh_best": fresh_best}  # fmt: skip
+
+
+def _pvn_rows(seed: int, env_name: str, dataset: PolicyDataset | None) -> list[dict]:
+    """The two PVN presets on one dataset, and the dataset's best policy re-measured (best of random policies)."""
+    setting, env, rows = SETTINGS[env_name], get_env(env_name), []
     names = (setting.zero_shot, setting.beyond)
     presets = {name: dataclasses.replace(PRESETS[env_name][name](), inputs=("fingerprint",)) for name in names}
     zero_shot, beyond = presets.values()
@@ -72,61 +83,35 @@ def compare(seed: int, env_name: str = "cartpole", dataset: PolicyDataset | None
         s = result.summary()
         f = s["inputs"]["fingerprint"]
         spent = s["dataset_env_steps"] + f["check_env_steps"] + f["explore_env_steps"]
-        budget = max(budget, spent)
-        rows.append(
-            dict(
-                method=f"PVN {preset}",
-                env=env_name,
-                seed=seed,
-                env_steps=spent,
-                fresh_mean=f["fresh_mean_return"],
-                fresh_best=max(f["fresh_return_per_start"]),
-            )
-        )
+        fresh_best = max(f["fresh_return_per_start"])
+        rows.append(_row(f"PVN {preset}", env_name, seed, spent, f["fresh_mean_return"], fresh_best))
         if preset == setting.zero_shot:
             best = dataset.params[np.argmax(dataset.mean_returns)][None]
-            fresh = evaluate_returns(
-                env, config.arch(), best, setting.fresh_episodes, config.horizon, _rng(seed, "fresh")
-            )
-            rows.append(
-                dict(
-                    method="best of random policies",
-                    env=env_name,
-                    seed=seed,
-                    env_steps=s["dataset_env_steps"],
-                    fresh_mean=float(fresh[0]),
-                    fresh_best=float(fresh[0]),
-                )
-            )
-    arch, horizon = beyond.arch(), beyond.horizon
-    for version, normalise in (("ARS V1-t", False), ("ARS V2-t", True)):
-        rng = np.random.default_rng([seed, 100, int(normalise)])
-        objective = EnvObjective(env, arch, 1, horizon, rng, normalise)
-        theta0 = glorot_params(arch, 1, rng)[0]
-        result = ars(
-            objective, theta0, 10**6, setting.directions, setting.top, setting.step_size, setting.noise, rng, budget
-        )
-        final = objective.policy(result.theta[None], update=False) if normalise else None
-        fresh_rng = _rng(seed, "fresh")
-        if final is None:
-            fresh = evaluate_returns(env, arch, result.theta[None], setting.fresh_episodes, horizon, fresh_rng)[0]
-        else:
-            fresh = float(
-                env.rollout_returns(
-                    final, num_policies=1, num_episodes=setting.fresh_episodes, horizon=horizon, rng=fresh_rng
-                ).mean()
-            )
-        rows.append(
-            dict(
-                method=version,
-                env=env_name,
-                seed=seed,
-                env_steps=int(result.env_steps[-1]),
-                fresh_mean=float(fresh),
-                fresh_best=float(fresh),
-            )
-        )
+            fresh_rng = _rng(seed, "fresh")
+            fresh = evaluate_returns(env, config.arch(), best, setting.fresh_episodes, config.horizon, fresh_rng)
+            mean = float(fresh[0])
+            rows.append(_row("best of random policies", env_name, seed, s["dataset_env_steps"], mean, mean))
     return rows
+
+
+def _ars_row(seed: int, env_name: str, arch: PolicyArch, horizon: int, normalise: int, budget: int) -> dict:
+    """ARS V1-t (``normalise`` 0) or V2-t (1) within ``budget`` environment steps, its final policy re-measured."""
+    setting, env = SETTINGS[env_name], get_env(env_name)
+    rng = np.random.default_rng([seed, 100, normalise])
+    objective = EnvObjective(env, arch, 1, horizon, rng, bool(normalise))
+    theta0 = glorot_params(arch, 1, rng)[0]
+    s = setting
+    result = ars(objective, theta0, 10**6, s.directions, s.top, s.step_size, s.noise, rng, budget)
+    fresh_rng = _rng(seed, "fresh")
+    if normalise:  # V2: the final policy sees observations through the running normalisation it learned
+        final = objective.policy(result.theta[None], update=False)
+        fresh = env.rollout_returns(
+            final, num_policies=1, num_episodes=setting.fresh_episodes, horizon=horizon, rng=fresh_rng
+        ).mean()
+    else:
+        fresh = evaluate_returns(env, arch, result.theta[None], setting.fresh_episodes, horizon, fresh_rng)[0]
+    version = "ARS V2-t" if normalise else "ARS V1-t"
+    return _row(version, env_name, seed, int(result.env_steps[-1]), float(fresh), float(fresh))
 
 
 def load_rows(path: str | Path) -> list[dict]:

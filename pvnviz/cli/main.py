@@ -72,12 +72,19 @@ def _polytope() -> Experiment:
 def _environment(name: str) -> Callable[[], Experiment]:
     def factory() -> Experiment:
         from pvnviz.runs.files import save_result
-        from pvnviz.runs.pipeline import ExperimentConfig, run_experiment
+        from pvnviz.runs.pipeline import ExperimentConfig
         from pvnviz.runs.presets import PRESETS
 
-        return Experiment(ExperimentConfig, PRESETS[name], run_experiment, save_result)
+        return Experiment(ExperimentConfig, PRESETS[name], _run_experiment, save_result)
 
     return factory
+
+
+def _run_experiment(config: Any, seed: int, on_progress: Callable[[int, int, str], None], **extra: Any) -> Any:
+    from pvnviz.core.progress import Hooks
+    from pvnviz.runs import pipeline
+
+    return pipeline.run_experiment(config, seed, Hooks(on_progress), **extra)
 
 
 EXPERIMENTS: dict[str, Callable[[], Experiment]] = {"polytope": _polytope}  # and one per environment:

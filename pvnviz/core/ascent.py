@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,6 +118,19 @@ def check_steps(steps: int, eval_every: int, early: tuple[int, ...] = ()) -> lis
     return sorted({*range(0, steps + 1, eval_every), steps, *(e for e in early if 0 < e < steps)})
 
 
+@contextmanager
+def frozen(model: PVN) -> Iterator[None]:
+    """The PVN's weights (and probes) held fixed while policies ascend through it, then restored as they were."""
+    trainable = [p.requires_grad for p in model.parameters()]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for p, flag in zip(model.parameters(), trainable):
+            p.requires_grad_(flag)
+
+
 def ascend(
     model: PVN,
     env: EnvSpec,
@@ -136,27 +151,48 @@ def ascend(
     ascent through an imperfect PVN can leave a good policy's neighbourhood within a few steps.
 
     ``model`` is a PVN or a ``pvnviz.core.ensemble.PVNEnsemble``; an ensemble's objective is its
-    pessimistic J_hat, and its spread along every path is recorded as ``disagreement``.
+    pessimistic J_hat, and the spread of more than one member along every path is recorded as
+    ``disagreement``.
     """
     if eval_every < 1:
         raise ValueError("eval_every must be at least 1.")
     start_time = time.perf_counter()
-    trainable = [p.requires_grad for p in model.parameters()]
-    for p in model.parameters():
-        p.requires_grad_(False)  # the PVN is frozen during ascent
+    with frozen(model):
+        checked = set(check_steps(steps, eval_every, early_checks))
+        kept_steps, kept, predicted, spreads = _climb(model, starts, steps, learning_rate, checked, on_progress)
+        num_kept, num_starts, num_params = kept.shape
+        returns = evaluate_returns(
+            env, model.arch, kept.reshape(-1, num_params), eval_episodes, horizon, rng, on_progress
+        ).reshape(num_kept, num_starts)
+    return AscentTrace(
+        input_mode=model.input_mode,
+        eval_steps=np.array(kept_steps),
+        true_returns=returns,
+        predicted=predicted,
+        params=kept,
+        seconds=time.perf_counter() - start_time,
+        disagreement=spreads,
+    )
+
+
+def _climb(
+    model: PVN, starts: np.ndarray, steps: int, learning_rate: float, checked: set[int], on_progress: ProgressFn
+) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray | None]:
+    """Adam on -sum(J_hat) for ``steps`` steps: (the checked steps, their iterates (E, A, P), J_hat at every
+    step (T + 1, A), the members' spread at every step (T + 1, A) for an ensemble of more than one, else None)."""
     theta = torch.tensor(starts, dtype=torch.float32, requires_grad=True)
     optimizer = torch.optim.Adam([theta], lr=learning_rate)
     predicted = np.empty((steps + 1, len(starts)))
-    spread_fn = getattr(model, "spread", None)
+    spread_fn = getattr(model, "spread", None) if getattr(model, "size", 1) > 1 else None
     spreads = np.empty((steps + 1, len(starts))) if spread_fn is not None else None
-    kept_steps, kept, scored = [], [], set(check_steps(steps, eval_every, early_checks))
+    kept_steps, kept = [], []
     for step in range(steps + 1):
         j_hat = model.expected_return(theta)
         predicted[step] = j_hat.detach().numpy()
         if spreads is not None:
             with torch.no_grad():
                 spreads[step] = spread_fn(theta).numpy()
-        if step in scored:
+        if step in checked:
             kept_steps.append(step)
             kept.append(theta.detach().numpy().copy())
         if step == steps:
@@ -166,19 +202,4 @@ def ascend(
         optimizer.step()
         if (step + 1) % max(steps // 40, 1) == 0:
             on_progress(step + 1, steps, f"ascent ({model.input_mode}): mean J_hat {predicted[step].mean():.1f}")
-    kept_params = np.stack(kept)  # (E, A, P)
-    num_kept, num_starts, num_params = kept_params.shape
-    returns = evaluate_returns(
-        env, model.arch, kept_params.reshape(-1, num_params), eval_episodes, horizon, rng, on_progress
-    ).reshape(num_kept, num_starts)
-    for p, flag in zip(model.parameters(), trainable):
-        p.requires_grad_(flag)
-    return AscentTrace(
-        input_mode=model.input_mode,
-        eval_steps=np.array(kept_steps),
-        true_returns=returns,
-        predicted=predicted,
-        params=kept_params,
-        seconds=time.perf_counter() - start_time,
-        disagreement=spreads,
-    )
+    return kept_steps, np.stack(kept), predicted, spreads

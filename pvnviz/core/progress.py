@@ -1,19 +1,34 @@
 """Progress reporting for long work, without any UI import.
 
 Long computations accept ``on_progress(done, total, info)``; the Streamlit pages pass
-a callback that moves an ``st.progress`` bar, the CLI one that draws a terminal bar.
+a callback that moves an ``st.progress`` bar, the CLI one that draws a terminal bar. A whole
+run (Algorithms 1-3, ``pvnviz.runs.pipeline``) takes one ``Hooks`` value: its progress, and the
+PVN's losses as Algorithm 2 records them (the pages' live loss chart).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 
 ProgressFn = Callable[[int, int, str], None]
+MetricsFn = Callable[[str, int, float, float], None]  # (input_mode, step, train_loss, val_loss)
 
 
 def no_progress(done: int, total: int, info: str) -> None:
     """The default callback: report nothing."""
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What a run reports as it goes: progress (``on_progress``) and the PVN's recorded losses (``on_metrics``)."""
+
+    on_progress: ProgressFn = no_progress
+    on_metrics: MetricsFn | None = None
+
+
+NO_HOOKS = Hooks()
 
 
 class Cancelled(Exception):

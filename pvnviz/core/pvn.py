@@ -3,16 +3,17 @@
 A PVN maps a policy to a distribution over m return bins: the policy enters either as
 its fingerprint (``pvnviz.core.fingerprint``) or as its flattened weights (the baseline),
 passes an MLP (paper: hidden [80], ReLU) and leaves as softmax(logits / temperature)
-(paper temperature 3). The loss is KL(target pmf || prediction); probes and PVN weights
-are trained jointly with Adam (Appendix B: lr 0.003, batch 32, 3000 or 5000 steps).
+(paper temperature 3). The loss is KL(target pmf || prediction) (``kl_loss``); probes and PVN
+weights are trained jointly with Adam (Appendix B: lr 0.003, batch 32, 3000 or 5000 steps).
+
+Algorithm 2 itself, the training loop, is written once: ``pvnviz.core.ensemble.train_ensemble``. The
+paper's PVN is the ensemble of one, and trains there step for step as a lone PVN would.
 
 Layout: policies as flat parameters (K, P) float32; targets (K, m); probes (n, obs_dim).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,10 +23,8 @@ from torch import nn
 from pvnviz.core.fingerprint import Fingerprint
 from pvnviz.core.histogram import ReturnBins
 from pvnviz.core.policies import PolicyArch
-from pvnviz.core.progress import ProgressFn, no_progress
 
 INPUT_MODES = ("fingerprint", "flattened")
-MetricsFn = Callable[[str, int, float, float], None]  # (input_mode, step, train_loss, val_loss)
 
 
 class PVN(nn.Module):
@@ -111,86 +110,3 @@ class TrainedPVN:
             logp = self.model.log_probs(torch.as_tensor(params, dtype=torch.float32))
         probs = logp.exp().numpy()
         return probs, probs @ self.model.bins.midpoints
-
-
-def train_pvn(
-    model: PVN,
-    *,
-    params: np.ndarray,
-    targets: np.ndarray,
-    val_params: np.ndarray,
-    val_targets: np.ndarray,
-    train_steps: int,
-    batch_size: int,
-    learning_rate: float,
-    rng: np.random.Generator,
-    log_every: int = 50,
-    snapshot_every: int = 50,
-    on_progress: ProgressFn = no_progress,
-    on_metrics: MetricsFn | None = None,
-    keep_best: bool = False,
-) -> TrainedPVN:
-    """Algorithm 2: minibatch KL minimisation over PVN weights and (if trainable) probes.
-
-    With ``keep_best`` the returned PVN has the weights (and probes) of the recorded step
-    with the lowest validation KL (early stopping), not those of the last step.
-    """
-    if len(params) < 1:
-        raise ValueError("no training policies: loosen the return limit or collect more policies.")
-    x = torch.as_tensor(params, dtype=torch.float32)
-    y = torch.as_tensor(targets, dtype=torch.float32)
-    vx = torch.as_tensor(val_params, dtype=torch.float32)
-    vy = torch.as_tensor(val_targets, dtype=torch.float32)
-    optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=learning_rate)
-    batches = rng.integers(0, len(x), size=(train_steps, batch_size))
-    steps, train_curve, val_curve, snap_steps, snaps = [], [], [], [], []
-    best_state: dict[str, torch.Tensor] = {}
-    running, count = 0.0, 0
-    start = time.perf_counter()
-
-    def record(step: int, train_value: float) -> None:
-        with torch.no_grad():
-            val = kl_loss(vy, model.log_probs(vx)).item() if len(vx) else float("nan")
-        steps.append(step)
-        train_curve.append(train_value)
-        val_curve.append(val)
-        if keep_best and val <= min(val_curve):
-            best_state.clear()
-            best_state.update({k: v.detach().clone() for k, v in model.state_dict().items()})
-        if on_metrics is not None:
-            on_metrics(model.input_mode, step, train_value, val)
-
-    def snapshot(step: int) -> None:
-        if model.fingerprint is not None:
-            snap_steps.append(step)
-            snaps.append(model.probes)
-
-    with torch.no_grad():
-        record(0, kl_loss(y, model.log_probs(x)).item())
-    snapshot(0)
-    for step in range(1, train_steps + 1):
-        idx = torch.from_numpy(batches[step - 1])
-        loss = kl_loss(y[idx], model.log_probs(x[idx]))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        running += loss.item()
-        count += 1
-        if step % log_every == 0 or step == train_steps:
-            record(step, running / count)
-            running, count = 0.0, 0
-            on_progress(step, train_steps, f"train {model.input_mode} PVN: val KL {val_curve[-1]:.3f}")
-        if step % snapshot_every == 0 or step == train_steps:
-            snapshot(step)
-    if keep_best and best_state and len(vx):
-        model.load_state_dict(best_state)
-    return TrainedPVN(
-        model=model,
-        input_mode=model.input_mode,
-        steps=np.array(steps),
-        train_loss=np.array(train_curve),
-        val_loss=np.array(val_curve),
-        snapshot_steps=np.array(snap_steps),
-        probe_snapshots=np.array(snaps) if snaps else None,
-        seconds=time.perf_counter() - start,
-    )

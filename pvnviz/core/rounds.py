@@ -11,25 +11,22 @@ Optionally (``explore``) a round also measures a few antithetic perturbations of
 best iterate, as Augmented Random Search would (Mania et al., 2018), and adds them to the data:
 they show the PVN the return's slope around the point the ascent will leave from. Their
 environment steps are counted apart (``AscentTrace.explore_env_steps``).
+
+The rounds themselves are a loop in ``pvnviz.runs.pipeline.ascend_in_rounds``, under the env-step cap of
+``pvnviz.runs.budget.Budget``; this module joins their traces into one.
 """
 
 from __future__ import annotations
-
-import dataclasses
-from collections.abc import Callable
 
 import numpy as np
 
 from pvnviz.core.ascent import AscentTrace
 
-AscendFn = Callable[[object, np.ndarray, int], AscentTrace]  # (model, starts (A, P), round) -> trace
-FinetuneFn = Callable[[object, np.ndarray, np.ndarray], object]  # (model, params (N, P), means (N,)) -> model
-# (best (A, P), round) -> perturbed params (N, P), their measured means (N,), env steps spent
-ExploreFn = Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray, int]]
 
-
-def concatenate(traces: list[AscentTrace]) -> AscentTrace:
+def concatenate(traces: list[AscentTrace], explore_env_steps: int = 0) -> AscentTrace:
     """One trace of consecutive rounds: ascent steps continue, and every check is kept (and counted).
+
+    ``explore_env_steps``: the steps the rounds' perturbations spent, counted apart from the checks.
 
     A later round's first check re-measures the previous round's chosen iterate at the same step.
     """
@@ -49,41 +46,5 @@ def concatenate(traces: list[AscentTrace]) -> AscentTrace:
         seconds=sum(t.seconds for t in traces),
         disagreement=np.concatenate(disagreement) if len(disagreement) == len(traces) else None,
         start_counts=traces[0].start_counts,
+        explore_env_steps=explore_env_steps,
     )
-
-
-def active_rounds(
-    model: object,
-    starts: np.ndarray,
-    rounds: int,
-    ascend: AscendFn,
-    finetune: FinetuneFn,
-    explore: ExploreFn | None = None,
-    affordable: Callable[[AscentTrace], bool] | None = None,
-) -> AscentTrace:
-    """``rounds`` ascents; between two, the PVN is fine-tuned on every check (and perturbation) so far.
-
-    Each round restarts from each start's best-checked iterate. Returns the concatenated trace,
-    whose ``best_index`` chooses across all rounds; perturbations are data only, never chosen.
-    ``affordable(trace so far)``: whether one more round fits the budget; the rounds end where it says no.
-    """
-    if rounds < 1:
-        raise ValueError(f"rounds must be at least 1; got {rounds}.")
-    traces = [ascend(model, starts, 0)]
-    extra_params, extra_means, extra_steps = [], [], 0
-    for r in range(1, rounds):
-        so_far = concatenate(traces)
-        so_far = dataclasses.replace(so_far, explore_env_steps=extra_steps)
-        if affordable is not None and not affordable(so_far):
-            break
-        num_checks, num_starts, num_params = so_far.params.shape
-        if explore is not None:
-            params, means, steps = explore(so_far.best_params, r)
-            extra_params.append(params)
-            extra_means.append(means)
-            extra_steps += steps
-        x = np.concatenate([so_far.params.reshape(-1, num_params), *extra_params])
-        y = np.concatenate([so_far.true_returns.reshape(-1), *extra_means])
-        model = finetune(model, x, y)
-        traces.append(ascend(model, so_far.best_params, r))
-    return dataclasses.replace(concatenate(traces), explore_env_steps=extra_steps)

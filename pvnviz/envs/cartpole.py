@@ -41,6 +41,7 @@ finished episodes per policy, so the policy sees (K, W, 4) with W <= B.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import NamedTuple
@@ -169,6 +170,77 @@ def reset_states(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray
     return rng.uniform(RESET_LOW, RESET_HIGH, size=(*tuple(shape), STATE_SIZE))
 
 
+class _Episodes:
+    """The running episodes: the state as four contiguous (K, B) float64 rows (twice as fast to step as (K, B, 4)),
+    returns, which are alive, and which episode sits in which column (``slot_episode``, moved by compaction)."""
+
+    def __init__(self, initial_states: np.ndarray):
+        batch_shape = initial_states.shape[:-1]
+        self.final_returns = np.zeros(batch_shape)
+        self.slot_episode = np.broadcast_to(np.arange(batch_shape[-1]), batch_shape).copy()
+        self.state = np.array(np.moveaxis(initial_states, -1, 0), dtype=np.float64, order="C", copy=True)
+        self.view = np.moveaxis(self.state, 0, -1)  # (K, B, 4) on the same memory
+        self.returns = np.zeros(batch_shape)
+        self.alive = np.ones(batch_shape, dtype=bool)
+        self.observation = np.empty((*batch_shape, STATE_SIZE), dtype=np.float32)
+
+    def act(self, policy_fn: PolicyFunction) -> np.ndarray:
+        """The policies' integer actions for gymnasium's float32 observation of every column."""
+        np.copyto(self.observation, self.view, casting="same_kind")
+        actions = np.asarray(policy_fn(self.observation))
+        if actions.shape != self.alive.shape or actions.dtype.kind not in "biu":
+            raise ValueError(
+                f"policy_fn must return integer actions of shape {self.alive.shape}, got "
+                f"{actions.dtype} array of shape {actions.shape}; sample the actions inside the policy."
+            )
+        return actions
+
+    def step(self, actions: np.ndarray) -> None:
+        """One Euler step of every running episode (the ended ones stay frozen, masked with ``where=``, so the
+        arithmetic of the running ones is exactly gymnasium's); reward 1 for every step taken, the last too."""
+        _euler_step(*self.state, _force(actions), where=self.alive)
+        self.returns += self.alive
+
+    def compact(self, policy_fn: PolicyFunction) -> None:
+        """When every policy has at most ``COMPACTION_THRESHOLD`` of its columns running, move each policy's
+        running episodes to the front and cut the block to the widest policy's count."""
+        width = int(np.count_nonzero(self.alive, axis=1).max())
+        if width > COMPACTION_THRESHOLD * self.alive.shape[1]:
+            return
+        np.put_along_axis(self.final_returns, self.slot_episode, self.returns, axis=1)  # finished ones are final
+        order = np.argsort(~self.alive, axis=1, kind="stable")[:, :width]  # running columns first
+        self.state = np.take_along_axis(self.state, order[None], axis=2)
+        self.returns, self.alive, self.slot_episode = (
+            np.take_along_axis(array, order, axis=1) for array in (self.returns, self.alive, self.slot_episode)
+        )
+        self.view = np.moveaxis(self.state, 0, -1)
+        self.observation = np.empty(self.view.shape, dtype=np.float32)
+        if hasattr(policy_fn, "compact"):  # a policy with per-episode state follows its episodes
+            policy_fn.compact(order)
+
+
+class _Recording:
+    """Every step of every episode, for ``rollout_trajectories`` (no compaction then)."""
+
+    def __init__(self, run: _Episodes, horizon: int):
+        shape = run.alive.shape
+        self.states = np.empty((*shape, horizon + 1, STATE_SIZE))
+        self.states[..., 0, :] = run.view
+        self.actions = np.full((*shape, horizon), -1, dtype=np.int8)
+        self.active = np.zeros((*shape, horizon), dtype=bool)
+        self.done = np.zeros((*shape, horizon), dtype=bool)
+
+    def took(self, step: int, run: _Episodes, actions: np.ndarray) -> None:
+        self.active[..., step] = run.alive
+        self.actions[..., step][run.alive] = actions[run.alive]
+        self.states[..., step + 1, :] = run.view
+
+    def trajectories(self, steps_run: int, run: _Episodes) -> Trajectories:
+        self.states[..., steps_run + 1 :, :] = run.view[..., None, :]
+        self.done[..., steps_run:] = True  # the loop only stops early once every episode is done
+        return Trajectories(self.states, self.actions, self.active.astype(float), self.active, self.done, run.returns)
+
+
 def _simulate(
     policy_fn: PolicyFunction,
     initial_states: np.ndarray,
@@ -179,91 +251,35 @@ def _simulate(
 ) -> tuple[np.ndarray, Trajectories | None]:
     """Shared time loop: all episodes advance in lockstep until all are done.
 
-    The state is held as four contiguous (K, B) float64 arrays (one per state
-    variable), which is about twice as fast as stepping the interleaved
-    (K, B, 4) layout. Terminated episodes are frozen with ufunc ``where=``
-    masks, so the arithmetic of running episodes is exactly gymnasium's.
-
-    With ``compact`` (returns only), whenever every policy has at most
-    ``COMPACTION_THRESHOLD`` of its block's columns still running, the running
-    episodes of each policy are moved to the front and the block is cut to
-    the widest policy's count; ``slot_episode`` remembers which episode
-    sits in which column.
+    With ``compact`` (returns only), the running episodes are packed to the front of their block whenever few
+    still run (``_Episodes.compact``); with ``record`` every step is kept (``_Recording``).
     """
-    batch_shape = initial_states.shape[:-1]
-    final_returns = np.zeros(batch_shape)
-    slot_episode = np.broadcast_to(np.arange(batch_shape[-1]), batch_shape).copy()
-    state = np.array(np.moveaxis(initial_states, -1, 0), dtype=np.float64, order="C", copy=True)
-    cart_position, cart_velocity, pole_angle, pole_angular_velocity = state
-    state_view = np.moveaxis(state, 0, -1)  # (K, B, 4) view on the same memory
-    total_episodes = int(np.prod(batch_shape))
-    returns = np.zeros(batch_shape)
-    alive = np.ones(batch_shape, dtype=bool)
-    observation = np.empty((*batch_shape, STATE_SIZE), dtype=np.float32)
-    progress_every = max(1, horizon // 20)
-    if record:
-        states = np.empty((*batch_shape, horizon + 1, STATE_SIZE))
-        states[..., 0, :] = state_view
-        actions_taken = np.full((*batch_shape, horizon), -1, dtype=np.int8)
-        active = np.zeros((*batch_shape, horizon), dtype=bool)
-        done = np.zeros((*batch_shape, horizon), dtype=bool)
-
-    steps_run = 0
+    run = _Episodes(initial_states)
+    recording = _Recording(run, horizon) if record else None
+    total_episodes, progress_every, steps_run = run.alive.size, max(1, horizon // 20), 0
     for step in range(horizon):
-        np.copyto(observation, state_view, casting="same_kind")  # gymnasium's float32 observation
-        actions = np.asarray(policy_fn(observation))
-        if actions.shape != alive.shape or actions.dtype.kind not in "biu":
-            raise ValueError(
-                f"policy_fn must return integer actions of shape {alive.shape}, got "
-                f"{actions.dtype} array of shape {actions.shape}; sample the actions inside the policy."
-            )
-        _euler_step(cart_position, cart_velocity, pole_angle, pole_angular_velocity, _force(actions), where=alive)
-        returns += alive  # reward 1.0 on every step taken, including the terminating one
-        if record:
-            active[..., step] = alive
-            actions_taken[..., step][alive] = actions[alive]
-            states[..., step + 1, :] = state_view
-        alive &= ~_is_terminal(cart_position, pole_angle)
-        if record:
-            done[..., step] = ~alive
+        actions = run.act(policy_fn)
+        run.step(actions)
+        if recording is not None:
+            recording.took(step, run, actions)
+        run.alive &= ~_is_terminal(run.state[0], run.state[2])
+        if recording is not None:
+            recording.done[..., step] = ~run.alive
         steps_run = step + 1
-        still_running = bool(alive.any())
+        still_running = bool(run.alive.any())
         if on_progress is not None and (steps_run % progress_every == 0 or not still_running):
-            running = int(np.count_nonzero(alive))
+            running = int(np.count_nonzero(run.alive))
             on_progress(steps_run, horizon, f"{PROGRESS_STAGE}: step {steps_run}, {running}/{total_episodes} running")
         if not still_running:
             break
         if compact:
-            width = int(np.count_nonzero(alive, axis=1).max())
-            if width <= COMPACTION_THRESHOLD * alive.shape[1]:
-                np.put_along_axis(final_returns, slot_episode, returns, axis=1)  # finished episodes are final
-                order = np.argsort(~alive, axis=1, kind="stable")[:, :width]  # running columns first
-                state = np.take_along_axis(state, order[None], axis=2)
-                returns, alive, slot_episode = (
-                    np.take_along_axis(array, order, axis=1) for array in (returns, alive, slot_episode)
-                )
-                cart_position, cart_velocity, pole_angle, pole_angular_velocity = state
-                state_view = np.moveaxis(state, 0, -1)
-                observation = np.empty(state_view.shape, dtype=np.float32)
-                if hasattr(policy_fn, "compact"):  # a policy with per-episode state follows its episodes
-                    policy_fn.compact(order)
-
+            run.compact(policy_fn)
     if on_progress is not None and steps_run < horizon:
         on_progress(horizon, horizon, f"{PROGRESS_STAGE}: all {total_episodes} episodes ended by step {steps_run}")
-    if not record:
-        np.put_along_axis(final_returns, slot_episode, returns, axis=1)
-        return final_returns, None
-    states[..., steps_run + 1 :, :] = state_view[..., None, :]
-    done[..., steps_run:] = True  # the loop only stops early once every episode is done
-    trajectories = Trajectories(
-        states=states,
-        actions=actions_taken,
-        rewards=active.astype(np.float64),
-        active=active,
-        done=done,
-        returns=returns,
-    )
-    return returns, trajectories
+    if recording is None:
+        np.put_along_axis(run.final_returns, run.slot_episode, run.returns, axis=1)
+        return run.final_returns, None
+    return run.returns, recording.trajectories(steps_run, run)
 
 
 def rollout_returns(
@@ -292,8 +308,7 @@ def rollout_returns(
     """
     check_rollout_counts(num_policies, num_episodes, horizon)
     initial_states = reset_states(rng, (int(num_policies), int(num_episodes)))
-    returns, _ = _simulate(policy_fn, initial_states, int(horizon), False, on_progress, bool(compact_episodes))
-    return returns
+    return _simulate(policy_fn, initial_states, int(horizon), False, on_progress, bool(compact_episodes))[0]
 
 
 def rollout_returns_from_states(
@@ -337,12 +352,7 @@ def rollout_trajectories(
     Returns a :class:`Trajectories` with states (K, B, T + 1, 4), actions,
     rewards, ``active`` / ``done`` masks (K, B, T) and returns (K, B).
     """
-    initial_states = np.asarray(initial_states, dtype=np.float64)
-    if initial_states.ndim != 3 or initial_states.shape[-1] != STATE_SIZE:
-        raise ValueError(
-            f"initial_states must have shape (num_policies, num_episodes, 4), got {initial_states.shape}; "
-            "use reset_states(rng, (K, B)) to make them."
-        )
+    initial_states = _check_initial_states(initial_states)
     check_rollout_counts(initial_states.shape[0], initial_states.shape[1], horizon)
     _, trajectories = _simulate(policy_fn, initial_states, int(horizon), True, on_progress)
     assert trajectories is not None
@@ -352,17 +362,6 @@ def rollout_trajectories(
 def env_spec():
     """CartPole as an ``EnvSpec`` (gymnasium's CartPole-v1 physics; stochastic softmax policies, 2 actions)."""
     import gymnasium
-
-    def rollout(policy_fn, *, num_policies, num_episodes, horizon, rng, on_progress: ProgressCallback | None = None):
-        return rollout_returns(
-            policy_fn,
-            num_policies=num_policies,
-            num_episodes=num_episodes,
-            horizon=horizon,
-            rng=rng,
-            on_progress=on_progress,
-            compact_episodes=True,
-        )
 
     def visited(rng: np.random.Generator, n: int) -> np.ndarray:
         """States visited by uniformly random actions, from n episodes of up to 100 steps."""
@@ -386,7 +385,7 @@ def env_spec():
         discrete=True,
         state_labels=("cart position", "cart velocity", "pole angle", "pole angular velocity"),
         state_bounds=((-X_THRESHOLD, X_THRESHOLD), None, (-theta, theta), None),
-        rollout_returns=rollout,
+        rollout_returns=functools.partial(rollout_returns, compact_episodes=True),
         visited_states=visited,
         reset_states=reset_states,
         rollout_returns_from_states=from_states,

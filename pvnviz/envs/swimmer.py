@@ -219,39 +219,17 @@ def simulate(
     """
     batch_shape = initial_states.shape[:-1]
     count = int(np.prod(batch_shape))
-    model = load_model()
-    dt = env_dt()
-    stepper = stepper_class(model, initial_states.reshape(count, STATE_SIZE), nthread)
-    returns = np.zeros(count)
-    observation = np.empty((count, OBSERVATION_SIZE))
-    x_before = np.empty(count)
-    reward = np.empty(count)
-    ctrl_cost = np.empty(count)
-    progress_every = max(1, horizon // 50)
-    started = time.perf_counter()
-    records: dict[str, np.ndarray] = {}
-    if record:
-        records = {
-            "observations": np.empty((count, horizon + 1, OBSERVATION_SIZE)),
-            "qpos": np.empty((count, horizon + 1, NUM_POSITIONS)),
-            "actions": np.empty((count, horizon, ACTION_SIZE)),
-            "rewards": np.empty((count, horizon)),
-        }
-        records["qpos"][:, 0] = stepper.qpos
+    stepper = stepper_class(load_model(), initial_states.reshape(count, STATE_SIZE), nthread)
+    returns, reward, observation = np.zeros(count), np.empty(count), np.empty((count, OBSERVATION_SIZE))
+    scratch = (np.empty(count), np.empty(count), env_dt())  # x before the step, the control cost, dt
+    progress_every, started = max(1, horizon // 50), time.perf_counter()
+    records = _new_records(count, horizon, stepper.qpos) if record else {}
     try:
         for step in range(horizon):
             observe(stepper.qpos, stepper.qvel, out=observation)
             actions = policy_fn(observation.reshape(*batch_shape, OBSERVATION_SIZE))
             actions = _check_actions(actions, batch_shape).reshape(count, ACTION_SIZE)
-            x_before[:] = stepper.qpos[:, 0]
-            stepper.step(actions)
-            # Same operations, in the same order, as SwimmerEnv.step / _get_rew.
-            np.subtract(stepper.qpos[:, 0], x_before, out=reward)
-            reward /= dt
-            reward *= FORWARD_REWARD_WEIGHT
-            np.sum(np.square(actions), axis=1, out=ctrl_cost)
-            ctrl_cost *= CTRL_COST_WEIGHT
-            reward -= ctrl_cost
+            _step_and_reward(stepper, actions, reward, *scratch)
             returns += reward
             if record:
                 records["observations"][:, step] = observation
@@ -269,6 +247,32 @@ def simulate(
     finally:
         stepper.close()
     return returns.reshape(batch_shape), records
+
+
+def _new_records(count: int, horizon: int, qpos: np.ndarray) -> dict[str, np.ndarray]:
+    records = {
+        "observations": np.empty((count, horizon + 1, OBSERVATION_SIZE)),
+        "qpos": np.empty((count, horizon + 1, NUM_POSITIONS)),
+        "actions": np.empty((count, horizon, ACTION_SIZE)),
+        "rewards": np.empty((count, horizon)),
+    }
+    records["qpos"][:, 0] = qpos
+    return records
+
+
+def _step_and_reward(
+    stepper, actions: np.ndarray, reward: np.ndarray, x_before: np.ndarray, ctrl_cost: np.ndarray, dt: float
+) -> None:
+    """One physics step of every episode, its reward written into ``reward``: the same operations, in the
+    same order, as gymnasium's SwimmerEnv.step / _get_rew."""
+    x_before[:] = stepper.qpos[:, 0]
+    stepper.step(actions)
+    np.subtract(stepper.qpos[:, 0], x_before, out=reward)
+    reward /= dt
+    reward *= FORWARD_REWARD_WEIGHT
+    np.sum(np.square(actions), axis=1, out=ctrl_cost)
+    ctrl_cost *= CTRL_COST_WEIGHT
+    reward -= ctrl_cost
 
 
 def rollout_returns(
@@ -293,8 +297,7 @@ def rollout_returns(
     threads = _validate_threads(nthread)
     rng = np.random.default_rng() if rng is None else rng
     initial_states = reset_states(rng, (int(num_policies), int(num_episodes)))
-    returns, _ = simulate(policy_fn, initial_states, int(horizon), False, on_progress, threads)
-    return returns
+    return simulate(policy_fn, initial_states, int(horizon), False, on_progress, threads)[0]
 
 
 def rollout_returns_from_states(
@@ -309,8 +312,7 @@ def rollout_returns_from_states(
     initial_states = _check_initial_states(initial_states)
     check_rollout_counts(initial_states.shape[0], initial_states.shape[1], horizon)
     threads = _validate_threads(nthread)
-    returns, _ = simulate(policy_fn, initial_states, int(horizon), False, on_progress, threads)
-    return returns
+    return simulate(policy_fn, initial_states, int(horizon), False, on_progress, threads)[0]
 
 
 def _check_initial_states(initial_states: np.ndarray) -> np.ndarray:

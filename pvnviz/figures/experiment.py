@@ -15,12 +15,20 @@ from pvnviz.core.pvn import TrainedPVN
 from pvnviz.envs.spec import EnvSpec
 from pvnviz.figures import theme
 from pvnviz.figures.frames import changes_animation
+from pvnviz.figures.roles import roles, trace_index
 from pvnviz.runs.dataset import PolicyDataset
 from pvnviz.runs.pipeline import Split
 
 MODE_COLOR = {"fingerprint": theme.FINGERPRINT, "flattened": theme.FLATTENED}
 PROBES_TITLE = "Probing states through training"
 MODE_LABEL = {"fingerprint": "fingerprint PVN", "flattened": "flattened-weights PVN"}
+# Trace roles (``pvnviz.figures.roles``) of the probing states' figure, read by pages/components/player.js too.
+PROBES_START, PROBES_PATHS, PROBES_NOW = "probes:start", "probes:paths", "probes:now"
+
+
+def start_role(mode: str, start: int) -> str:
+    """The role of start ``start``'s (0-based) line in the ``mode`` panel of an ``ascent_figure``."""
+    return f"start:{mode}:{start}"
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -116,6 +124,7 @@ def ascent_figure(
                     name="each start",
                     legendgroup=f"start-{mode}",
                     showlegend=(a == 0),
+                    meta=start_role(mode, a),
                 ),
                 row=1,
                 col=col,
@@ -127,6 +136,7 @@ def ascent_figure(
                 mode="lines",
                 line=dict(color=color, width=4),
                 name=f"mean: {MODE_LABEL[mode]}",
+                meta=f"mean:{mode}",
             ),
             row=1,
             col=col,
@@ -214,6 +224,7 @@ def distribution_figure(
             x=bins.midpoints,
             y=target,
             name="empirical (Monte Carlo)",
+            meta="empirical",
             marker_color=theme.EXACT,
             opacity=0.6,
             width=bins.width,
@@ -225,6 +236,7 @@ def distribution_figure(
                 x=bins.midpoints,
                 y=probs,
                 name=MODE_LABEL[mode],
+                meta=f"predicted:{mode}",
                 mode="lines+markers",
                 line=dict(color=MODE_COLOR[mode], width=2),
             )
@@ -245,10 +257,12 @@ def distribution_frames(
     if projector:
         theme.projector(first)
     base_title = first.to_plotly_json()["layout"]["title"]
+    role = roles(first)
+    ys = {role["empirical"]: targets, **{role[f"predicted:{m}"]: p for m, p in predicted.items()}}
     changes = [
         {
             "policy": {
-                "traces": {i: {"y": y[k].astype(np.float32)} for i, y in enumerate([targets, *predicted.values()])},
+                "traces": {i: {"y": y[k].astype(np.float32)} for i, y in ys.items()},
                 "layout": {"title": {**base_title, "text": title(k)}},
             }
         }
@@ -277,6 +291,7 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], f
             y=snaps[0, :, j],
             mode="markers",
             name="initial probes",
+            meta=PROBES_START,
             marker=dict(color="lightgrey", size=9, symbol="circle-open"),
         )
     )
@@ -288,6 +303,7 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], f
             y=trail_y,
             mode="lines",
             name="paths",
+            meta=PROBES_PATHS,
             line=dict(color=_rgba(theme.PROBE, 0.3), width=1),
             hoverinfo="skip",
         )
@@ -299,6 +315,7 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], f
             y=snaps[s, :, j],
             mode="markers+text",
             name="probing states",
+            meta=PROBES_NOW,
             text=[str(p + 1) for p in range(snaps.shape[1])],
             textposition="top center",
             marker=dict(color=theme.PROBE, size=10, line=dict(color="white", width=1)),
@@ -307,7 +324,8 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], f
     names = [str(int(s)) for s in trained.snapshot_steps]
     if frame is None:
         fig.add_trace(current(len(snaps) - 1))
-        fig.frames = [go.Frame(data=[current(s)], traces=[2], name=names[s]) for s in range(len(snaps))]
+        now = trace_index(fig, PROBES_NOW)
+        fig.frames = [go.Frame(data=[current(s)], traces=[now], name=names[s]) for s in range(len(snaps))]
         theme.play_controls(fig, names, "training step ")
     else:
         frame = int(np.clip(frame, 0, len(snaps) - 1))
@@ -352,13 +370,10 @@ def probes_data(trained: TrainedPVN, env: EnvSpec, name: str, projector: bool = 
 
 def highlight_start(fig: go.Figure, start: int) -> go.Figure:
     """Bring out start ``start`` (0-based) in every panel of an ``ascent_figure``: the one the replay shows."""
-    seen: dict[str, int] = {}
-    for trace in fig.data:
-        group = trace.legendgroup or ""
-        if group.startswith("start-"):
-            index = seen.get(group, 0)
-            seen[group] = index + 1
-            if index == start:
-                trace.update(line=dict(color=theme.HIGHLIGHT, width=3), name=f"start {start + 1} (replayed)")
-                trace.update(showlegend=group == next(iter(seen)))
+    role = roles(fig)
+    lines = sorted(role[start_role(mode, start)] for mode in MODE_LABEL if start_role(mode, start) in role)
+    for n, index in enumerate(lines):  # one legend entry, the first panel's
+        fig.data[index].update(
+            line=dict(color=theme.HIGHLIGHT, width=3), name=f"start {start + 1} (replayed)", showlegend=n == 0
+        )
     return fig

@@ -1,8 +1,14 @@
-"""The CartPole and Swimmer experiments end to end (Sections 6.2 and 6.3, Appendix B-C).
+"""The CartPole and Swimmer experiments end to end, Algorithms 1-3 top to bottom (Sections 6.2-6.3, App. B-C).
 
-collect (Algorithm 1) -> filter and histogram (Section 3) -> train one PVN per input,
-fingerprint and/or flattened weights (Algorithm 2) -> ascend the same starts through
-each PVN, scoring iterates by Monte Carlo (Algorithm 3).
+``run_experiment`` reads as the method does::
+
+    dataset = collect(...)               Algorithm 1: random policies and their Monte Carlo returns
+    parts = split(...)                   the return limit, the histogram's bins (Section 3), validation policies
+    for each input (fingerprint, flattened weights):
+        fitted = fit(...)                Algorithm 2: the PVN, an ensemble of one as in the paper, or of M
+        trace = ascend_in_rounds(...)    Algorithm 3; then, while the budget allows, the active rounds: refit
+                                         on the data plus the checked iterates, ascend again from the best
+        trace = remeasure(...)           the chosen policies on fresh episodes, an unbiased estimate
 
 Every stage draws from its own child of ``SeedSequence(seed)``, so changing a later
 stage's settings never changes an earlier stage's result.
@@ -17,24 +23,63 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from pvnviz.core.ascent import AscentTrace, ascend, check_steps, evaluate_returns, remeasure
+from pvnviz.core.ascent import AscentTrace, ascend, evaluate_returns, remeasure
 from pvnviz.core.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
 from pvnviz.core.fingerprint import initial_probes
 from pvnviz.core.histogram import ReturnBins
 from pvnviz.core.policies import glorot_params
-from pvnviz.core.progress import ProgressFn, no_progress
-from pvnviz.core.pvn import INPUT_MODES, PVN, MetricsFn, TrainedPVN, train_pvn
-from pvnviz.core.rounds import active_rounds
+from pvnviz.core.progress import NO_HOOKS, Hooks, ProgressFn, no_progress
+from pvnviz.core.pvn import INPUT_MODES, PVN, TrainedPVN
+from pvnviz.core.rounds import concatenate
 from pvnviz.envs.registry import get_env
+from pvnviz.envs.spec import EnvSpec
+from pvnviz.runs.budget import Budget, env_steps
 from pvnviz.runs.collection import collect_dataset
 from pvnviz.runs.config import DATASET_FIELDS, ExperimentConfig, dataset_config, num_validation  # noqa: F401
 from pvnviz.runs.dataset import PolicyDataset
+
+# A refit sees each checked iterate this many times among the dataset's policies, so its batches draw them.
+CHECK_COPIES = 3
 
 STAGES = {"collect": 0, "split": 1, "probes": 2, "train": 3, "starts": 4, "ascent": 5, "fresh": 6}
 
 
 def _rng(seed: int, stage: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, STAGES[stage]]))
+
+
+def run_experiment(
+    config: ExperimentConfig, seed: int = 0, hooks: Hooks = NO_HOOKS, dataset: PolicyDataset | None = None
+) -> ExperimentResult:
+    """Algorithms 1-3 for every input in ``config.inputs`` (see the module's docstring).
+
+    ``dataset`` skips the collection when given; it must be ``collect(config, seed)``'s
+    result (the pages cache it on ``dataset_config``, so ascent-only changes do not recollect).
+    """
+    timings: dict[str, float] = {}
+    if dataset is None:
+        dataset = collect(config, seed, hooks.on_progress)
+    timings["collect"] = dataset.seconds
+    parts = split(config, dataset, seed)
+    env = get_env(config.env)
+    trained, traces, ensembles = {}, {}, {}
+    for mode in config.inputs:
+        t0 = time.perf_counter()
+        fitted = fit(config, dataset, parts, mode, seed, hooks)
+        timings[f"train_{mode}"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        trace = ascend_in_rounds(config, fitted.ensemble, seed, dataset, parts, hooks)
+        if config.fresh_episodes > 0:
+            fresh, arch = _rng(seed, "fresh"), config.arch()
+            trace = remeasure(trace, env, arch, config.fresh_episodes, config.horizon, fresh, hooks.on_progress)
+        timings[f"ascent_{mode}"] = time.perf_counter() - t0
+        traces[mode] = trace
+        # The PVN as the rounds left it (its curves are the first fit's); more than one member is also kept whole.
+        trained[mode] = dataclasses.replace(fitted.summary, model=fitted.ensemble.member(0))
+        if fitted.ensemble.size > 1:
+            ensembles[mode] = dataclasses.replace(fitted, summary=trained[mode])
+    timings["total"] = sum(timings.values())
+    return ExperimentResult(config, seed, dataset, parts, trained, traces, timings, ensembles)
 
 
 def collect(config: ExperimentConfig, seed: int, on_progress: ProgressFn = no_progress, **chunking) -> PolicyDataset:
@@ -88,6 +133,32 @@ def split(config: ExperimentConfig, dataset: PolicyDataset, seed: int) -> Split:
     return parts
 
 
+def fit(
+    config: ExperimentConfig, dataset: PolicyDataset, parts: Split, input_mode: str, seed: int, hooks: Hooks = NO_HOOKS
+) -> TrainedEnsemble:
+    """Algorithm 2 on the kept training policies: ``ensemble_size`` PVNs at once (one: the paper's PVN)."""
+    targets = parts.bins.pmf(dataset.returns)
+    return train_ensemble(
+        build_ensemble(config, parts.bins, input_mode, seed),
+        params=dataset.params[parts.train_idx],
+        targets=targets[parts.train_idx],
+        val_params=dataset.params[parts.val_idx],
+        val_targets=targets[parts.val_idx],
+        train_steps=config.train_steps,
+        batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        rng=_rng(seed, "train"),
+        log_every=config.log_every,
+        keep_best=config.keep_best,
+        hooks=hooks,
+    )
+
+
+def build_ensemble(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed: int) -> PVNEnsemble:
+    members = [build_pvn(config, bins, input_mode, seed, i) for i in range(config.ensemble_size)]
+    return PVNEnsemble(members, config.pessimism)
+
+
 def build_pvn(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed: int, member: int = 0) -> PVN:
     env = get_env(config.env)
     rng = _rng(seed, "probes") if member == 0 else np.random.default_rng([seed, STAGES["probes"], member])
@@ -105,64 +176,40 @@ def build_pvn(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed:
     )
 
 
-def train(
+def ascend_in_rounds(
     config: ExperimentConfig,
+    pvn: PVNEnsemble,
+    seed: int,
     dataset: PolicyDataset,
     parts: Split,
-    input_mode: str,
-    seed: int,
-    on_progress: ProgressFn = no_progress,
-    on_metrics: MetricsFn | None = None,
-) -> TrainedPVN:
-    """Stage 3: one PVN on the kept training policies (see ``train_members`` for an ensemble)."""
-    model = build_pvn(config, parts.bins, input_mode, seed)
-    targets = parts.bins.pmf(dataset.returns)
-    return train_pvn(
-        model,
-        params=dataset.params[parts.train_idx],
-        targets=targets[parts.train_idx],
-        val_params=dataset.params[parts.val_idx],
-        val_targets=targets[parts.val_idx],
-        train_steps=config.train_steps,
-        batch_size=config.batch_size,
-        learning_rate=config.learning_rate,
-        rng=_rng(seed, "train"),
-        log_every=config.log_every,
-        snapshot_every=config.log_every,
-        on_progress=on_progress,
-        on_metrics=on_metrics,
-        keep_best=config.keep_best,
-    )
+    hooks: Hooks = NO_HOOKS,
+) -> AscentTrace:
+    """Algorithm 3 through the PVN, then up to ``rounds - 1`` active rounds while the budget allows.
 
-
-def build_ensemble(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed: int) -> PVNEnsemble:
-    members = [build_pvn(config, bins, input_mode, seed, i) for i in range(config.ensemble_size)]
-    return PVNEnsemble(members, config.pessimism)
-
-
-def train_members(
-    config: ExperimentConfig,
-    dataset: PolicyDataset,
-    parts: Split,
-    input_mode: str,
-    seed: int,
-    on_progress: ProgressFn = no_progress,
-) -> TrainedEnsemble:
-    """Stage 3 with ``ensemble_size`` > 1: the bootstrapped members, trained at once as one network."""
-    targets = parts.bins.pmf(dataset.returns)
-    return train_ensemble(
-        build_ensemble(config, parts.bins, input_mode, seed),
-        params=dataset.params[parts.train_idx],
-        targets=targets[parts.train_idx],
-        val_params=dataset.params[parts.val_idx],
-        val_targets=targets[parts.val_idx],
-        train_steps=config.train_steps,
-        batch_size=config.batch_size,
-        learning_rate=config.learning_rate,
-        rng=_rng(seed, "train"),
-        log_every=config.log_every,
-        on_progress=on_progress,
-    )
+    A round: (perturb each start's best iterate and measure the pairs,) refit the PVN on the dataset plus
+    every policy measured so far at its measured mean, and ascend again from each start's best iterate.
+    The returned trace holds every round's checks, all counted; its ``best_index`` chooses across rounds.
+    The PVN is refitted in place.
+    """
+    env = get_env(config.env)
+    budget = Budget(config, dataset.num_env_steps)
+    starts = starting_policies(config, seed, dataset, parts)
+    traces = [ascend_round(config, env, pvn, starts, seed, 0, hooks)]
+    explored_params, explored_means, explored_steps = [], [], 0
+    for r in range(1, config.rounds):
+        so_far = concatenate(traces, explored_steps)
+        if not budget.allows_another_round(so_far):
+            break
+        if config.round_perturbations > 0:
+            params, means, steps = explore(config, env, so_far.best_params, seed, r)
+            explored_params.append(params)
+            explored_means.append(means)
+            explored_steps += steps
+        measured = np.concatenate([so_far.params.reshape(-1, so_far.params.shape[-1]), *explored_params])
+        means = np.concatenate([so_far.true_returns.reshape(-1), *explored_means])
+        refit(config, pvn, dataset, parts, measured, means, seed)
+        traces.append(ascend_round(config, env, pvn, so_far.best_params, seed, r, hooks))
+    return concatenate(traces, explored_steps)
 
 
 def starting_policies(
@@ -186,85 +233,66 @@ def starting_policies(
     return dataset.params[parts.train_idx[order]].astype(np.float32)  # a copy
 
 
-def ascend_through(
-    config: ExperimentConfig,
-    trained: TrainedPVN | PVNEnsemble,
-    seed: int,
-    on_progress: ProgressFn = no_progress,
-    dataset: PolicyDataset | None = None,
-    parts: Split | None = None,
+def ascend_round(
+    config: ExperimentConfig, env: EnvSpec, pvn: PVNEnsemble, starts: np.ndarray, seed: int, r: int, hooks: Hooks
 ) -> AscentTrace:
-    """Stage 4: Algorithm 3 through one trained PVN, then its choices re-measured on fresh episodes.
-
-    The fresh episodes come from their own stream (stage "fresh"), which plays no part in
-    choosing the iterates, so their mean is an unbiased estimate of the chosen policies' returns.
-    """
-    env = get_env(config.env)
-    model = trained if isinstance(trained, PVNEnsemble) else trained.model
-
-    def one_round(model, starts: np.ndarray, r: int) -> AscentTrace:
-        rng = _rng(seed, "ascent") if r == 0 else np.random.default_rng([seed, STAGES["ascent"], r])
-        trace = ascend(
-            model,
-            env,
-            starts=starts,
-            steps=config.ascent_steps,
-            learning_rate=config.ascent_learning_rate,
-            eval_every=config.eval_every,
-            eval_episodes=config.eval_episodes,
-            horizon=config.horizon,
-            rng=rng,
-            on_progress=on_progress,
-            early_checks=tuple(config.early_checks),
-        )
-        return dataclasses.replace(trace, start_counts=config.start_from == "dataset")
-
-    def finetune(model, params: np.ndarray, means: np.ndarray):
-        # The checked iterates join the training set (3 copies each, so batches see them), targets at their means.
-        x = np.concatenate([dataset.params[parts.train_idx], *[params] * 3])
-        y = np.concatenate([parts.bins.pmf(dataset.returns[parts.train_idx]), *[parts.bins.pmf(means[:, None])] * 3])
-        vx, vy = dataset.params[parts.val_idx], parts.bins.pmf(dataset.returns[parts.val_idx])
-        rng = np.random.default_rng([seed, STAGES["train"], len(means)])
-        steps = config.round_train_steps
-        data = dict(params=x, targets=y, val_params=vx, val_targets=vy, train_steps=steps, log_every=steps)
-        settings = dict(batch_size=config.batch_size, learning_rate=config.learning_rate, rng=rng)
-        if isinstance(model, PVNEnsemble):
-            return train_ensemble(model, **data, **settings).ensemble
-        return train_pvn(model, **data, **settings, snapshot_every=steps).model
-
-    def explore(best: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, int]:
-        # Antithetic pairs around each start's best iterate (ARS's directions), measured like a check.
-        rng = np.random.default_rng([seed, STAGES["ascent"], r, 1])
-        delta = rng.standard_normal((config.round_perturbations, *best.shape)) * config.perturbation_std
-        params = np.concatenate([best + delta, best - delta]).reshape(-1, best.shape[-1]).astype(np.float32)
-        means = evaluate_returns(env, config.arch(), params, config.eval_episodes, config.horizon, rng)
-        return params, means, env_steps(config.env, means, config.eval_episodes, config.horizon)
-
-    def affordable(so_far: AscentTrace) -> bool:
-        # The next round at its most: every check and perturbation running the whole horizon.
-        spent = env_steps(config.env, so_far.true_returns, config.eval_episodes, config.horizon)
-        checks = len(check_steps(config.ascent_steps, config.eval_every, tuple(config.early_checks)))
-        policies = so_far.true_returns.shape[1] * checks
-        policies += so_far.true_returns.shape[1] * 2 * config.round_perturbations
-        most = policies * config.eval_episodes * config.horizon
-        cap = config.max_beyond_fraction * dataset.num_env_steps
-        return spent + so_far.explore_env_steps + most <= cap
-
-    starts = starting_policies(config, seed, dataset, parts)
-    if dataset is None or parts is None:
-        trace = one_round(model, starts, 0)
-    else:
-        explorer = explore if config.round_perturbations > 0 else None
-        capped = affordable if config.max_beyond_fraction > 0 else None
-        trace = active_rounds(model, starts, config.rounds, one_round, finetune, explorer, capped)
-    if config.fresh_episodes < 1:
-        return trace
-    return remeasure(trace, env, config.arch(), config.fresh_episodes, config.horizon, _rng(seed, "fresh"), on_progress)
+    """One ascent of every start at once, its iterates checked by Monte Carlo (Algorithm 3)."""
+    rng = _rng(seed, "ascent") if r == 0 else np.random.default_rng([seed, STAGES["ascent"], r])
+    trace = ascend(
+        pvn,
+        env,
+        starts=starts,
+        steps=config.ascent_steps,
+        learning_rate=config.ascent_learning_rate,
+        eval_every=config.eval_every,
+        eval_episodes=config.eval_episodes,
+        horizon=config.horizon,
+        rng=rng,
+        on_progress=hooks.on_progress,
+        early_checks=tuple(config.early_checks),
+    )
+    return dataclasses.replace(trace, start_counts=config.start_from == "dataset")
 
 
-def env_steps(env_name: str, mean_returns: np.ndarray, num_episodes: int, horizon: int) -> int:
-    """Environment steps spent measuring policies with these mean returns over ``num_episodes`` each."""
-    return get_env(env_name).episode_steps(mean_returns, horizon, episodes_per_return=num_episodes)
+def explore(
+    config: ExperimentConfig, env: EnvSpec, best: np.ndarray, seed: int, r: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Antithetic pairs around each start's best iterate (ARS's directions), measured like a check:
+    (params (2 N A, P), their mean returns, the environment steps spent)."""
+    rng = np.random.default_rng([seed, STAGES["ascent"], r, 1])
+    delta = rng.standard_normal((config.round_perturbations, *best.shape)) * config.perturbation_std
+    params = np.concatenate([best + delta, best - delta]).reshape(-1, best.shape[-1]).astype(np.float32)
+    means = evaluate_returns(env, config.arch(), params, config.eval_episodes, config.horizon, rng)
+    return params, means, env_steps(config.env, means, config.eval_episodes, config.horizon)
+
+
+def refit(
+    config: ExperimentConfig,
+    pvn: PVNEnsemble,
+    dataset: PolicyDataset,
+    parts: Split,
+    measured: np.ndarray,
+    means: np.ndarray,
+    seed: int,
+) -> None:
+    """Algorithm 2 again, ``round_train_steps`` more steps, on the training policies plus the ``measured``
+    ones (``CHECK_COPIES`` times each) at their measured ``means``; validation stays the dataset's."""
+    x = np.concatenate([dataset.params[parts.train_idx], *[measured] * CHECK_COPIES])
+    pmf = parts.bins.pmf
+    y = np.concatenate([pmf(dataset.returns[parts.train_idx]), *[pmf(means[:, None])] * CHECK_COPIES])
+    steps = config.round_train_steps
+    train_ensemble(
+        pvn,
+        params=x,
+        targets=y,
+        val_params=dataset.params[parts.val_idx],
+        val_targets=parts.bins.pmf(dataset.returns[parts.val_idx]),
+        train_steps=steps,
+        batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        rng=np.random.default_rng([seed, STAGES["train"], len(means)]),
+        log_every=steps,
+    )
 
 
 @dataclass
@@ -330,37 +358,3 @@ class ExperimentResult:
             "inputs": per_input,
             "timings_seconds": self.timings,
         }
-
-
-def run_experiment(
-    config: ExperimentConfig,
-    seed: int = 0,
-    on_progress: ProgressFn = no_progress,
-    on_metrics: MetricsFn | None = None,
-    dataset: PolicyDataset | None = None,
-) -> ExperimentResult:
-    """All stages for every input in ``config.inputs``.
-
-    ``dataset`` skips the collection when given; it must be ``collect(config, seed)``'s
-    result (the pages cache it on ``dataset_config``, so ascent-only changes do not recollect).
-    """
-    timings: dict[str, float] = {}
-    if dataset is None:
-        dataset = collect(config, seed, on_progress)
-    timings["collect"] = dataset.seconds
-    parts = split(config, dataset, seed)
-    trained, traces, ensembles = {}, {}, {}
-    for mode in config.inputs:
-        t0 = time.perf_counter()
-        if config.ensemble_size > 1:
-            ensembles[mode] = train_members(config, dataset, parts, mode, seed, on_progress)
-            trained[mode] = ensembles[mode].summary
-        else:
-            trained[mode] = train(config, dataset, parts, mode, seed, on_progress, on_metrics)
-        timings[f"train_{mode}"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        model = ensembles[mode].ensemble if mode in ensembles else trained[mode]
-        traces[mode] = ascend_through(config, model, seed, on_progress, dataset, parts)
-        timings[f"ascent_{mode}"] = time.perf_counter() - t0
-    timings["total"] = sum(timings.values())
-    return ExperimentResult(config, seed, dataset, parts, trained, traces, timings, ensembles)

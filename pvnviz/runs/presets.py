@@ -1,9 +1,12 @@
 """The named settings of every experiment: Appendix B's tables as presets, and this project's budgets.
 
-``PRESETS[env][name]()`` builds an ``ExperimentConfig``; the CLI's ``--preset``, the pages' preset box
-and the shipped runs under ``data/`` use these names. ``paper`` is Appendix B exactly (Section 6.2 for
-CartPole, 6.3 for Swimmer); ``budget-*`` name what they spend; ``beyond`` adds this project's active
-rounds (README, "Beyond zero-shot"); ``quick`` runs live in under a minute.
+``PRESETS[env][id]()`` builds an ``ExperimentConfig``. The id is a preset's name for good: the CLI's
+``--preset``, the pages' links (``?cartpole_preset=quick``) and the shipped runs under ``data/`` use it.
+``PRESET_LABELS[env][id]`` is what the pages' preset box shows, display text free to change; links made
+before they held ids named presets by their labels of then (``LINK_LABELS_BEFORE_IDS``), and still open.
+``paper`` is Appendix B exactly (Section 6.2 for CartPole, 6.3 for Swimmer); ``budget-*`` name what they
+spend; ``beyond`` adds this project's active rounds (README, "Beyond zero-shot"); ``quick`` runs live in
+under a minute.
 """
 
 from __future__ import annotations
@@ -93,3 +96,53 @@ PRESETS: dict[str, dict[str, Callable[[], ExperimentConfig]]] = {
         ),
     },
 }
+
+# What the pages' preset box shows for each id: display text, free to change (links and runs hold the id).
+PRESET_LABELS: dict[str, dict[str, str]] = {
+    "cartpole": {
+        "paper": "Paper (MLP [30])",
+        "paper-linear": "Paper (linear)",
+        "beyond": "Beyond zero-shot (MLP [30])",
+        "beyond-linear": "Beyond zero-shot (linear)",
+        "quick": "Quick",
+    },
+    "swimmer": {
+        "paper": "Paper (Appendix B: 2000 x 500 rollouts, 10^9 steps, hours)",
+        "budget-2000x5": "10 M steps: 2000 policies x 5 rollouts",
+        "budget-10000x1": "10 M steps: 10,000 policies x 1 rollout",
+        "beyond": "Beyond zero-shot: 10,000 x 1, best-policy starts, 10 active rounds",
+        "quick": "Quick (live, under a minute)",
+    },
+}
+
+# The labels that links carried (``?cartpole_preset=Quick``) until links held ids, exactly as they were, so
+# that those links still open their preset. Frozen: a label changed above is not changed here.
+LINK_LABELS_BEFORE_IDS: dict[str, dict[str, str]] = {
+    "cartpole": {
+        "Quick": "quick",
+        "Paper (MLP [30])": "paper",
+        "Paper (linear)": "paper-linear",
+        "Beyond zero-shot (MLP [30])": "beyond",
+        "Beyond zero-shot (linear)": "beyond-linear",
+    },
+    "swimmer": {
+        "10 M steps: 10,000 policies x 1 rollout": "budget-10000x1",
+        "10 M steps: 2000 policies x 5 rollouts": "budget-2000x5",
+        "Beyond zero-shot: 10,000 x 1, best-policy starts, 6 active rounds": "beyond",  # it ran 10 rounds
+        "Paper (Appendix B: 2000 x 500 rollouts, 10^9 steps, hours)": "paper",
+        "Quick (live, under a minute)": "quick",
+    },
+}
+
+
+def preset_label(env_name: str, preset: str) -> str:
+    """The preset box's text for a preset id (the id itself for an environment without labels)."""
+    return PRESET_LABELS.get(env_name, {}).get(preset, preset)
+
+
+def preset_from_link(env_name: str, text: str) -> str | None:
+    """The id of the preset a link's value names: an id, or a label that links carried before they held ids;
+    None when it names no preset of this environment."""
+    if text in PRESETS.get(env_name, {}):
+        return text
+    return LINK_LABELS_BEFORE_IDS.get(env_name, {}).get(text)

@@ -141,6 +141,7 @@ def estimate(config: Any) -> Estimate:
     """Peak bytes and seconds of ``run_experiment(config)`` (one seed, every input in ``config.inputs``), or of the
     polytope experiment for a ``PolytopeConfig``."""
     from pvnviz.envs.registry import get_env
+    from pvnviz.runs.budget import Budget
     from pvnviz.runs.collection import DEFAULT_CHUNK_STEPS  # one collection chunk is what runs at once
 
     if not hasattr(config, "env"):
@@ -153,7 +154,7 @@ def estimate(config: Any) -> Estimate:
     inputs = len(config.inputs)
     members = config.ensemble_size
     rounds = config.rounds
-    kept = config.num_starts * (config.ascent_steps // config.eval_every + 2 + len(config.early_checks))  # at once
+    kept = config.num_starts * Budget(config).checks_per_round  # the checked iterates, measured at once
     batch = max(kept, config.num_starts * 2 * config.round_perturbations)  # or a round's perturbations
 
     memory = {

@@ -4,8 +4,8 @@ The app's live work is three calls of the compute package: a whole experiment (A
 Sections 4-5, ``pvnviz.runs.pipeline.run_experiment``), the 2-state MDP's PVN (Section 6.1, Fig. 2,
 ``pvnviz.polytope.experiment.train_polytope_pvn``) and the replays of each start before and after its ascent
 (Section 5, ``pvnviz.envs.registry.replay_pairs``). A worker receives a task's *name* from ``TASKS`` (never a
-callable or code from a visitor) and its keyword arguments, and runs it with an ``on_progress`` (and,
-where the function takes one, an ``on_metrics``) that
+callable or code from a visitor) and its keyword arguments, and runs it with an ``on_progress`` (a whole
+run: with ``Hooks(on_progress, on_metrics)``, its live losses too) that
 
 - forwards progress and live losses through ``emit``, at most every ``PROGRESS_INTERVAL`` seconds (the
   last report of a stage always goes), so a fast loop does not flood the server, and
@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pvnviz.core.progress import Cancelled
+from pvnviz.core.progress import Cancelled, Hooks
 
 PROGRESS_INTERVAL = 0.1  # seconds between two progress messages of one task
 
@@ -86,9 +86,10 @@ def run_task(name: str, kwargs: dict[str, Any], emit: Emit, cancelled: Callable[
     """Run task ``name`` with ``kwargs``, reporting through ``emit``; raises Cancelled when stopped."""
     fn = resolve(name)
     reporter = Reporter(emit, cancelled)
-    extra: dict[str, Any] = {"on_progress": reporter.on_progress}
-    if "on_metrics" in inspect.signature(fn).parameters:
-        extra["on_metrics"] = reporter.on_metrics
+    if "hooks" in inspect.signature(fn).parameters:  # a whole run: progress and the PVN's losses
+        extra: dict[str, Any] = {"hooks": Hooks(reporter.on_progress, reporter.on_metrics)}
+    else:
+        extra = {"on_progress": reporter.on_progress}
     result = fn(**kwargs, **extra)
     reporter.flush()
     return result

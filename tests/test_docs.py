@@ -1,0 +1,155 @@
+"""The README and docs/ name only what exists: files, modules, links, sections; architecture.md is current.
+
+Every repository path the docs name (in prose, code spans, code blocks or links: ``pvnviz/...``, ``pages/...``,
+``ui/...``, ``tests/...``, ``data/...``, ``scripts/...``, ``docs/...``) must exist; every dotted name under
+``pvnviz`` or ``ui`` must be a module (found by ``importlib.util.find_spec``, which imports only the packages on
+the way) or a name defined at the top of one; every relative link must reach a file, and its ``#anchor`` a
+heading there. The README stays a front door (under 150 lines, linking every page of docs/), and
+docs/architecture.md is what ``make layout`` writes from the sources now.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
+README_MAX_LINES = 150
+
+# A repository path: one of these folders, a slash, then path characters (globs and placeholders allowed).
+PATH = re.compile(r"(?<![\w./~-])(?:pvnviz|pages|ui|tests|data|scripts|docs)/[\w.*/-]*")
+ROOT_FILES = re.compile(r"(?<![\w./~-])(?:app\.py|Makefile|pyproject\.toml|requirements(?:-dev)?\.txt)(?![\w.-])")
+DOTTED = re.compile(r"(?<![\w./~-])(?:pvnviz|ui)(?:\.[A-Za-z_]\w*)+")
+FILE_SUFFIXES = {"py", "js", "md", "json", "toml", "txt", "npz", "pt", "png", "jsonl"}
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+
+
+def named_paths(text: str) -> set[str]:
+    """Every repository path the text names, as written (``path:line`` and ``#anchor`` tails cut off)."""
+    found = set(ROOT_FILES.findall(text))
+    for match in PATH.findall(text):
+        path = re.sub(r"(#.*|:\d+(-\d+)?)$", "", match).rstrip(".")
+        found.add(path)
+    return found
+
+
+def missing_paths(text: str) -> list[str]:
+    missing = []
+    for path in sorted(named_paths(text)):
+        exists = any(ROOT.glob(path.rstrip("/"))) if "*" in path else (ROOT / path).exists()
+        if not exists:
+            missing.append(path)
+    return missing
+
+
+def top_level_names(path: Path) -> set[str]:
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    return names
+
+
+def names_a_module(dotted: str) -> bool:
+    """``pvnviz.runs.pipeline`` or ``pvnviz.runs.pipeline.run_experiment``: the longest module prefix is found,
+    and what follows it must be defined at the top of that module. Only packages are imported on the way."""
+    parts = dotted.split(".")
+    spec = None
+    for i in range(1, len(parts) + 1):
+        if spec is not None and spec.submodule_search_locations is None:  # a module: the rest is an attribute
+            return parts[i - 1] in top_level_names(Path(spec.origin))
+        try:
+            found = importlib.util.find_spec(".".join(parts[:i]))
+        except ModuleNotFoundError:
+            found = None
+        if found is None:
+            return spec is not None and spec.origin is not None and parts[i - 1] in top_level_names(Path(spec.origin))
+        spec = found
+    return True
+
+
+def unknown_modules(text: str) -> list[str]:
+    dotted = {d for d in DOTTED.findall(text) if d.rsplit(".", 1)[-1] not in FILE_SUFFIXES}
+    return sorted(d for d in dotted if not names_a_module(d))
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation (backticks included) dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    text = FENCE.sub("", path.read_text())
+    return {anchor(h) for h in re.findall(r"^#{1,6} (.+)$", text, re.M)}
+
+
+def broken_links(text: str, doc: Path) -> list[str]:
+    broken = []
+    for target in LINK.findall(FENCE.sub("", text)):
+        if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
+            continue
+        file_part, _, fragment = target.partition("#")
+        path = (doc.parent / file_part).resolve() if file_part else doc
+        if not path.exists():
+            broken.append(target)
+        elif fragment and path.suffix == ".md" and fragment not in anchors(path):
+            broken.append(target)
+    return broken
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_path_named_exists(doc):
+    assert missing_paths(doc.read_text()) == []
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_module_named_exists(doc):
+    assert unknown_modules(doc.read_text()) == []
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_relative_link_resolves(doc):
+    assert broken_links(doc.read_text(), doc) == []
+
+
+def test_readme_is_a_front_door():
+    text = README.read_text()
+    assert len(text.splitlines()) < README_MAX_LINES
+    linked = {(README.parent / target.partition("#")[0]).resolve() for target in LINK.findall(text)}
+    assert [p.name for p in DOCS[1:] if p.resolve() not in linked] == []  # every page of docs/ is linked
+    assert "docs/screenshot.png" in named_paths(text)
+
+
+def test_architecture_is_what_make_layout_writes():
+    spec = importlib.util.spec_from_file_location("layout", ROOT / "scripts" / "layout.py")
+    layout = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(layout)
+    expected = layout.architecture_markdown()
+    assert (ROOT / "docs" / "architecture.md").read_text() == expected, "docs/architecture.md is stale: run make layout"
+
+
+def test_the_checks_catch_what_does_not_exist():
+    """The checks above can fail: a wrong path, module, link or section is reported, a right one is not."""
+    doc = ROOT / "docs" / "results.md"
+    text = (
+        "`pvnviz/run_checks.py` and pvnviz/runs/files.py:146-161, `data/*-budget.jsonl`, `data/*-nothing.jsonl`; "
+        "`pvnviz.runs.pipeline.run_experiment`, `pvnviz.runs.checks`, `pvnviz.runs.pipeline.no_such_name`, "
+        "`pvnviz.envs.scene.Replay`; [a](beyond.md#presets) [b](nope.md) [c](beyond.md#no-such-section) "
+        "[d](../README.md#pages) [e](#polytope) [f](https://example.org/x)"
+    )
+    assert missing_paths(text) == ["data/*-nothing.jsonl", "pvnviz/run_checks.py"]
+    assert unknown_modules(text) == ["pvnviz.runs.checks", "pvnviz.runs.pipeline.no_such_name"]
+    assert broken_links(text, doc) == ["nope.md", "beyond.md#no-such-section"]

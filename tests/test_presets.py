@@ -1,0 +1,64 @@
+"""Presets (pvnviz/runs/presets.py): ids that last, labels that say what the preset runs, and old links' labels."""
+
+import pytest
+
+from pvnviz.runs.presets import LINK_LABELS_BEFORE_IDS, PRESET_LABELS, PRESETS, preset_from_link, preset_label
+
+# What the pages' links held before they held ids (the pages' PRESET_NAMES, until issue 19), written out here
+# rather than read from the module: a link made then must open the same preset whatever the module says now.
+OLD_LINKS = {
+    "cartpole": {
+        "Quick": "quick",
+        "Paper (MLP [30])": "paper",
+        "Paper (linear)": "paper-linear",
+        "Beyond zero-shot (MLP [30])": "beyond",
+        "Beyond zero-shot (linear)": "beyond-linear",
+    },
+    "swimmer": {
+        "10 M steps: 10,000 policies x 1 rollout": "budget-10000x1",
+        "10 M steps: 2000 policies x 5 rollouts": "budget-2000x5",
+        "Beyond zero-shot: 10,000 x 1, best-policy starts, 6 active rounds": "beyond",
+        "Paper (Appendix B: 2000 x 500 rollouts, 10^9 steps, hours)": "paper",
+        "Quick (live, under a minute)": "quick",
+    },
+}
+
+
+@pytest.mark.parametrize("env", ["cartpole", "swimmer"])
+def test_every_preset_has_one_label_and_labels_differ(env):
+    assert set(PRESET_LABELS[env]) == set(PRESETS[env])
+    assert len(set(PRESET_LABELS[env].values())) == len(PRESETS[env])  # the box tells them apart
+
+
+@pytest.mark.parametrize("env", ["cartpole", "swimmer"])
+def test_old_links_open_the_preset_they_named(env):
+    for label, preset in OLD_LINKS[env].items():
+        assert preset_from_link(env, label) == preset, label
+    assert set(LINK_LABELS_BEFORE_IDS[env].values()) <= set(PRESETS[env])  # no alias points at a removed id
+
+
+@pytest.mark.parametrize("env", ["cartpole", "swimmer"])
+def test_links_take_ids_and_refuse_anything_else(env):
+    for preset in PRESETS[env]:
+        assert preset_from_link(env, preset) == preset
+    for text in ("", "Mine", "QUICK", "quick ", "beyond-linear" if env == "swimmer" else "budget-2000x5"):
+        assert preset_from_link(env, text) is None, text
+
+
+def test_an_environment_without_labels_shows_its_ids():
+    assert preset_label("line", "paper") == "paper"
+    assert preset_from_link("line", "paper") is None  # no presets registered for it here
+
+
+def test_labels_say_what_the_presets_run():
+    """The Swimmer beyond label said 6 active rounds while the preset ran 10 (issue 19)."""
+    swimmer = PRESETS["swimmer"]["beyond"]()
+    assert f"{swimmer.rounds} active rounds" in preset_label("swimmer", "beyond")
+    assert f"{swimmer.num_policies:,} x {swimmer.num_episodes}" in preset_label("swimmer", "beyond")
+    for preset in ("budget-10000x1", "budget-2000x5"):
+        config = PRESETS["swimmer"][preset]()
+        steps = config.num_policies * config.num_episodes * config.horizon
+        assert preset_label("swimmer", preset).startswith(f"{steps // 10**6} M steps"), preset
+    for preset, make in PRESETS["cartpole"].items():
+        linear = make().policy_hidden == ()
+        assert ("linear" in preset_label("cartpole", preset)) == linear, preset
