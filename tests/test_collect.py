@@ -20,7 +20,7 @@ from pvnviz.runs.collection import (
     EpisodeSampler,
     LocalExecutor,
     Plan,
-    collect,
+    collect_plan,
     policy_streams,
 )
 from pvnviz.runs.dataset import PolicyDataset
@@ -53,11 +53,11 @@ class CountingExecutor(LocalExecutor):
 
 @pytest.mark.parametrize("env_name", ["cartpole", "swimmer"])
 def test_dataset_is_bit_identical_for_any_number_of_chunks(env_name):
-    whole = collect(PLANS[env_name])
+    whole = collect_plan(PLANS[env_name])
     assert whole.returns.shape == (PLANS[env_name].num_policies, PLANS[env_name].num_episodes)
     assert np.unique(whole.returns).size > 5  # real, varied returns, not a constant
     for size in (1, 3, 5):  # 12 (or 8) policies in 12/4/3 (8/3/2) chunks, uneven last chunk included
-        split = collect(_with_chunks(PLANS[env_name], size))
+        split = collect_plan(_with_chunks(PLANS[env_name], size))
         np.testing.assert_array_equal(split.params, whole.params)
         np.testing.assert_array_equal(split.returns, whole.returns)
 
@@ -68,7 +68,7 @@ def test_cartpole_returns_match_gymnasium_with_the_same_streams():
 
     from pvnviz.envs import cartpole
     plan = PLANS["cartpole"]
-    dataset = collect(plan)
+    dataset = collect_plan(plan)
     env = gymnasium.make("CartPole-v1").unwrapped
     env.reset(seed=0)
     for k, rng in enumerate(policy_streams(plan.entropy, 0, 4)):
@@ -107,10 +107,10 @@ def test_episode_sampler_draws_actions_with_the_policy_probabilities():
 
 def test_a_new_plan_clears_stale_chunks_and_resume_redoes_only_missing_or_damaged(tmp_path):
     plan = _with_chunks(PLANS["cartpole"], 3)  # 4 chunks
-    whole = collect(PLANS["cartpole"])
+    whole = collect_plan(PLANS["cartpole"])
     store = ChunkStore(tmp_path / "chunks")
     first = CountingExecutor()
-    collect(plan, first, store)
+    collect_plan(plan, first, store)
     assert first.ran == [0, 1, 2, 3]
     assert sorted(p.name for p in store.folder.glob("chunk-*.npz")) == [f"chunk-0000{i}.npz" for i in range(4)]
     assert not list(store.folder.glob(".*tmp"))  # no temporary files left
@@ -121,23 +121,23 @@ def test_a_new_plan_clears_stale_chunks_and_resume_redoes_only_missing_or_damage
     arrays["returns"] = arrays["returns"] + 1
     np.savez(store.path(3), **arrays)
     again = CountingExecutor()
-    resumed = collect(plan, again, store, resume=True)
+    resumed = collect_plan(plan, again, store, resume=True)
     assert again.ran == [1, 2, 3]
     np.testing.assert_array_equal(resumed.returns, whole.returns)
     np.testing.assert_array_equal(resumed.params, whole.params)
     fresh = CountingExecutor()
-    collect(plan, fresh, store, resume=False)  # without --resume everything is redone
+    collect_plan(plan, fresh, store, resume=False)  # without --resume everything is redone
     assert fresh.ran == [0, 1, 2, 3]
 
 
 def test_resume_refuses_chunks_of_other_settings(tmp_path):
     store = ChunkStore(tmp_path / "chunks")
-    collect(_with_chunks(PLANS["cartpole"], 4), store=store)
+    collect_plan(_with_chunks(PLANS["cartpole"], 4), store=store)
     other_seed = Plan("cartpole", CARTPOLE, 12, 6, 80, entropy=7, chunk_policies=4)
     with pytest.raises(CollectError, match="other settings or another seed"):
-        collect(other_seed, store=store, resume=True)
+        collect_plan(other_seed, store=store, resume=True)
     with pytest.raises(CollectError, match="--chunk-policies 4"):
-        collect(_with_chunks(PLANS["cartpole"], 5), store=store, resume=True)
+        collect_plan(_with_chunks(PLANS["cartpole"], 5), store=store, resume=True)
 
 
 def test_chunk_checksum_detects_a_changed_number():

@@ -13,7 +13,7 @@ import ray
 
 from pvnviz.core.policies import PolicyArch
 from pvnviz.runs.collect_ray import RayExecutor, connect
-from pvnviz.runs.collection import Plan, collect, collect_chunk
+from pvnviz.runs.collection import Plan, collect_chunk, collect_plan
 from pvnviz.runs.dataset import PolicyDataset
 from pvnviz.runs.store import chunks_dir, staging_dir
 
@@ -63,9 +63,9 @@ def _chunked(plan: Plan, size: int) -> Plan:
 @pytest.mark.parametrize("env_name", ["cartpole", "swimmer"])
 def test_ray_dataset_is_bit_identical_to_local_for_1_2_and_4_chunks(cluster, env_name):
     plan = PLANS[env_name]
-    local = collect(plan)
+    local = collect_plan(plan)
     for chunks in (1, 2, 4):
-        on_ray = collect(_chunked(plan, -(-plan.num_policies // chunks)), RayExecutor(num_cpus=1))
+        on_ray = collect_plan(_chunked(plan, -(-plan.num_policies // chunks)), RayExecutor(num_cpus=1))
         assert len(_chunked(plan, -(-plan.num_policies // chunks)).chunks()) == chunks
         np.testing.assert_array_equal(on_ray.params, local.params)
         np.testing.assert_array_equal(on_ray.returns, local.returns)
@@ -82,9 +82,9 @@ def test_a_killed_worker_is_retried_and_the_dataset_is_complete_and_identical(cl
         return collect_chunk(spec, nthread)
 
     plan = _chunked(PLANS["cartpole"], 4)
-    result = collect(plan, RayExecutor(num_cpus=1, max_retries=2, task=kill_own_worker_once))
+    result = collect_plan(plan, RayExecutor(num_cpus=1, max_retries=2, task=kill_own_worker_once))
     assert marker.exists()  # the kill really happened (and the task ran again in a new worker)
-    local = collect(PLANS["cartpole"])
+    local = collect_plan(PLANS["cartpole"])
     np.testing.assert_array_equal(result.params, local.params)
     np.testing.assert_array_equal(result.returns, local.returns)
 
@@ -97,7 +97,7 @@ def test_without_retries_a_killed_worker_fails_loudly(cluster, tmp_path):
         os.kill(os.getpid(), signal.SIGKILL)
 
     with pytest.raises(ray.exceptions.WorkerCrashedError):
-        collect(_chunked(PLANS["cartpole"], 6), RayExecutor(num_cpus=1, max_retries=0, task=kill_own_worker))
+        collect_plan(_chunked(PLANS["cartpole"], 6), RayExecutor(num_cpus=1, max_retries=0, task=kill_own_worker))
 
 
 @pytest.mark.slow

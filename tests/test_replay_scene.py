@@ -139,9 +139,9 @@ def test_figures_draw_any_replay_by_role():
 
 @pytest.fixture
 def line(monkeypatch):
-    monkeypatch.setitem(envs.ENVIRONMENTS, "line", toy_env.env_spec)
+    envs.register("line", toy_env.env_spec)
     yield get_env("line")
-    envs._BUILT.pop("line", None)
+    envs.unregister("line")
 
 
 def test_a_new_environment_brings_its_replay_through_the_generic_figures(line):

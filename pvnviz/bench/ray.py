@@ -17,7 +17,7 @@ import numpy as np
 
 from pvnviz.cli.argtypes import OneLineParser, positive_int
 from pvnviz.core.policies import PolicyArch
-from pvnviz.runs.collection import LocalExecutor, Plan, collect
+from pvnviz.runs.collection import LocalExecutor, Plan, collect_plan
 
 PAPER_STEPS = 2000 * 500 * 1000  # Appendix B: 2000 policies x 500 returns x 1000 steps
 NODE_CORES = 16
@@ -50,7 +50,7 @@ def bench_ray(num_policies: int = 16, num_episodes: int = 50, horizon: int = 200
     tiny = Plan("swimmer", arch, 40, 1, 1, entropy=0, chunk_policies=1)
     steps = num_policies * num_episodes * horizon
     result: dict = {"env_steps": steps, "chunks": len(plan.chunks()), "chunk_policies": chunk_policies}
-    collect(Plan("swimmer", arch, 2, 2, 10, entropy=1))  # warm-up: model load, imports
+    collect_plan(Plan("swimmer", arch, 2, 2, 10, entropy=1))  # warm-up: model load, imports
     seconds, _, reference = _timed(whole, LocalExecutor())
     result["local_one_chunk"] = steps / seconds
     result["local_chunks"] = steps / _timed(plan, LocalExecutor())[0]
@@ -61,7 +61,7 @@ def bench_ray(num_policies: int = 16, num_episodes: int = 50, horizon: int = 200
         start = time.perf_counter()
         connect(None, num_cpus=workers)
         executor = RayExecutor(num_cpus=1)
-        collect(Plan("swimmer", arch, 2 * workers, 1, 1, entropy=1, chunk_policies=1), executor)  # start workers
+        collect_plan(Plan("swimmer", arch, 2 * workers, 1, 1, entropy=1, chunk_policies=1), executor)  # start workers
         result[f"ray_{workers}_startup_seconds"] = time.perf_counter() - start
         seconds, cpu, returns = _timed(plan, executor)
         result[f"ray_{workers}_identical"] = bool(np.array_equal(returns, reference.astype(np.float32)))

@@ -35,6 +35,12 @@ def register(name: str, factory: Callable[[], EnvSpec]) -> None:
     _BUILT.pop(name, None)
 
 
+def unregister(name: str) -> None:
+    """Remove an environment added with ``register`` (and its built spec)."""
+    ENVIRONMENTS.pop(name, None)
+    _BUILT.pop(name, None)
+
+
 def get_env(name: str) -> EnvSpec:
     """The EnvSpec of an environment by name (built once per process)."""
     if name not in ENVIRONMENTS:

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from pvnviz.envs.scene import Replay
+
+if TYPE_CHECKING:  # a type only: this leaf module does not import gymnasium
+    from gymnasium import spaces
 
 
 def check_rollout_counts(num_policies: int, num_episodes: int, horizon: int) -> None:
@@ -80,8 +83,8 @@ class EnvSpec:
     visited_states: Callable[[np.random.Generator, int], np.ndarray]  # (rng, n) -> (n, obs_dim)
     reset_states: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]  # (rng, (K, B)) -> (K, B, state)
     rollout_returns_from_states: RolloutReturnsFromStates
-    observation_space: Any  # gymnasium.spaces.Box of one observation
-    action_space: Any  # gymnasium.spaces.Discrete or Box of one action
+    observation_space: spaces.Box  # of one observation
+    action_space: spaces.Discrete | spaces.Box  # of one action
     bounds_label: str  # what state_bounds are, in words, for the probe figures' captions
     steps_per_second: float  # measured rate of one core (pvnviz.runs.sizing's estimates)
     bytes_per_episode: int  # memory of one running episode in a batch (pvnviz.runs.sizing)
@@ -89,6 +92,23 @@ class EnvSpec:
     # (arch, params (K, P), horizon, seed) -> one episode per policy from one start, to draw (pvnviz.envs.scene);
     # None: the pages show no replay
     replay: Callable[[Any, np.ndarray, int, int], Replay] | None = None
+
+    def __post_init__(self) -> None:
+        """The spaces must say what ``obs_dim``, ``act_dim`` and ``discrete`` say: a new environment's mistake is
+        named when its spec is built, not deep inside a rollout."""
+        obs_shape = tuple(getattr(self.observation_space, "shape", ()) or ())
+        if obs_shape != (self.obs_dim,):
+            raise ValueError(f"{self.name}: observation_space has shape {obs_shape}; obs_dim says ({self.obs_dim},).")
+        if self.discrete:
+            fits = getattr(self.action_space, "n", None) == self.act_dim
+        else:
+            fits = tuple(getattr(self.action_space, "shape", ()) or ()) == (self.act_dim,)
+        if not fits:
+            kind = f"Discrete({self.act_dim})" if self.discrete else f"a Box of shape ({self.act_dim},)"
+            raise ValueError(
+                f"{self.name}: action_space is {self.action_space}; discrete={self.discrete} and "
+                f"act_dim={self.act_dim} say {kind}."
+            )
 
     def episode_steps(self, returns: np.ndarray, horizon: int, episodes_per_return: int = 1) -> int:
         """Environment steps that episodes with these returns took (what Algorithm 1 and 3 spend).

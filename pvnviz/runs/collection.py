@@ -297,7 +297,7 @@ class LocalExecutor:
 ChunkFn = Callable[[int, int, int, int], None]  # (chunks done, chunks total, env steps done, workers)
 
 
-def collect(
+def collect_plan(
     plan: Plan,
     executor=None,
     store: ChunkStore | None = None,
@@ -388,4 +388,4 @@ def collect_dataset(
     """
     check_rollout_counts(num_policies, num_episodes, horizon)
     plan = plan_from_rng(env.name, arch, num_policies, num_episodes, horizon, rng, chunking.pop("chunk_policies", 0))
-    return collect(plan, on_progress=on_progress, **chunking)
+    return collect_plan(plan, on_progress=on_progress, **chunking)
