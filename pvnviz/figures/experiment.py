@@ -113,43 +113,8 @@ def ascent_figure(
         subplot_titles=[f"through the {MODE_LABEL[m]}" for m in modes],
     )
     for col, mode in enumerate(modes, start=1):
-        trace, color = traces[mode], MODE_COLOR[mode]
-        for a in range(trace.true_returns.shape[1]):
-            fig.add_trace(
-                go.Scatter(
-                    x=trace.eval_steps,
-                    y=trace.true_returns[:, a],
-                    mode="lines",
-                    line=dict(color=_rgba(color, 0.35), width=1.5),
-                    name="each start",
-                    legendgroup=f"start-{mode}",
-                    showlegend=(a == 0),
-                    meta=start_role(mode, a),
-                ),
-                row=1,
-                col=col,
-            )
-        fig.add_trace(
-            go.Scatter(
-                x=trace.eval_steps,
-                y=trace.true_returns.mean(1),
-                mode="lines",
-                line=dict(color=color, width=4),
-                name=f"mean: {MODE_LABEL[mode]}",
-                meta=f"mean:{mode}",
-            ),
-            row=1,
-            col=col,
-        )
-        # annotation kwargs only on the panel that carries the label: plotly fills a bare one with "new text"
-        if return_limit is not None:
-            label = dict(annotation_text="training-set limit") if col == 1 else {}
-            fig.add_hline(y=return_limit, line=dict(color=theme.LIMIT, dash="dash", width=2), row=1, col=col, **label)
-        if dataset_best is not None:
-            label = dict(annotation_text="best kept policy", annotation_position="bottom right") if col == 1 else {}
-            fig.add_hline(y=dataset_best, line=dict(color=theme.TRAIN, dash="dot", width=1.5), row=1, col=col, **label)
-        for value in (baselines or {}).values():
-            fig.add_hline(y=value, line=dict(color=theme.BASELINE, dash="dash", width=1), row=1, col=col)
+        _ascent_lines(fig, traces[mode], mode, col)
+        _reference_lines(fig, col, return_limit, dataset_best, baselines)
         fig.update_xaxes(title_text="ascent step", row=1, col=col)
     if baselines:
         values = [v for t in traces.values() for v in (t.true_returns.min(), t.true_returns.max())]
@@ -162,6 +127,51 @@ def ascent_figure(
     if baselines:
         fig.update_layout(margin=dict(r=90))  # room for the baseline names
     return fig
+
+
+def _ascent_lines(fig: go.Figure, trace: AscentTrace, mode: str, col: int) -> None:
+    """Panel ``col``'s lines: one light line per start, then their mean in bold."""
+    color = MODE_COLOR[mode]
+    for a in range(trace.true_returns.shape[1]):
+        fig.add_trace(
+            go.Scatter(
+                x=trace.eval_steps,
+                y=trace.true_returns[:, a],
+                mode="lines",
+                line=dict(color=_rgba(color, 0.35), width=1.5),
+                name="each start",
+                legendgroup=f"start-{mode}",
+                showlegend=(a == 0),
+                meta=start_role(mode, a),
+            ),
+            row=1,
+            col=col,
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=trace.eval_steps,
+            y=trace.true_returns.mean(1),
+            mode="lines",
+            line=dict(color=color, width=4),
+            name=f"mean: {MODE_LABEL[mode]}",
+            meta=f"mean:{mode}",
+        ),
+        row=1,
+        col=col,
+    )
+
+
+def _reference_lines(fig: go.Figure, col: int, limit: float | None, best: float | None, baselines: dict | None) -> None:
+    """Panel ``col``'s horizontal lines: the training-set limit, the best kept policy, the baselines."""
+    # annotation kwargs only on the panel that carries the label: plotly fills a bare one with "new text"
+    if limit is not None:
+        label = dict(annotation_text="training-set limit") if col == 1 else {}
+        fig.add_hline(y=limit, line=dict(color=theme.LIMIT, dash="dash", width=2), row=1, col=col, **label)
+    if best is not None:
+        label = dict(annotation_text="best kept policy", annotation_position="bottom right") if col == 1 else {}
+        fig.add_hline(y=best, line=dict(color=theme.TRAIN, dash="dot", width=1.5), row=1, col=col, **label)
+    for value in (baselines or {}).values():
+        fig.add_hline(y=value, line=dict(color=theme.BASELINE, dash="dash", width=1), row=1, col=col)
 
 
 def _baseline_labels(fig: go.Figure, baselines: dict[str, float], low: float, high: float) -> None:
@@ -280,10 +290,41 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], f
     snaps = np.asarray(trained.probe_snapshots, dtype=np.float64)  # (S, n, obs_dim); ranges computed in float64
     i, j = dims
     fig = go.Figure()
-    bound_x, bound_y = env.state_bounds[i], env.state_bounds[j]
-    for v in bound_x or ():
+    _probes_backdrop(fig, snaps, env, dims)
+    names = [str(int(s)) for s in trained.snapshot_steps]
+    if frame is None:
+        fig.add_trace(_probes_now(snaps, dims, len(snaps) - 1))
+        now = trace_index(fig, PROBES_NOW)
+        fig.frames = [
+            go.Frame(data=[_probes_now(snaps, dims, s)], traces=[now], name=names[s]) for s in range(len(snaps))
+        ]
+        theme.play_controls(fig, names, "training step ")
+    else:
+        frame = int(np.clip(frame, 0, len(snaps) - 1))
+        fig.add_trace(_probes_now(snaps, dims, frame))
+    lo, hi = snaps[..., [i, j]].min((0, 1)), snaps[..., [i, j]].max((0, 1))  # (2,)
+    for axis, bound in enumerate((env.state_bounds[i], env.state_bounds[j])):
+        if bound is not None:
+            lo[axis], hi[axis] = min(lo[axis], bound[0]), max(hi[axis], bound[1])
+    pad = 0.08 * (hi - lo + 1e-6)
+    fig.update_xaxes(title_text=env.state_labels[i], range=[lo[0] - pad[0], hi[0] + pad[0]])
+    fig.update_yaxes(title_text=env.state_labels[j], range=[lo[1] - pad[1], hi[1] + pad[1]])
+    title = PROBES_TITLE
+    if frame is not None:
+        title += f": step {names[frame]}"
+    fig = theme.style(fig, title, height=520 if frame is None else 460)
+    fig.update_layout(
+        margin=dict(b=150 if frame is None else 50), legend=dict(y=1.0, yanchor="bottom", x=1.0, xanchor="right")
+    )
+    return fig
+
+
+def _probes_backdrop(fig: go.Figure, snaps: np.ndarray, env: EnvSpec, dims: tuple[int, int]) -> None:
+    """What every frame shares: the state bounds (dashed), the initial probes, each probe's path through training."""
+    i, j = dims
+    for v in env.state_bounds[i] or ():
         fig.add_vline(x=v, line=dict(color=theme.LIMIT, dash="dash", width=1))
-    for v in bound_y or ():
+    for v in env.state_bounds[j] or ():
         fig.add_hline(y=v, line=dict(color=theme.LIMIT, dash="dash", width=1))
     fig.add_trace(
         go.Scatter(
@@ -309,42 +350,20 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], f
         )
     )
 
-    def current(s: int) -> go.Scatter:
-        return go.Scatter(
-            x=snaps[s, :, i],
-            y=snaps[s, :, j],
-            mode="markers+text",
-            name="probing states",
-            meta=PROBES_NOW,
-            text=[str(p + 1) for p in range(snaps.shape[1])],
-            textposition="top center",
-            marker=dict(color=theme.PROBE, size=10, line=dict(color="white", width=1)),
-        )
 
-    names = [str(int(s)) for s in trained.snapshot_steps]
-    if frame is None:
-        fig.add_trace(current(len(snaps) - 1))
-        now = trace_index(fig, PROBES_NOW)
-        fig.frames = [go.Frame(data=[current(s)], traces=[now], name=names[s]) for s in range(len(snaps))]
-        theme.play_controls(fig, names, "training step ")
-    else:
-        frame = int(np.clip(frame, 0, len(snaps) - 1))
-        fig.add_trace(current(frame))
-    lo, hi = snaps[..., [i, j]].min((0, 1)), snaps[..., [i, j]].max((0, 1))  # (2,)
-    for axis, bound in enumerate((bound_x, bound_y)):
-        if bound is not None:
-            lo[axis], hi[axis] = min(lo[axis], bound[0]), max(hi[axis], bound[1])
-    pad = 0.08 * (hi - lo + 1e-6)
-    fig.update_xaxes(title_text=env.state_labels[i], range=[lo[0] - pad[0], hi[0] + pad[0]])
-    fig.update_yaxes(title_text=env.state_labels[j], range=[lo[1] - pad[1], hi[1] + pad[1]])
-    title = PROBES_TITLE
-    if frame is not None:
-        title += f": step {names[frame]}"
-    fig = theme.style(fig, title, height=520 if frame is None else 460)
-    fig.update_layout(
-        margin=dict(b=150 if frame is None else 50), legend=dict(y=1.0, yanchor="bottom", x=1.0, xanchor="right")
+def _probes_now(snaps: np.ndarray, dims: tuple[int, int], s: int) -> go.Scatter:
+    """The numbered probing states at snapshot ``s``."""
+    i, j = dims
+    return go.Scatter(
+        x=snaps[s, :, i],
+        y=snaps[s, :, j],
+        mode="markers+text",
+        name="probing states",
+        meta=PROBES_NOW,
+        text=[str(p + 1) for p in range(snaps.shape[1])],
+        textposition="top center",
+        marker=dict(color=theme.PROBE, size=10, line=dict(color="white", width=1)),
     )
-    return fig
 
 
 def probes_data(trained: TrainedPVN, env: EnvSpec, name: str, projector: bool = False) -> dict:

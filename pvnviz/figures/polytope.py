@@ -46,24 +46,7 @@ def polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, cloud
     kw = {} if row is None else dict(row=row, col=col)
     marker_type = go.Scattergl if cloud else go.Scatter
     if cloud:
-        fig.add_trace(
-            go.Scattergl(
-                x=exact.cloud_values[:, 0].astype(np.float32),  # float32: half the bytes sent, far below a pixel
-                y=exact.cloud_values[:, 1].astype(np.float32),
-                mode="markers",
-                marker=dict(
-                    size=4,
-                    color=exact.cloud_J.astype(np.float32),
-                    colorscale="Viridis",
-                    opacity=0.5,
-                    colorbar=dict(title="J", len=0.8),
-                ),
-                name="policies (coloured by J)",
-                meta="cloud",
-                hovertemplate="V(s1)=%{x:.3f}<br>V(s2)=%{y:.3f}<br>J=%{marker.color:.3f}<extra></extra>",
-            ),
-            **kw,
-        )
+        fig.add_trace(_cloud_trace(exact), **kw)
     for i, edge in enumerate(exact.edges):
         fig.add_trace(
             go.Scatter(
@@ -79,39 +62,62 @@ def polytope_outline(fig: go.Figure, exact: ExactView, row=None, col=None, cloud
             ),
             **kw,
         )
-    fig.add_trace(
-        marker_type(
-            x=exact.corner_values[:, 0],
-            y=exact.corner_values[:, 1],
-            mode="markers",
-            marker=dict(size=10, color=theme.CORNER, symbol="square", line=theme.OUTLINE),
-            text=[_corner_label(x) for x in exact.corner_policies],
-            name="deterministic policies (corners)",
-            meta="corners",
-            showlegend=cloud,
-            hovertemplate="%{text}<br>J=%{customdata:.3f}<extra></extra>",
-            customdata=exact.corner_J,
-        ),
-        **kw,
-    )
+    fig.add_trace(_corners_trace(exact, marker_type, cloud), **kw)
     _corner_labels(fig, exact, row, col)
-    opt_v = exact.corner_values[np.argmax(exact.corner_J)]
-    fig.add_trace(
-        marker_type(
-            x=[opt_v[0]],
-            y=[opt_v[1]],
-            mode="markers",
-            marker=dict(size=18, color=theme.OPTIMUM, symbol="star", line=dict(width=1, color=theme.CORNER)),
-            name=f"optimum (J={exact.optimal_J:.3f})",
-            meta="optimum",
-            showlegend=cloud,
-        ),
-        **kw,
-    )
+    fig.add_trace(_optimum_trace(exact, marker_type, cloud), **kw)
     xr = _padded_range(np.concatenate([exact.cloud_values[:, 0], exact.corner_values[:, 0]]))
     yr = _padded_range(np.concatenate([exact.cloud_values[:, 1], exact.corner_values[:, 1]]), pad=0.14)
     fig.update_xaxes(range=xr, **kw)
     fig.update_yaxes(range=yr, **kw)
+
+
+def _cloud_trace(exact: ExactView) -> go.Scattergl:
+    """The sampled policies at their values, coloured by J."""
+    return go.Scattergl(
+        x=exact.cloud_values[:, 0].astype(np.float32),  # float32: half the bytes sent, far below a pixel
+        y=exact.cloud_values[:, 1].astype(np.float32),
+        mode="markers",
+        marker=dict(
+            size=4,
+            color=exact.cloud_J.astype(np.float32),
+            colorscale="Viridis",
+            opacity=0.5,
+            colorbar=dict(title="J", len=0.8),
+        ),
+        name="policies (coloured by J)",
+        meta="cloud",
+        hovertemplate="V(s1)=%{x:.3f}<br>V(s2)=%{y:.3f}<br>J=%{marker.color:.3f}<extra></extra>",
+    )
+
+
+def _corners_trace(exact: ExactView, marker_type: type, showlegend: bool) -> go.Scatter | go.Scattergl:
+    """The deterministic policies (the polytope's corners) as squares, named and with their J on hover."""
+    return marker_type(
+        x=exact.corner_values[:, 0],
+        y=exact.corner_values[:, 1],
+        mode="markers",
+        marker=dict(size=10, color=theme.CORNER, symbol="square", line=theme.OUTLINE),
+        text=[_corner_label(x) for x in exact.corner_policies],
+        name="deterministic policies (corners)",
+        meta="corners",
+        showlegend=showlegend,
+        hovertemplate="%{text}<br>J=%{customdata:.3f}<extra></extra>",
+        customdata=exact.corner_J,
+    )
+
+
+def _optimum_trace(exact: ExactView, marker_type: type, showlegend: bool) -> go.Scatter | go.Scattergl:
+    """A star on the best corner's values."""
+    opt_v = exact.corner_values[np.argmax(exact.corner_J)]
+    return marker_type(
+        x=[opt_v[0]],
+        y=[opt_v[1]],
+        mode="markers",
+        marker=dict(size=18, color=theme.OPTIMUM, symbol="star", line=dict(width=1, color=theme.CORNER)),
+        name=f"optimum (J={exact.optimal_J:.3f})",
+        meta="optimum",
+        showlegend=showlegend,
+    )
 
 
 def polytope_figure(exact: ExactView, trained: TrainedPolytopePVN | None = None) -> go.Figure:
@@ -202,43 +208,50 @@ def fields_figure(
         + ([(learned.field, theme.LEARNED, learned.ascent, "learned ascent")] if learned else []),
         start=1,
     ):
-        qx, qy = _quiver(exact.grid, field, scale)
-        fig.add_trace(
-            go.Scatter(
-                x=qx,
-                y=qy,
-                mode="lines",
-                line=dict(color=color, width=1.2),
-                name=f"{'exact' if col == 1 else 'learned'} gradient field",
-                meta=f"field:{'exact' if col == 1 else 'learned'}",
-                opacity=0.55,
-                hoverinfo="skip",
-            ),
-            row=1,
-            col=col,
-        )
+        fig.add_trace(_field_trace(exact.grid, field, scale, color, "exact" if col == 1 else "learned"), row=1, col=col)
         if paths:
             fig.add_trace(_path_trace(path, name, color), row=1, col=col)
     if picker:
-        t = np.linspace(0, 1, 41)
-        px, py = np.meshgrid(t, t, indexing="ij")
-        fig.add_trace(
-            go.Scatter(
-                x=px.ravel(),
-                y=py.ravel(),
-                mode="markers",
-                name=START_PICKER,
-                meta="picker",
-                marker=dict(size=9, color="rgba(0,0,0,0.02)"),
-                showlegend=False,
-                hovertemplate="start here: [%{x:.3f}, %{y:.3f}]<extra></extra>",
-            ),
-            row=1,
-            col=1,
-        )
+        fig.add_trace(_picker_trace(), row=1, col=1)
     if learned is None:
         fig.add_annotation(text="Train the PVN to see its gradient field", x=0.5, y=0.5, showarrow=False, row=1, col=2)
-    start = exact.ascent.policies[0]
+    _square_panels(fig, exact.ascent.policies[0], paths)
+    return theme.style(fig, "Policy-gradient fields on the policy square", height=480)
+
+
+def _field_trace(grid: np.ndarray, field: np.ndarray, scale: float, color: str, kind: str) -> go.Scatter:
+    """The ``kind`` ("exact" or "learned") gradient field as arrows on the grid."""
+    qx, qy = _quiver(grid, field, scale)
+    return go.Scatter(
+        x=qx,
+        y=qy,
+        mode="lines",
+        line=dict(color=color, width=1.2),
+        name=f"{kind} gradient field",
+        meta=f"field:{kind}",
+        opacity=0.55,
+        hoverinfo="skip",
+    )
+
+
+def _picker_trace() -> go.Scatter:
+    """Nearly invisible points over the policy square, for the page to read a click as a start."""
+    t = np.linspace(0, 1, 41)
+    px, py = np.meshgrid(t, t, indexing="ij")
+    return go.Scatter(
+        x=px.ravel(),
+        y=py.ravel(),
+        mode="markers",
+        name=START_PICKER,
+        meta="picker",
+        marker=dict(size=9, color="rgba(0,0,0,0.02)"),
+        showlegend=False,
+        hovertemplate="start here: [%{x:.3f}, %{y:.3f}]<extra></extra>",
+    )
+
+
+def _square_panels(fig: go.Figure, start: np.ndarray, paths: bool) -> None:
+    """Both panels' start mark (with the paths) and policy-square axes, square and equally scaled."""
     for col in (1, 2):
         if paths:
             fig.add_trace(
@@ -258,7 +271,6 @@ def fields_figure(
         fig.update_yaxes(
             title_text="P(a1 | s2)", row=1, col=col, range=[-0.03, 1.03], scaleanchor=f"x{'' if col == 1 else 2}"
         )
-    return theme.style(fig, "Policy-gradient fields on the policy square", height=480)
 
 
 def ascent_returns_figure(
@@ -299,38 +311,42 @@ def ascent_returns_figure(
     )
     fig.layout.shapes[-1].name = fig.layout.annotations[-1].name = "optimal"  # found by name in the browser
     if highlight is not None:
-        t = int(np.clip(highlight, 0, len(steps) - 1))
-        curves = [exact.ascent.exact_J, [exact.optimal_J]]
-        if learned is not None:
-            curves += [learned.ascent.exact_J, learned.ascent.predicted_J]
-        low, high = float(min(np.min(c) for c in curves)), float(max(np.max(c) for c in curves))
-        fig.add_trace(  # a trace, not a layout shape: the browser player moves it without a full replot
-            go.Scatter(
-                x=[t, t],
-                y=[low, high],
-                mode="lines",
-                line=dict(color=theme.HIGHLIGHT, width=1, dash="dot"),
-                showlegend=False,
-                hoverinfo="skip",
-                meta="highlight-line",
-            )
-        )
-        ys = [(exact.ascent.exact_J[t], theme.EXACT)]
-        if learned is not None:
-            ys += [(learned.ascent.exact_J[t], theme.LEARNED), (learned.ascent.predicted_J[t], theme.LEARNED)]
-        fig.add_trace(
-            go.Scatter(
-                x=[t] * len(ys),
-                y=[y for y, _ in ys],
-                mode="markers",
-                name=f"step {t}",
-                showlegend=False,
-                marker=dict(size=13, color=[c for _, c in ys], line=dict(width=3, color=theme.HIGHLIGHT)),
-                cliponaxis=False,
-                hovertemplate="step %{x}: %{y:.3f}<extra></extra>",
-                meta="highlight",
-            )
-        )
+        _highlight_step(fig, exact, learned, int(np.clip(highlight, 0, len(steps) - 1)))
     fig.update_xaxes(title_text="ascent step")
     fig.update_yaxes(title_text="J = d0 · V")
     return theme.style(fig, "Objective along the ascent", height=380)
+
+
+def _highlight_step(fig: go.Figure, exact: ExactView, learned: LearnedView | None, t: int) -> None:
+    """A dotted vertical line at step ``t`` across every curve, and rings on the curves' values there."""
+    curves = [exact.ascent.exact_J, [exact.optimal_J]]
+    if learned is not None:
+        curves += [learned.ascent.exact_J, learned.ascent.predicted_J]
+    low, high = float(min(np.min(c) for c in curves)), float(max(np.max(c) for c in curves))
+    fig.add_trace(  # a trace, not a layout shape: the browser player moves it without a full replot
+        go.Scatter(
+            x=[t, t],
+            y=[low, high],
+            mode="lines",
+            line=dict(color=theme.HIGHLIGHT, width=1, dash="dot"),
+            showlegend=False,
+            hoverinfo="skip",
+            meta="highlight-line",
+        )
+    )
+    ys = [(exact.ascent.exact_J[t], theme.EXACT)]
+    if learned is not None:
+        ys += [(learned.ascent.exact_J[t], theme.LEARNED), (learned.ascent.predicted_J[t], theme.LEARNED)]
+    fig.add_trace(
+        go.Scatter(
+            x=[t] * len(ys),
+            y=[y for y, _ in ys],
+            mode="markers",
+            name=f"step {t}",
+            showlegend=False,
+            marker=dict(size=13, color=[c for _, c in ys], line=dict(width=3, color=theme.HIGHLIGHT)),
+            cliponaxis=False,
+            hovertemplate="step %{x}: %{y:.3f}<extra></extra>",
+            meta="highlight",
+        )
+    )

@@ -91,6 +91,23 @@ def _packed(net: TinyMLP) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return flat, A1, A2
 
 
+def _row_weights(batches: np.ndarray, n: int, n_out: int) -> np.ndarray:
+    """(steps, n, 1): how often step t's minibatch drew each of the n rows, times d(mean squared error)/d(out)."""
+    steps, batch_size = batches.shape
+    counts = np.bincount((batches + n * np.arange(steps)[:, None]).ravel(), minlength=steps * n)
+    return (counts.reshape(steps, n, 1) * (2.0 / (batch_size * n_out))).astype(float)
+
+
+def _pass_buffers(x: np.ndarray, n_hidden: int, n_out: int) -> tuple[np.ndarray, ...]:
+    """Preallocated arrays of the forward and backward pass: inputs and hidden units each with a column of ones
+    (the biases' inputs), pre-activations, outputs, hidden gradients and the ReLU mask."""
+    n = len(x)
+    xa = np.hstack([x, np.ones((n, 1))])
+    ha = np.ones((n, n_hidden + 1))
+    pre, out, d_h = np.empty((n, n_hidden)), np.empty((n, n_out)), np.empty((n, n_hidden))
+    return xa, ha, pre, out, d_h, np.empty((n, n_hidden), dtype=bool)
+
+
 def train_rmsprop(
     net: TinyMLP,
     x: np.ndarray,
@@ -111,25 +128,18 @@ def train_rmsprop(
     buffers are preallocated and updated in place. ``on_step(t)`` runs after every ``every``-th step and
     the last one.
     """
-    steps, batch_size = batches.shape
-    n, n_out = len(x), y.shape[1]
+    steps = len(batches)
     n_hidden = net.W1.shape[1]
-    counts = np.bincount((batches + n * np.arange(steps)[:, None]).ravel(), minlength=steps * n)
-    weights = (counts.reshape(steps, n, 1) * (2.0 / (batch_size * n_out))).astype(float)
+    weights = _row_weights(batches, len(x), y.shape[1])
     flat, A1, A2 = _packed(net)
     grad = np.zeros_like(flat)
     G1 = grad[: A1.size].reshape(A1.shape)
     G2 = grad[A1.size :].reshape(A2.shape)
     square_avg, tmp = np.zeros_like(flat), np.empty_like(flat)
-    xa = np.hstack([x, np.ones((n, 1))])
+    xa, ha, pre, out, d_h, active = _pass_buffers(x, n_hidden, y.shape[1])
     xa_T = np.ascontiguousarray(xa.T)
-    pre = np.empty((n, n_hidden))
-    ha = np.ones((n, n_hidden + 1))
     h = ha[:, :n_hidden]
     ha_T = ha.T
-    out = np.empty((n, n_out))
-    d_h = np.empty((n, n_hidden))
-    active = np.empty((n, n_hidden), dtype=bool)
     W2_T = A2[:n_hidden].T
     for t in range(steps):
         np.matmul(xa, A1, out=pre)
