@@ -1,7 +1,8 @@
 """A run as one zip file: export a finished experiment, open one safely (Section 6 runs, shareable).
 
-The zip holds exactly the files of a run folder (``pvnviz.runs.store``): ``config.json``, ``summary.json``,
-``manifest.json``, ``dataset.npz``, ``split.json``, and per PVN input ``pvn_<input>.pt`` and ``curves_<input>.npz``.
+The zip holds exactly the files of a run folder, as ``pvnviz.runs.schema.RUN_FILES`` declares them: ``config.json``,
+``summary.json``, ``manifest.json``, ``split.json``, ``dataset.npz``, and per PVN input ``pvn_<input>.pt``,
+``ensemble_<input>.pt`` (ensembles) and ``curves_<input>.npz``.
 A zip exported before manifests existed opens too: the zip's CRC checks stand in for the manifest's hashes.
 Opening one never unpickles: arrays go through ``np.load(allow_pickle=False)`` and networks through
 ``torch.load(weights_only=True)`` (in ``load_result``). The upload is size-capped, every member name
@@ -17,7 +18,6 @@ Every failure is an ``ArchiveError`` whose message says what is wrong with the f
 from __future__ import annotations
 
 import io
-import re
 import stat
 import tempfile
 import zipfile
@@ -25,13 +25,13 @@ import zlib
 from pathlib import Path
 
 from pvnviz.runs.safe_files import check_directory, inflate
-from pvnviz.runs.store import MANIFEST, RunError, write_manifest, write_run
+from pvnviz.runs.schema import MANIFEST, RUN_FILES, member_list, member_pattern
+from pvnviz.runs.store import RunError, write_manifest, write_run
 
 MAX_ZIP_BYTES = 50 * 2**20
 MAX_UNPACKED_BYTES = 200 * 2**20
-MEMBER = re.compile(
-    r"^(config\.json|summary\.json|manifest\.json|split\.json|dataset\.npz|(pvn|ensemble)_[a-z]+\.pt|curves_[a-z]+\.npz)$"
-)
+MEMBER = member_pattern()  # a name a run folder may hold (the whole name: MEMBER.fullmatch)
+REQUIRED = tuple(f.name() for f in RUN_FILES if not f.per_input and f.name() != MANIFEST)  # zips before manifests
 
 
 class ArchiveError(ValueError):
@@ -58,10 +58,10 @@ def check_members(zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     headers declare are under the cap (``extract`` counts the real ones)."""
     members = zf.infolist()
     for info in members:
-        if not MEMBER.match(info.filename):
+        if not MEMBER.fullmatch(info.filename):
             raise ArchiveError(
-                f"it holds {info.filename[:200]!r}, which is not a file of a run (expected config.json, "
-                "summary.json, manifest.json, split.json, dataset.npz, pvn_*.pt, curves_*.npz at the top level)."
+                f"it holds {info.filename[:200]!r}, which is not a file of a run "
+                f"(expected {member_list()} at the top level)."
             )
         if stat.S_ISLNK(info.external_attr >> 16):
             raise ArchiveError(f"{info.filename} is a link; a run zip holds plain files only.")
@@ -71,7 +71,7 @@ def check_members(zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     names = {info.filename for info in members}
     if len(names) != len(members):
         raise ArchiveError("it holds a file twice; a run zip holds each file once.")
-    missing = {"config.json", "summary.json", "split.json", "dataset.npz"} - names
+    missing = set(REQUIRED) - names
     if missing:
         raise ArchiveError(f"it is not a complete run: {', '.join(sorted(missing))} missing.")
     return members

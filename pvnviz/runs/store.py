@@ -6,6 +6,7 @@ Layout of a run folder:
 - ``summary.json``: the experiment's headline numbers and timings in seconds
 - ``*.npz`` / ``*.pt``: arrays and trained networks, experiment-specific
 - ``manifest.json``: every other file's relative name, size and sha256, written last
+(each file, and each array in the .npz files, is declared in ``pvnviz.runs.schema``)
 
 A run folder is a transaction: the CLI writes it into ``staging_dir(out)``, writes the
 manifest, and only then renames it into place (``publish``); an existing run is replaced
@@ -30,6 +31,7 @@ from typing import Any
 
 from pvnviz.core.configs import to_dict
 from pvnviz.runs.safe_files import RunError, open_regular, read_json
+from pvnviz.runs.schema import CONFIG, MANIFEST, SUMMARY
 
 RUN_FORMAT_VERSION = 1  # config.json's "version"; pvnviz.runs.files refuses any other
 MAX_META_BYTES = 2**20  # config.json, summary.json and manifest.json: a few KB in any run
@@ -76,8 +78,8 @@ def write_run(out_dir: str | Path, experiment: str, seed: int, config: Any, summ
             "the run failed: its results hold NaN or infinity (a diverging PVN or ascent); lower a learning rate."
         ) from None
     out = prepare_out(out_dir)
-    (out / "summary.json").write_text(summary_text + "\n")
-    (out / "config.json").write_text(config_text + "\n")
+    (out / SUMMARY.name()).write_text(summary_text + "\n")
+    (out / CONFIG.name()).write_text(config_text + "\n")
     write_manifest(out)
     return out
 
@@ -91,7 +93,7 @@ def read_run(path: str | Path, experiment: str | None = None) -> RunInfo:
     folder = Path(path)
     if not folder.is_dir():
         raise RunError("it is not a folder; give the --out folder of a saved run.")
-    for name in ("config.json", "summary.json"):
+    for name in (CONFIG.name(), SUMMARY.name()):
         if not (folder / name).exists():
             raise RunError(f"not a run: {name} is missing (`python -m pvnviz run ... --out DIR` makes a run).")
     check_manifest(folder)
@@ -123,7 +125,6 @@ def chunks_dir(out_dir: str | Path) -> Path:
     return out.parent / f".{out.name}.chunks"
 
 
-MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
 _CHECKED: dict[tuple, None] = {}  # manifests already hashed, keyed on every file's (name, size, inode, ctime)
 
