@@ -3,8 +3,9 @@
 import streamlit as st
 
 from ui import explain, require_navigation
+from ui.beyond import render_budget
 from ui.experiment import obtain_result, sidebar_config
-from ui.results import render_budget, render_results
+from ui.results import render_results
 
 require_navigation()
 

@@ -24,7 +24,8 @@ PROGRESS_INTERVAL = 0.1  # seconds between two redraws of a progress bar
 
 
 @st.cache_resource
-def _store() -> tuple[OrderedDict, threading.Lock]:
+def result_store() -> tuple[OrderedDict, threading.Lock]:
+    """The server's shared result cache and its lock: ``computed``'s results, finished jobs, datasets."""
     return OrderedDict(), threading.Lock()
 
 
@@ -34,7 +35,7 @@ def computed(fn: Callable[..., Any], *args: Any, label: str, **live: Any) -> Any
     ``live`` holds extra callbacks (e.g. ``on_metrics`` for a growing loss chart); they
     are passed through but are not part of the key.
     """
-    store, lock = _store()
+    store, lock = result_store()
     key = (fn.__module__, fn.__qualname__, args)
     with lock:
         if key in store:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -15,15 +16,15 @@ from pvnviz.runs.presets import preset_label
 from pvnviz.runs.sizing import check_budget, check_memory, estimate
 from pvnviz.runs.store import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
 from pvnviz.workers.jobqueue import JobView
-from ui import _store, computed, jobs, urlcheck
+from ui import computed, jobs, result_store, urlcheck
 from ui.errors import guarded
 from ui.live_chart import live_loss_chart
-from ui.settings import FIELDS, PRESET_CONFIGS, _key, current_preset, sidebar_config  # noqa: F401 (pages)
+from ui.result_choice import ResultChoice, ShippedRuns, Source, choose_result
+from ui.settings import FIELDS, PRESET_CONFIGS, current_preset, sidebar_config, state_key  # noqa: F401 (pages)
 
 
-def _last_good(env_name: str) -> ExperimentResult:
-    """After bad input: the last result this session computed, so nothing computed is lost."""
-    last = st.session_state.get(_key(env_name, "last_result"))
+def _last_good(last: ExperimentResult | None) -> ExperimentResult:
+    """After bad input: the last result this session computed (``last``), so nothing computed is lost."""
     if last is None:
         urlcheck.stop()
     st.caption("Showing your last valid run until the settings are fixed.")
@@ -85,10 +86,10 @@ def _start(env_name: str, config: ExperimentConfig, seed: int) -> None:
     """The Run button: queue the run in a worker (sharing an identical one), with the dataset if it is cached."""
     if _over_budget(config) is not None:  # the button is disabled then; a stale click is refused too
         return
-    old = st.session_state.get(_key(env_name, "job"))
+    old = st.session_state.get(state_key(env_name, "job"))
     if old is not None:  # a stale second click: this session stops waiting on its earlier job first
         jobs.stop(old)
-    store, lock = _store()
+    store, lock = result_store()
     with lock:
         dataset = store.get(("dataset", dataset_config(config), seed))  # reused when only later stages changed
     job = jobs.submit(
@@ -99,45 +100,45 @@ def _start(env_name: str, config: ExperimentConfig, seed: int) -> None:
         label=f"{env_name} seed {seed}",
         estimate=estimate(config).seconds,
     )
-    st.session_state[_key(env_name, "job")] = job.id
-    st.session_state[_key(env_name, "joined")] = False
-    st.session_state.pop(_key(env_name, "ended"), None)
+    st.session_state[state_key(env_name, "job")] = job.id
+    st.session_state[state_key(env_name, "joined")] = False
+    st.session_state.pop(state_key(env_name, "ended"), None)
 
 
 def _stop(env_name: str, job_id: str) -> None:
     """The Stop button: this session stops waiting at once; the run is cancelled unless others wait on it."""
     jobs.stop(job_id)
-    st.session_state[_key(env_name, "job")] = None
-    st.session_state[_key(env_name, "ended")] = "cancelled"
-    st.session_state[_key(env_name, "left")] = job_id  # not joined again by the settings' match below
-    st.session_state[_key(env_name, "stopped")] = True
+    st.session_state[state_key(env_name, "job")] = None
+    st.session_state[state_key(env_name, "ended")] = "cancelled"
+    st.session_state[state_key(env_name, "left")] = job_id  # not joined again by the settings' match below
+    st.session_state[state_key(env_name, "stopped")] = True
 
 
 def _active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> JobView | None:
     """This session's active job; else an active job of exactly these settings, which it then waits on too."""
-    job = jobs.view(st.session_state.get(_key(env_name, "job")))
+    job = jobs.view(st.session_state.get(state_key(env_name, "job")))
     if job is not None and job.active:
-        if st.session_state.get(_key(env_name, "joined")) and job.key != ("experiment", config, seed):
+        if st.session_state.get(state_key(env_name, "joined")) and job.key != ("experiment", config, seed):
             jobs.stop(job.id)  # joined for settings this session has since left: it no longer waits on it
-            st.session_state[_key(env_name, "job")] = None
+            st.session_state[state_key(env_name, "job")] = None
             return None
         return job
     if job is None and config is not None:
         shared = jobs.job_queue().find(("experiment", config, seed))
-        if shared is None or shared.id == st.session_state.get(_key(env_name, "left")):
+        if shared is None or shared.id == st.session_state.get(state_key(env_name, "left")):
             return None
         if jobs.job_queue().attach(shared.id, jobs.session_id()) is not None:
-            st.session_state.pop(_key(env_name, "ended"), None)
-            st.session_state[_key(env_name, "job")] = shared.id
-            st.session_state[_key(env_name, "joined")] = True
+            st.session_state.pop(state_key(env_name, "ended"), None)
+            st.session_state[state_key(env_name, "job")] = shared.id
+            st.session_state[state_key(env_name, "joined")] = True
             return shared
     return None
 
 
 def _job_panel(env_name: str) -> None:
     """Queue position or progress, live losses and Stop of this session's job; on its end, one rerun draws it."""
-    just_stopped = st.session_state.pop(_key(env_name, "stopped"), False)
-    job_id = st.session_state.get(_key(env_name, "job"))
+    just_stopped = st.session_state.pop(state_key(env_name, "stopped"), False)
+    job_id = st.session_state.get(state_key(env_name, "job"))
     job = jobs.view(job_id)
     if job is not None and job.active:
         left, right = st.columns([5, 1])
@@ -145,30 +146,30 @@ def _job_panel(env_name: str) -> None:
         label = "Leave the queue" if job.state == "queued" else "Stop"
         right.button(
             label,
-            key=_key(env_name, "stop"),
+            key=state_key(env_name, "stop"),
             on_click=_stop,
             args=(env_name, job.id),
             type="primary",
             help="Stop waiting for this run (it is cancelled unless another session waits on it).",
         )
         if job.history:
-            live_loss_chart(job.history, _key(env_name, "live_chart"), "PVN training (live)")
+            live_loss_chart(job.history, state_key(env_name, "live_chart"), "PVN training (live)")
         return
     if job is not None:  # it ended since the last look: remember how, and draw the page once more
-        st.session_state[_key(env_name, "job")] = None
-        st.session_state[_key(env_name, "ended")] = job.state
-        st.session_state[_key(env_name, "error")] = job.error
+        st.session_state[state_key(env_name, "job")] = None
+        st.session_state[state_key(env_name, "ended")] = job.state
+        st.session_state[state_key(env_name, "error")] = job.error
         st.rerun(scope="app")
-    ended = st.session_state.get(_key(env_name, "ended"))
+    ended = st.session_state.get(state_key(env_name, "ended"))
     if ended == "cancelled":
         st.warning("Run stopped. The figures below are the last finished result.")
     elif ended == "failed":
-        st.error(f"Please change a setting: {st.session_state.get(_key(env_name, 'error'))}")
+        st.error(f"Please change a setting: {st.session_state.get(state_key(env_name, 'error'))}")
     if just_stopped:  # Stop reran only this fragment: the whole page follows (its Run button, its polling)
         st.rerun(scope="app")
 
 
-def _shipped(env_name: str, shipped: dict[str, str]) -> dict[str, tuple[ExperimentConfig, int, str]]:
+def _shipped(env_name: str, shipped: dict[str, str]) -> ShippedRuns:
     """The shipped runs' (config, seed, folder) per preset id, read from their config.json only."""
     out = {}
     for preset, folder in shipped.items():
@@ -197,8 +198,32 @@ def obtain_result(
 
     Live training starts only from the Run button, in a background job with progress and Stop.
     """
-    run_key = _key(env_name, "run")
     busy = _active_job(env_name, config, seed) is not None
+    run_dir, uploaded = _run_sidebar(env_name, config, seed, default_run=default_run, busy=busy)
+    st.fragment(guarded(_job_panel), run_every=POLL_SECONDS if busy else None)(env_name)
+    shipped_runs = _shipped(env_name, shipped or {})
+    inputs = dict(
+        run_dir=run_dir,
+        config=config,
+        seed=seed,
+        live=_live_result(config, seed),
+        shipped=shipped_runs,
+        last=st.session_state.get(state_key(env_name, "last_result")),
+        preset=current_preset(env_name, next(iter(shipped_runs))) if shipped_runs else None,
+    )
+    choice = choose_result(uploaded=uploaded is not None, **inputs)
+    if choice.source is Source.UPLOAD:
+        opened = _open_upload(uploaded, env_name)
+        if opened is not None:
+            return _remember(env_name, opened)
+        choice = choose_result(uploaded=False, **inputs)  # the zip cannot be opened (said above): as without it
+    return _show(choice, env_name, seed)
+
+
+def _run_sidebar(
+    env_name: str, config: ExperimentConfig | None, seed: int, *, default_run: str, busy: bool
+) -> tuple[str, Any]:
+    """The sidebar's Run button (with why it refuses), saved-run list and zip upload: (run folder, upload)."""
     refusal = _over_budget(config)
     with st.sidebar:
         if refusal is not None:
@@ -213,7 +238,7 @@ def obtain_result(
                 "Train live in a worker process (Algorithms 1-3); the page keeps showing the last result until "
                 "done. Runs wait in line when every worker is busy; identical runs are shared."
             ),
-            key=_key(env_name, "run_button"),
+            key=state_key(env_name, "run_button"),
         )
         names = [NO_RUN, *list_runs(env_name)]
         run_dir = st.selectbox(
@@ -221,7 +246,7 @@ def obtain_result(
             names,
             index=names.index(default_run) if default_run in names else 0,
             format_func=_run_label,
-            key=run_key,
+            key=state_key(env_name, "run"),
             bind="query-params",
             help=(
                 f"Runs under {', '.join(r.name + '/' for r in run_roots())} (set {RUNS_ROOTS_ENV} to change): "
@@ -231,57 +256,71 @@ def obtain_result(
         uploaded = st.file_uploader(
             "Open a run zip",
             type=["zip"],
-            key=_key(env_name, "upload"),
+            key=state_key(env_name, "upload"),
             help=f"A zip downloaded from this page (at most {archive.MAX_ZIP_BYTES // 2**20} MB).",
         )
-    st.fragment(guarded(_job_panel), run_every=POLL_SECONDS if busy else None)(env_name)
-    shipped_runs = _shipped(env_name, shipped or {})
-    if uploaded is not None:
-        try:
-            data = uploaded.getvalue()  # keyed by its hash: the cache holds no copy of the upload's bytes
-            result = computed(_unzip, hashlib.sha256(data).hexdigest(), env_name, label="Opening the zip", data=data)
-            st.info(f"Showing the uploaded run `{uploaded.name}` ({_describe(result, env_name)}).")
-            return _remember(env_name, result)
-        except archive.ArchiveError as err:
-            st.error(f"Cannot open that zip: {err}")
-    if run_dir:
-        try:
-            path = str(resolve_run(run_dir))
-            result = computed(_load, path, _stamp(path), env_name, label=f"Opening {run_dir}")
-            st.info(
-                f"Showing the saved run in `{run_dir}` ({_describe(result, env_name)}); the sidebar's settings "
-                "apply when you choose none in the sidebar's run list."
-            )
-            return _remember(env_name, result)
-        except RunError as err:
-            st.error(f"Cannot open that run: {err}")
-            return _last_good(env_name)
+    return run_dir, uploaded
+
+
+def _live_result(config: ExperimentConfig | None, seed: int) -> ExperimentResult | None:
+    """A finished live run of (config, seed) in the server's shared cache, or None."""
     if config is None:
-        return _last_good(env_name)
-    store, lock = _store()
+        return None
+    store, lock = result_store()
     with lock:
-        result = store.get(("experiment", config, seed))
-    if result is not None:
-        st.caption(f"Showing the live run of these settings ({_describe(result, env_name)}).")
-        return _remember(env_name, result)
-    for preset, (run_config, run_seed, folder) in shipped_runs.items():
-        if run_config == config and run_seed == seed:
-            label = preset_label(env_name, preset)
-            st.caption(f"Showing the shipped run `{folder}` of these settings (preset {label}, seed {seed}).")
-            return _remember(env_name, _open(folder, env_name))
-    last = st.session_state.get(_key(env_name, "last_result"))
-    if last is None and shipped_runs:
-        preset = current_preset(env_name, next(iter(shipped_runs)))
-        last = _open(shipped_runs.get(preset, next(iter(shipped_runs.values())))[2], env_name)
-    if last is None:
-        st.info("No result for these settings yet: press **Run with these settings** in the sidebar.")
-        urlcheck.stop()
-    st.warning(
-        f"These settings have not been run yet (seed {seed}). Shown below: {_describe(last, env_name)}. "
-        "Press **Run with these settings** in the sidebar to train them, or **Reset to the paper** to see the "
-        "paper's run."
+        return store.get(("experiment", config, seed))
+
+
+def _open_upload(uploaded: Any, env_name: str) -> ExperimentResult | None:
+    """The uploaded run zip, with a note saying so; None (after an error) when it cannot be opened."""
+    try:
+        data = uploaded.getvalue()  # keyed by its hash: the cache holds no copy of the upload's bytes
+        result = computed(_unzip, hashlib.sha256(data).hexdigest(), env_name, label="Opening the zip", data=data)
+    except archive.ArchiveError as err:
+        st.error(f"Cannot open that zip: {err}")
+        return None
+    st.info(f"Showing the uploaded run `{uploaded.name}` ({_describe(result, env_name)}).")
+    return result
+
+
+def _open_saved(run_dir: str, env_name: str) -> ExperimentResult:
+    """The saved run picked in the sidebar, with a note saying so; after an error, the last valid result."""
+    try:
+        path = str(resolve_run(run_dir))
+        result = computed(_load, path, _stamp(path), env_name, label=f"Opening {run_dir}")
+    except RunError as err:
+        st.error(f"Cannot open that run: {err}")
+        return _last_good(st.session_state.get(state_key(env_name, "last_result")))
+    st.info(
+        f"Showing the saved run in `{run_dir}` ({_describe(result, env_name)}); the sidebar's settings "
+        "apply when you choose none in the sidebar's run list."
     )
-    return last
+    return _remember(env_name, result)
+
+
+def _show(choice: ResultChoice, env_name: str, seed: int) -> ExperimentResult:
+    """The result ``choice`` names (opened if it is a folder) under a note saying what it is; stops without one."""
+    if choice.source is Source.SAVED_RUN:
+        return _open_saved(choice.folder, env_name)
+    if choice.source is Source.INVALID:
+        return _last_good(choice.result)
+    if choice.source is Source.LIVE:
+        st.caption(f"Showing the live run of these settings ({_describe(choice.result, env_name)}).")
+        return _remember(env_name, choice.result)
+    if choice.source is Source.SHIPPED:
+        label = preset_label(env_name, choice.preset)
+        st.caption(f"Showing the shipped run `{choice.folder}` of these settings (preset {label}, seed {seed}).")
+        return _remember(env_name, _open(choice.folder, env_name))
+    if choice.source is Source.NOT_RUN:
+        last = choice.result if choice.result is not None else _open(choice.folder, env_name)
+        st.warning(
+            f"These settings have not been run yet (seed {seed}). Shown below: {_describe(last, env_name)}. "
+            "Press **Run with these settings** in the sidebar to train them, or **Reset to the paper** to see the "
+            "paper's run."
+        )
+        return last
+    st.info("No result for these settings yet: press **Run with these settings** in the sidebar.")
+    urlcheck.stop()
 
 
 def _describe(result: ExperimentResult, env_name: str) -> str:
@@ -293,7 +332,7 @@ def _describe(result: ExperimentResult, env_name: str) -> str:
 
 
 def _remember(env_name: str, result: ExperimentResult) -> ExperimentResult:
-    st.session_state[_key(env_name, "last_result")] = result
+    st.session_state[state_key(env_name, "last_result")] = result
     return result
 
 

@@ -3,8 +3,8 @@
 One ``pvnviz.workers.jobqueue.JobQueue`` per server (``st.cache_resource``) runs every live computation in worker
 processes (``pvnviz.workers.pool``: a local pool, or the Ray cluster at ``$PVN_RAY_ADDRESS``). A session knows
 its jobs by id in ``st.session_state``; its polling fragment's calls keep it counted as waiting, and the
-queue cancels a job once every session waiting on it has stopped or gone. Finished results go into the
-shared result cache (``ui._store``), keyed like the pages look them up, so a page never waits on a worker.
+queue cancels a job once every session waiting on it has stopped or gone. Finished results go into the shared
+result cache (``ui.result_store``), keyed like the pages look them up, so a page never waits on a worker.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import streamlit as st
 
 from pvnviz.workers.backend import make_backend
 from pvnviz.workers.jobqueue import Job, JobQueue, JobView
-from ui import _store, remember
+from ui import remember, result_store
 
 WAIT_POLL = 0.05  # seconds between two looks at a job a page waits for (``in_worker``)
 
@@ -44,7 +44,7 @@ def _session_alive(session: str) -> bool:
 @st.cache_resource(show_spinner=False)
 def job_queue() -> JobQueue:
     """The server's one queue; its workers start with the first job, and end with the server."""
-    store = _store()
+    store = result_store()
 
     def on_done(job: Job, result: Any) -> None:
         remember(store, job.key, result)
@@ -98,7 +98,7 @@ def _seconds(s: float) -> str:
 def prefetch(key: Hashable, task: str, kwargs: dict[str, Any], *, label: str, estimate: float = 1.0) -> None:
     """Start ``in_worker``'s job now without waiting (unless its result is cached): a page asks early for what
     it shows last, and draws the rest while a worker computes it; ``in_worker`` with the same key joins it."""
-    store, lock = _store()
+    store, lock = result_store()
     with lock:
         if key in store:
             return
@@ -112,7 +112,7 @@ def in_worker(key: Hashable, task: str, kwargs: dict[str, Any], *, label: str, e
     and this session stops waiting (the job is cancelled unless another session waits on it too).
     Raises RuntimeError with the job's message if it failed.
     """
-    store, lock = _store()
+    store, lock = result_store()
     with lock:
         if key in store:
             store.move_to_end(key)

@@ -15,8 +15,8 @@ from pvnviz.figures.replay import replay_steps, replay_variants
 from pvnviz.runs import archive
 from pvnviz.runs.pipeline import ExperimentResult
 from ui import chart, gif_download, jobs, what_to_look_at
+from ui.beyond import render_beyond
 from ui.browser_player import Choice, play
-from ui.settings import FIELDS, _key  # noqa: F401
 
 REPLAY_NAMES = ("before ascent", "after ascent (best seen)")  # the policies of policy_pair, in order
 
@@ -27,22 +27,46 @@ def render_results(
     baselines: dict | None = None,
     baseline_source: str = "",
 ) -> None:
-    """Every figure of the experiment, each with its 'what to look at'."""
-    config, dataset, split = result.config, result.dataset, result.split
-    env = get_env(config.env)
-    replay = env.replay
+    """Every figure of the experiment, each with its 'what to look at', in page order."""
+    replay = get_env(result.config.env).replay
     if replay is not None and result.traces:  # a worker replays every start while the figures above are drawn
         key, task, kwargs, extra = _replays_job(result)
         jobs.prefetch(key, task, kwargs, **extra)
     summary = result.summary()
+    _render_download(result)
+    _render_headline(summary)
+    _render_dataset_and_training(result)
+    _render_ascent(
+        result,
+        summary,
+        paper_note=paper_note,
+        baselines=baselines,
+        baseline_source=baseline_source,
+        highlighted=replay_start(result) if replay is not None else -1,
+    )
+    render_beyond(result)
+    _render_validation(result)
+    if "fingerprint" in result.trained and result.trained["fingerprint"].probe_snapshots is not None:
+        _render_probes(result)
+    if replay is not None and result.traces:
+        st.subheader("Replay: before and after ascent")
+        render_replay(result)
+
+
+def _render_download(result: ExperimentResult) -> None:
+    """The run as a zip, to open again here or on another server."""
     st.download_button(
         "Download this run (zip: config, summary, arrays, PVN weights)",
         data=lambda: archive.run_zip(result),
-        file_name=f"pvn-{config.env}-seed{result.seed}.zip",
+        file_name=f"pvn-{result.config.env}-seed{result.seed}.zip",
         mime="application/zip",
         on_click="ignore",
         help="Open it again with 'Open a run zip' in the sidebar, here or on another server.",
     )
+
+
+def _render_headline(summary: dict) -> None:
+    """The headline numbers: the dataset's best kept policy against each PVN's ascent."""
     cols = st.columns(4)
     cols[0].metric("Policies kept / collected", f"{summary['num_kept']} / {summary['num_policies']}")
     cols[1].metric("Best kept policy (mean return)", f"{summary['kept_best_mean_return']:.1f}")
@@ -59,9 +83,13 @@ def render_results(
             f"{values['beyond_dataset_fraction']:.1%} of the dataset's.",
         )
 
+
+def _render_dataset_and_training(result: ExperimentResult) -> None:
+    """Side by side: the dataset's returns (Algorithm 1, Fig. 4 left) and the PVN's training curves (Algorithm 2)."""
+    config = result.config
     left, right = st.columns(2)
     with left:
-        chart(figs.returns_histogram(dataset, split, config.return_limit), f"{config.env}-dataset")
+        chart(figs.returns_histogram(result.dataset, result.split, config.return_limit), f"{config.env}-dataset")
     with left:
         if config.return_limit is not None:
             what_to_look_at(
@@ -84,18 +112,29 @@ def render_results(
             + "A validation curve that turns up while the training curve falls is the PVN overfitting."
         )
 
-    chart(
-        figs.highlight_start(
-            figs.ascent_figure(
-                result.traces, config.return_limit, summary["kept_best_mean_return"], baselines, baseline_source
-            ),
-            replay_start(result) if replay is not None else -1,
-        ),
-        f"{config.env}-ascent",
-    )
-    what_to_look_at(paper_note)
-    _render_beyond(result)
 
+def _render_ascent(
+    result: ExperimentResult,
+    summary: dict,
+    *,
+    paper_note: str,
+    baselines: dict | None,
+    baseline_source: str,
+    highlighted: int,
+) -> None:
+    """Algorithm 3: each start's true return along its ascent (Fig. 4 right, Fig. 5), the ``highlighted`` start
+    (0-based; -1: none) the one the replay shows, under the page's note on the paper's figure."""
+    config = result.config
+    figure = figs.ascent_figure(
+        result.traces, config.return_limit, summary["kept_best_mean_return"], baselines, baseline_source
+    )
+    chart(figs.highlight_start(figure, highlighted), f"{config.env}-ascent")
+    what_to_look_at(paper_note)
+
+
+def _render_validation(result: ExperimentResult) -> None:
+    """The validation policies (never trained on): predicted against true mean return, and each one's distribution."""
+    config, dataset, split = result.config, result.dataset, result.split
     left, right = st.columns(2)
     predictions = {}
     if not len(split.val_idx):
@@ -118,13 +157,6 @@ def render_results(
                 "Section 3: the PVN predicts a whole distribution over return bins; bars are this "
                 "policy's empirical histogram from its rollouts."
             )
-
-    if "fingerprint" in result.trained and result.trained["fingerprint"].probe_snapshots is not None:
-        _render_probes(result)
-
-    if replay is not None and result.traces:
-        st.subheader("Replay: before and after ascent")
-        render_replay(result)
 
 
 def _render_probes(result: ExperimentResult) -> None:
@@ -330,56 +362,6 @@ def replay_start(result: ExperimentResult) -> int:
     return replay_choice(result)[1]
 
 
-def _render_beyond(result: ExperimentResult) -> None:
-    """Honest Algorithm 3 (fresh re-measurement) and, for an ensemble, its disagreement along the ascent."""
-    from pvnviz.figures import beyond
-
-    for mode, trace in result.traces.items():
-        if trace.fresh_returns is None and trace.disagreement is None:
-            continue
-        left, right = st.columns(2)
-        env = result.config.env
-        chart(beyond.fresh_figure(trace), f"{env}-fresh-{mode}", left, key=f"{env}_fresh_{mode}")
-        with left:
-            what_to_look_at(
-                f"{figs.MODE_LABEL[mode]}. Hatched: where each start began (its first Monte Carlo check"
-                f"{'; the starts are the dataset’s best policies' if trace.start_counts else ''}). Algorithm 3 keeps "
-                "each start's iterate with the best check; that check is the maximum of noisy estimates, so it "
-                "overstates the policy (grey). Blue re-measures the same policy on fresh episodes that played no part "
-                "in choosing it: the honest number."
-            )
-        if trace.disagreement is not None:
-            ens = result.ensembles.get(mode)
-            chart(
-                beyond.disagreement_figure(trace, ens.val_spread if ens else None),
-                f"{result.config.env}-disagreement-{mode}",
-                right,
-                key=f"{result.config.env}_disagree_{mode}",
-            )
-            with right:
-                what_to_look_at(
-                    "Section 5: the ascent may leave the region the PVN's data covers. Bootstrapped PVNs agree "
-                    "where data is dense; their spread rising above the held-out level (dashed) marks the ascent "
-                    "walking out of the data; diamonds are the iterates Algorithm 3 chose."
-                )
-
-
 def policy_pair(trace, start: int) -> np.ndarray:
     """(2, P): the start policy and the best-seen policy of its ascent."""
     return np.stack([trace.params[0, start], trace.best_params[start]])
-
-
-def render_budget(name: str, text: str, env_title: str, y_range: tuple | None) -> None:
-    """The shipped same-budget comparison ``data/<name>`` (``python -m pvnviz.cli.compare``), with its explanation."""
-    from pvnviz.cli.compare import load_rows
-    from pvnviz.figures.beyond import budget_figure
-    from pvnviz.runs.store import REPO_ROOT
-
-    st.subheader("The same budget for random search (beyond the paper)")
-    try:
-        rows = load_rows(REPO_ROOT / "data" / name)
-    except (OSError, ValueError) as err:
-        st.warning(f"The shipped comparison cannot be read: {err}")
-        return
-    chart(budget_figure(rows, env_title, y_range), name.removesuffix(".jsonl"))
-    what_to_look_at(text)

@@ -99,21 +99,22 @@ def _from_widget(kind: str, value, name: str):
 PRESET_CONFIGS: dict[str, dict[str, ExperimentConfig]] = {}  # env -> preset id -> config, to name a result
 
 
-def _key(env_name: str, field: str) -> str:
+def state_key(env_name: str, field: str) -> str:
+    """An environment page's name for ``field`` in ``st.session_state`` (and, for a bound widget, the URL)."""
     return f"{env_name}_{field}"
 
 
 def _apply_preset(env_name: str) -> None:
-    config = PRESETS[env_name][st.session_state[_key(env_name, "preset")]]()
+    config = PRESETS[env_name][st.session_state[state_key(env_name, "preset")]]()
     for _, fields in FIELDS:
         for field, _, kind, _ in fields:
-            st.session_state[_key(env_name, field)] = _to_widget(kind, getattr(config, field))
+            st.session_state[state_key(env_name, field)] = _to_widget(kind, getattr(config, field))
 
 
 def _linked_preset(env_name: str) -> str | None:
     """The id of the preset the URL names, by its id or by a label that links carried before ids; else None
     (``ui.urlcheck`` names a value that is no preset)."""
-    key = _key(env_name, "preset")
+    key = state_key(env_name, "preset")
     text = st.query_params.get(key)
     preset = None if text is None else preset_from_link(env_name, text)
     if preset is not None and preset != text:
@@ -130,26 +131,26 @@ def current_preset(env_name: str, default: str) -> str:
     page switches), else the URL's, else ``default``.
     """
     linked = _linked_preset(env_name)
-    if linked is not None and linked != st.session_state.get(_key(env_name, "preset_in_url")):
+    if linked is not None and linked != st.session_state.get(state_key(env_name, "preset_in_url")):
         return linked
-    return st.session_state.get(_key(env_name, "preset")) or linked or default
+    return st.session_state.get(state_key(env_name, "preset")) or linked or default
 
 
 def _name_preset_in_url(env_name: str) -> None:
     """Write the id of the preset on screen into the URL (not its label), if the URL does not hold it yet."""
-    key = _key(env_name, "preset")
+    key = state_key(env_name, "preset")
     preset = st.session_state[key]
     if st.query_params.get_all(key) != [preset]:
         st.query_params[key] = preset
-    st.session_state[_key(env_name, "preset_in_url")] = preset
+    st.session_state[state_key(env_name, "preset_in_url")] = preset
 
 
 def reset_to_paper(env_name: str, paper: str, seed: int) -> None:
     """Callback of the reset button: the paper's preset, every field from it, the paper's seed, no saved run."""
-    st.session_state[_key(env_name, "preset")] = paper
+    st.session_state[state_key(env_name, "preset")] = paper
     _apply_preset(env_name)
     st.session_state["seed"] = seed
-    st.session_state[_key(env_name, "run")] = ""
+    st.session_state[state_key(env_name, "run")] = ""
 
 
 def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> ExperimentConfig | None:
@@ -157,7 +158,7 @@ def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> E
     after an st.error. ``default_preset``: the id of the preset the page opens on."""
     presets = PRESETS[env_name]
     first = default_preset if default_preset in presets else next(iter(presets))
-    preset_key = _key(env_name, "preset")
+    preset_key = state_key(env_name, "preset")
     preset = current_preset(env_name, first)
     if preset_key in st.session_state and st.session_state[preset_key] != preset:
         st.session_state[preset_key] = preset  # the browser's history named another preset
@@ -171,7 +172,7 @@ def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> E
             args=(env_name, first, paper_seed),
             help=f"Preset {preset_label(env_name, first)}, every field from it, seed {paper_seed}: the run this "
             "page opens on.",
-            key=_key(env_name, "reset"),
+            key=state_key(env_name, "reset"),
         )
         st.selectbox(
             "Preset",
@@ -189,7 +190,7 @@ def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> E
         for title, fields in FIELDS:
             with st.expander(title, expanded=False):
                 for field, label, kind, kwargs in fields:
-                    key, tip = _key(env_name, field), help_text(ExperimentConfig, field)
+                    key, tip = state_key(env_name, field), help_text(ExperimentConfig, field)
                     default = _to_widget(kind, getattr(base, field))  # the preset's value: not repeated in the URL
                     if kind in ("int", "float"):
                         value = st.number_input(label, value=default, key=key, help=tip, bind="query-params", **kwargs)
