@@ -1,6 +1,5 @@
 """Chunked Algorithm 1 (pvnviz.runs.collection): same data for any split, checked chunks, resume, CLI."""
 
-import os
 import signal
 import subprocess
 import sys
@@ -218,10 +217,14 @@ def test_cli_new_run_clears_stale_chunks(tmp_path):
         (["--backend", "ray", "--address", "head-node"], "--address must be auto or HOST:PORT"),
     ],
 )
-def test_bad_collection_flags_are_one_line_and_exit_2(tmp_path, flags, message):
-    proc = subprocess.run(
-        [sys.executable, "-m", "pvnviz", "run", "cartpole", "--out", str(tmp_path / "x"), *flags],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ},
-    )  # fmt: skip
-    assert proc.returncode == 2
-    assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr
+def test_bad_collection_flags_are_one_line_and_exit_2(tmp_path, flags, message, capsys):
+    from pvnviz.cli.main import main
+
+    try:  # in-process: the argument checks come before any work
+        status = main(["run", "cartpole", "--out", str(tmp_path / "x"), *flags])
+    except SystemExit as exit:  # argparse's own refusals
+        status = exit.code
+    err = capsys.readouterr().err
+    assert status == 2
+    assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
+    assert not (tmp_path / "x").exists()

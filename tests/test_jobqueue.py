@@ -272,3 +272,7 @@ def test_nobody_joins_a_job_being_cancelled_and_a_left_job_passes_to_its_other_w
     queue.detach(shared, "c")  # c leaves its first job; d still waits on it, so it runs on as d's
     settle(queue)
     assert queue.view(shared).state == "running" and queue.view(own).state == "running"
+    # The slow worker stops at last, and the others stop when told: the queue shuts down at once, not in 30 s.
+    del backend.cancel
+    for dying in backend.cancelled:
+        backend.end(dying, "cancelled", None)
