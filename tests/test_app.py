@@ -4,6 +4,8 @@ import pytest
 
 from conftest import PAGES, figures, frame_figures, instrument, open_page, players, trace_names
 
+pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
+
 
 @pytest.mark.parametrize("page_path", PAGES)
 def test_every_page_renders_on_defaults(page_path):

@@ -21,6 +21,8 @@ from pvnviz.runs.files import load_result
 from pvnviz.runs.pipeline import ExperimentConfig, run_experiment
 from pvnviz.runs.presets import PRESETS
 
+pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
+
 QUICK = PRESETS["cartpole"]["quick"]()
 PAPER = PRESETS["cartpole"]["paper"]()
 FIELDS = [field for _, fields in ui.experiment.FIELDS for field, _, kind, _ in fields if kind in ("int", "float")]

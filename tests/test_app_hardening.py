@@ -2,9 +2,12 @@
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import APP, figures
+
+pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -34,6 +34,7 @@ def test_a_view_from_the_browser_is_taken_only_when_every_control_is_in_range():
     assert accept_view({**PAPER_VIEW, "frame": "7"})[1] is None  # a frame that is not an int: the last
 
 
+@pytest.mark.slow
 def test_paper_settings_resets_every_control_and_the_seed():
     at = open_page("pages/polytope.py")
     at.number_input(key="seed").set_value(7)

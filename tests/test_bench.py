@@ -7,6 +7,7 @@ from pvnviz.bench import main
 from pvnviz.bench.core import bench_cartpole, format_cartpole
 
 
+@pytest.mark.slow
 def test_cartpole_bench_measures_the_same_policies_on_both_sides():
     r = bench_cartpole(num_policies=200, num_episodes=20, horizon=100, baseline_episodes=10, pipeline=False)
     assert r["ours_env_steps"] > 0 and r["gymnasium_env_steps"] > 0
@@ -55,6 +56,7 @@ def test_swimmer_physics_limit_steps_gymnasiums_episodes():
     np.testing.assert_allclose(np.array(seen), np.array(expected), rtol=0, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_swimmer_physics_limit_lies_between_gymnasium_and_four_times_it():
     """Per CPU second on one thread the bound beats gymnasium's loop (the same mj_step plus Python), but by
     less than the frame skip: counting mj_step calls as environment steps would put it 4x too high.

@@ -33,6 +33,7 @@ def noisy_run():
     return run_experiment(NOISY, seed=3)
 
 
+@pytest.mark.slow
 def test_fresh_remeasurement_is_unbiased_where_the_selection_is_not(noisy_run):
     """The best of 21 one-episode checks overstates the chosen policy; fresh episodes do not share that luck."""
     trace = noisy_run.traces["fingerprint"]
@@ -69,6 +70,7 @@ def test_runs_without_fresh_fields_still_load(noisy_run, tmp_path):
     assert "fresh_mean_return" not in loaded.summary()["inputs"]["fingerprint"]
 
 
+@pytest.mark.slow
 def test_ensemble_run_saves_and_loads(tmp_path):
     from pvnviz.runs.store import write_run
 
@@ -102,6 +104,7 @@ def test_beyond_beats_paper_on_cartpole_fresh_episodes(seed):
     assert b["inputs"]["fingerprint"]["check_env_steps"] <= 0.25 * b["dataset_env_steps"]
 
 
+@pytest.mark.slow
 def test_shipped_cartpole_beyond_run_checks_round_ends_until_the_cap_and_holds_in_gymnasium():
     """data/cartpole-beyond: the current preset, 2 checks a round (its start and its end), rounds ended by the
     25% cap, and its chosen policies re-run in plain gymnasium score what the run says, 90 or more on average."""
@@ -142,6 +145,7 @@ def test_shipped_swimmer_beyond_run_opens_with_its_fresh_numbers():
 
 
 @pytest.mark.parametrize("members", [1, 2])
+@pytest.mark.slow
 def test_active_rounds_keep_and_count_every_check(members):
     config = dataclasses.replace(
         NOISY, rounds=3, round_train_steps=20, num_starts=2, eval_every=10, eval_episodes=3, ensemble_size=members
@@ -159,6 +163,7 @@ def test_active_rounds_keep_and_count_every_check(members):
     assert summary["check_env_steps"] == env_steps("cartpole", trace.true_returns, 3, config.horizon)
 
 
+@pytest.mark.slow
 def test_the_shipped_budget_comparison_is_drawn_on_the_cartpole_page():
     """Seeds 10-14 of `python -m pvnviz.cli.compare`, every method at a comparable budget, on the page."""
     from conftest import figures, open_page
@@ -176,6 +181,7 @@ def test_the_shipped_budget_comparison_is_drawn_on_the_cartpole_page():
     assert sum(len(t["x"]) for t in budget["data"]) == 25
 
 
+@pytest.mark.slow
 def test_the_shipped_swimmer_comparison_is_drawn_on_the_swimmer_page():
     """Seeds 40-41 of `python -m pvnviz.cli.compare --env swimmer`: ARS gets the larger PVN budget, no more."""
     from conftest import figures, open_page
@@ -203,6 +209,7 @@ def test_a_damaged_comparison_file_names_its_line(tmp_path):
         load_rows(path)
 
 
+@pytest.mark.slow
 def test_dataset_starts_are_the_best_training_policies_and_stay_choosable(tmp_path):
     config = dataclasses.replace(NOISY, start_from="dataset", num_starts=3, eval_every=10, eval_episodes=5)
     result = run_experiment(config, seed=2)
@@ -280,6 +287,7 @@ def test_round_perturbations_join_the_data_as_antithetic_pairs_and_are_counted(m
     assert trace.best_returns.tolist() == [9.0, 9.0]  # a perturbation (10.5) is data, never chosen
 
 
+@pytest.mark.slow
 def test_an_experiment_counts_its_perturbations_and_keeps_them_in_the_run(tmp_path):
     from pvnviz.runs.store import write_run
 
@@ -299,6 +307,7 @@ def test_an_experiment_counts_its_perturbations_and_keeps_them_in_the_run(tmp_pa
 
 
 @pytest.mark.parametrize("cap", [0.2, 0.4])
+@pytest.mark.slow
 def test_rounds_end_before_the_cap_on_env_steps_beyond_the_dataset(cap):
     config = dataclasses.replace(
         NOISY,

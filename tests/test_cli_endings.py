@@ -19,6 +19,8 @@ import pytest
 
 from pvnviz.runs.files import load_result
 
+pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
+
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [
     "--preset", "quick",

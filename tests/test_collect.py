@@ -195,6 +195,7 @@ def test_cli_interrupted_by_ctrl_c_resumes_and_gives_the_same_dataset(tmp_path):
     assert not staging_dir(out).exists() and not chunks_dir(out).exists()  # chunks removed once the run is written
 
 
+@pytest.mark.slow
 def test_cli_new_run_clears_stale_chunks(tmp_path):
     out = tmp_path / "run"
     stale = chunks_dir(out)

@@ -146,6 +146,7 @@ def test_one_member_trains_exactly_as_a_lone_pvn(keep_best):
         assert torch.equal(one.ensemble.expected_return(vx), lone.expected_return(vx))
 
 
+@pytest.mark.slow
 def test_bootstrapped_members_fit_and_disagree_more_far_from_the_data():
     """Members trained on policies of one kind predict held-out ones and disagree more on very different ones."""
     rng = np.random.default_rng(4)

@@ -41,6 +41,7 @@ def test_defaults_are_the_papers_cartpole_mlp():
     assert linear.policy_hidden == () and linear.ascent_steps == 100
 
 
+@pytest.mark.slow
 def test_run_structure_and_filter(tiny_run):
     r = tiny_run
     kept = r.split.kept
@@ -74,6 +75,7 @@ def test_ascent_scores_agree_with_gymnasium(tiny_run, mode):
     assert abs(trace.true_returns.mean() - scored.mean()) < 4 * error, (trace.true_returns.mean(), scored.mean())
 
 
+@pytest.mark.slow
 def test_same_seed_same_run(tiny_run):
     again = run_experiment(TINY, seed=0)
     np.testing.assert_array_equal(again.traces["fingerprint"].true_returns, tiny_run.traces["fingerprint"].true_returns)
@@ -107,6 +109,7 @@ def test_a_limit_that_filters_out_every_policy():
         split(config, collect(config, 0), 0)
 
 
+@pytest.mark.slow
 def test_saved_run_round_trip(tmp_path, tiny_run):
     assert (
         main(

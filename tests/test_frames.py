@@ -11,6 +11,8 @@ import pytest
 from conftest import frame_figures
 from pvnviz.figures.frames import animation
 
+pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
+
 
 def _frame(t: int) -> dict[str, go.Figure]:
     x = np.linspace(0, 1, 11)

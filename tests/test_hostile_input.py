@@ -33,6 +33,8 @@ from pvnviz.runs.safe_files import CHUNK, Budget, check_npz, inflate, json_depth
 from pvnviz.runs.store import RunError, list_runs, read_run, write_manifest
 from ui.errors import boundary
 
+pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
+
 ROOT = Path(__file__).resolve().parents[1]
 MEMORY_BOUND = 300 * 2**20
 ERROR_ID = re.compile(r"error id `([0-9a-f]{8})`")

@@ -60,6 +60,7 @@ def queue_and_backend():
     queue.shutdown()
 
 
+@pytest.mark.slow
 def test_identical_requests_share_one_job_and_every_waiter_sees_it(queue_and_backend):
     queue, backend, done = queue_and_backend
     views = [queue.submit(f"s{i}", ("exp", 7), "experiment", {}) for i in range(8)]
@@ -137,6 +138,7 @@ def test_stop_by_one_of_two_waiters_leaves_the_job_running(queue_and_backend):
     assert backend.cancelled == [] and queue.view(job).state == "running" and queue.view(job).waiters == 1
 
 
+@pytest.mark.slow
 def test_a_job_nobody_looks_at_any_more_is_cancelled_after_the_grace():
     backend = ScriptedBackend()
     queue = JobQueue(lambda: backend, grace=0.5)
@@ -150,6 +152,7 @@ def test_a_job_nobody_looks_at_any_more_is_cancelled_after_the_grace():
     queue.shutdown()
 
 
+@pytest.mark.slow
 def test_a_connected_session_keeps_its_job_without_looking():
     backend = ScriptedBackend()
     queue = JobQueue(lambda: backend, is_alive=lambda session: session == "connected", grace=0.2)
@@ -162,6 +165,7 @@ def test_a_connected_session_keeps_its_job_without_looking():
         queue.shutdown()
 
 
+@pytest.mark.slow
 def test_a_failed_job_says_why_and_a_backend_that_cannot_start_fails_every_job():
     backend = ScriptedBackend()
     queue = JobQueue(lambda: backend)
@@ -183,6 +187,7 @@ def test_a_failed_job_says_why_and_a_backend_that_cannot_start_fails_every_job()
     broken.shutdown()
 
 
+@pytest.mark.slow
 def test_finished_jobs_are_forgotten_and_their_results_not_kept():
     backend = ScriptedBackend()
     queue = JobQueue(lambda: backend, on_done=lambda job, result: None, keep_finished=0.2)
@@ -194,6 +199,7 @@ def test_finished_jobs_are_forgotten_and_their_results_not_kept():
     queue.shutdown()
 
 
+@pytest.mark.slow
 def test_the_estimate_learns_from_finished_jobs():
     backend = ScriptedBackend(run=1)
     queue = JobQueue(lambda: backend, grace=60)
@@ -252,6 +258,7 @@ def test_workers_that_cannot_start_are_tried_again_by_the_next_job():
     queue.shutdown()
 
 
+@pytest.mark.slow
 def test_nobody_joins_a_job_being_cancelled_and_a_left_job_passes_to_its_other_waiter(queue_and_backend):
     queue, backend, _ = queue_and_backend
     backend.cancel = lambda job_id: backend.cancelled.append(job_id)  # the worker takes its time to stop

@@ -71,6 +71,7 @@ def _results_page(path: str) -> None:
     render_results(load_result(Path(path), "line"), "note")
 
 
+@pytest.mark.slow
 def test_a_registered_environment_shows_its_own_replay_on_the_results_page(line, tmp_path):
 
     from streamlit.testing.v1 import AppTest

@@ -17,6 +17,8 @@ from pvnviz.runs.collection import Plan, collect_chunk, collect_plan
 from pvnviz.runs.dataset import PolicyDataset
 from pvnviz.runs.store import chunks_dir, staging_dir
 
+pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
+
 ROOT = Path(__file__).resolve().parents[1]
 PLANS = {
     "cartpole": Plan("cartpole", PolicyArch(4, 2, (30,), True), 12, 6, 80, entropy=99),

@@ -31,6 +31,8 @@ import pytest
 
 from pvnviz.runs.dataset import PolicyDataset
 
+pytestmark = pytest.mark.slow  # starts Ray or CLI subprocesses: `make test` runs it
+
 ROOT = Path(__file__).resolve().parents[1]
 RAY = str(Path(sys.executable).with_name("ray"))
 AUTH_VARS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_ADDRESS")

@@ -21,6 +21,8 @@ from pvnviz.cli.main import main
 from pvnviz.runs.files import load_result
 from pvnviz.runs.store import MANIFEST, RunError, read_run
 
+pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
+
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [
     "--preset", "quick", "--quiet",

@@ -66,6 +66,7 @@ def _npz_paths(folder: Path) -> list[tuple[RunFile, Path]]:
     return [(spec, path) for spec in NPZ_FILES for path in sorted(folder.glob(spec.pattern.format(input="*")))]
 
 
+@pytest.mark.slow
 def test_the_folder_holds_exactly_the_declared_files(run):
     config = load_result(run, "cartpole").config
     assert sorted(p.name for p in run.iterdir()) == sorted(file_names(config))

@@ -1,10 +1,13 @@
 """The preset in a page's link (ui/settings.py): the URL holds the preset's id, the box shows its label, links
 made when URLs held labels still open their preset, and a link naming no preset is named to the user."""
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import APP, open_page
 from pvnviz.runs.presets import PRESETS, preset_label
+
+pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
 
 QUICK = PRESETS["cartpole"]["quick"]()
 PAPER = PRESETS["cartpole"]["paper"]()

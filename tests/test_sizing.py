@@ -157,6 +157,7 @@ def test_signals_end_the_cli_in_one_line_and_keep_the_earlier_run(sig, status, t
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the earlier run, byte for byte
 
 
+@pytest.mark.slow
 def test_polytope_estimate_is_within_a_factor_of_two_of_a_measured_run():
     from pvnviz.polytope.experiment import PolytopeConfig
 

@@ -18,6 +18,8 @@ from pvnviz.polytope.experiment import PolytopeConfig, train_polytope_pvn
 from pvnviz.runs.pipeline import ExperimentConfig, run_experiment
 from pvnviz.workers.pool import KILL_AFTER, LocalPool
 
+pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
+
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ExperimentConfig(num_policies=30, num_episodes=3, train_steps=80, ascent_steps=10, eval_episodes=3)
 LONG = ExperimentConfig(num_policies=30, num_episodes=3, train_steps=200_000, ascent_steps=10, eval_episodes=3)
