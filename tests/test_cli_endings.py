@@ -188,6 +188,14 @@ RULES = {
         130,
         "interrupted",
     ),
+    # torch.save's C++ writer calls back into Python: a signal there is held until the block ends, then raised.
+    "a signal held while saving, raised after it": (
+        "done = []\ntry:\n    with endings.deferred():\n        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        time.sleep(0.2)\n        done.append('saved')\nexcept KeyboardInterrupt as err:\n"
+        "    print(f'error: {err} after {done}', file=sys.stderr)\nendings.finish(143)",
+        143,
+        "terminated (SIGTERM) after ['saved']",
+    ),
 }
 
 

@@ -149,6 +149,8 @@ def play(
     the one shown first; a switch in the page goes to ``on_choice`` (e.g. to put it in the URL)."""
     if num_frames < 1:
         return
+    if choices and on_choice is not None:
+        choice = _caught_up(key, choices, choice, on_choice)
     start = min(max(start, 0), num_frames - 1)
     asked = st.query_params.get(key, "")
     frame = int(asked) if asked.isdigit() and int(asked) < num_frames else start
@@ -178,6 +180,19 @@ def play(
         height="content",
         **callbacks,
     )
+
+
+def _caught_up(
+    key: str, choices: Sequence[Choice], held: dict[str, int] | None, on_choice: Callable[[dict[str, int]], None]
+) -> dict[str, int]:
+    """The view the page shows, where it differs from the one the server holds: two switches within one rerun can
+    leave the second without its change callback, so every rerun hands the page's view to ``on_choice`` (the URL)."""
+    state = st.session_state.get(f"{key}_player")
+    shown = valid_choice(state.get("choice") if hasattr(state, "get") else None, choices)
+    if shown is None or shown == dict(held or {}):
+        return dict(held or {})
+    on_choice(shown)
+    return shown
 
 
 def animate(

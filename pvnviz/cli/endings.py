@@ -109,6 +109,21 @@ class handled:  # noqa: N801 - used as ``with endings.handled():``, like a funct
             signal.signal(signum, handler)
 
 
+class deferred:  # noqa: N801 - used as ``with endings.deferred():``
+    """Within: a signal is recorded, not raised; at the end the first one is raised as it would have been. For code
+    that calls back into Python from C++ (``torch.save``'s writer calls the file's ``write``): an exception raised
+    in such a callback reaches pybind11, which ends the process with ``std::terminate`` (status -6, no line)."""
+
+    def __enter__(self) -> None:
+        self.raising, _state.raising = _state.raising, False
+
+    def __exit__(self, exc_type, *rest) -> None:
+        _state.raising = self.raising
+        if exc_type is None and _state.raising and _state.signum is not None:
+            _state.raising = False
+            raise Interrupted(_state.signum)
+
+
 def reclaim() -> None:
     """Set the handlers again where a library replaced them (``ray.init`` sets SIGTERM to ``sys.exit(15)``)."""
     import threading

@@ -309,7 +309,8 @@ def _run(args: argparse.Namespace, where: _Where) -> int:
     summary = result.summary()
     where.writing = where.staging
     if experiment.save is not None:
-        experiment.save(result, str(where.staging))
+        with endings.deferred():  # torch.save's C++ writer calls back into Python: no exception may start there
+            experiment.save(result, str(where.staging))
     write_run(where.staging, args.experiment, args.seed, config, summary)  # manifest.json last
     publish(where.staging, args.out)
     if cleanup is not None:
