@@ -1,4 +1,5 @@
-"""Tests for pvnviz.envs.cartpole, with gymnasium's CartPole-v1 as the independent reference."""
+"""Tests for pvnviz.envs.cartpole (through the one rollout loop, pvnviz.envs.rollout), with gymnasium's
+CartPole-v1 as the independent reference."""
 
 from __future__ import annotations
 
@@ -10,14 +11,24 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pvnviz.envs import cartpole
-from pvnviz.envs.cartpole import (
-    is_terminal,
-    reset_states,
-    rollout_returns,
-    rollout_trajectories,
-    step_physics,
-)
+from pvnviz.envs import cartpole, rollout
+from pvnviz.envs.cartpole import is_terminal, reset_states, step_physics
+
+SPEC = cartpole.env_spec()
+
+
+def rollout_returns(policy_fn, *, num_policies, num_episodes, horizon, rng, compact_episodes=True):
+    """Returns (K, B) from gymnasium's reset distribution: the app's path (``EnvSpec.rollout_returns``, which
+    drops finished episodes), or the same loop on the full block."""
+    if compact_episodes:
+        return SPEC.rollout_returns(
+            policy_fn, num_policies=num_policies, num_episodes=num_episodes, horizon=horizon, rng=rng
+        )
+    return rollout.rollout(cartpole.DYNAMICS, policy_fn, reset_states(rng, (num_policies, num_episodes)), horizon)
+
+
+def rollout_trajectories(policy_fn, initial_states, *, horizon, on_progress=None):
+    return rollout.record(cartpole.DYNAMICS, policy_fn, initial_states, horizon, on_progress=on_progress)
 
 
 def make_gym_env(horizon: int):
@@ -102,7 +113,7 @@ def test_trajectories_match_gymnasium_step_by_step(horizon):
     table = np.broadcast_to(patterns[:, None, :], (num_policies, num_episodes, horizon)).copy()
     ours = rollout_trajectories(replay_policy(table), initial, horizon=horizon)
 
-    assert ours.states.shape == (num_policies, num_episodes, horizon + 1, 4)
+    assert ours.frames.shape == (num_policies, num_episodes, horizon + 1, 4)
     assert ours.actions.shape == ours.rewards.shape == ours.active.shape == ours.done.shape
     env = make_gym_env(horizon)
     terminated_somewhere = 0
@@ -110,7 +121,7 @@ def test_trajectories_match_gymnasium_step_by_step(horizon):
         for b in range(num_episodes):
             observations, states, rewards, terminations = gym_episode(env, initial[k, b], patterns[k])
             length = len(rewards)
-            our_states = ours.states[k, b, 1 : length + 1]
+            our_states = ours.frames[k, b, 1 : length + 1]
             np.testing.assert_allclose(our_states.astype(np.float32), observations, rtol=0, atol=1e-6)
             np.testing.assert_allclose(our_states, states, rtol=0, atol=1e-10)
             np.testing.assert_array_equal(ours.rewards[k, b, :length], rewards)
@@ -124,7 +135,7 @@ def test_trajectories_match_gymnasium_step_by_step(horizon):
                 assert not ours.active[k, b, length:].any()
                 assert ours.rewards[k, b, length:].sum() == 0.0
                 assert ours.done[k, b, length - 1 :].all()
-                frozen = ours.states[k, b, length:]
+                frozen = ours.frames[k, b, length:]
                 np.testing.assert_array_equal(frozen, np.broadcast_to(frozen[0], frozen.shape))
             else:
                 assert length == horizon and terminated_at.size == 0
@@ -346,6 +357,7 @@ def test_compacted_rollouts_give_the_same_returns_per_policy():
         num_episodes=num_episodes,
         horizon=horizon,
         rng=np.random.default_rng(9),
+        compact_episodes=False,
     )
     assert set(widths) == {num_episodes}
     widths.clear()

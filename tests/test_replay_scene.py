@@ -38,9 +38,9 @@ def test_cartpole_replay_matches_gymnasium_stepped_with_its_actions(seed):
     arch = PolicyArch(4, 2, (8,), discrete=True)
     params, horizon = _params(arch, seed, 1.0), 200
     replay = get_env("cartpole").replay(arch, params, horizon, seed)
-    traj = shared_start_episodes(cartpole.reset_states, cartpole.rollout_trajectories, arch, params, horizon, seed)
-    start = traj.states[0, 0, 0]
-    np.testing.assert_array_equal(traj.states[1, 0, 0], start)  # both panels start from the same state
+    traj = shared_start_episodes(cartpole.DYNAMICS, cartpole.reset_states, arch, params, horizon, seed)
+    start = traj.frames[0, 0, 0]
+    np.testing.assert_array_equal(traj.frames[1, 0, 0], start)  # both panels start from the same state
     for k, panel in enumerate(replay.panels):
         env = gymnasium.make("CartPole-v1").unwrapped
         env.reset(seed=0)
@@ -88,8 +88,8 @@ def test_swimmer_replay_matches_mujoco_capsules_of_gymnasium_episodes():
     arch = PolicyArch(8, 2, (8,), discrete=False)
     params, horizon, seed = _params(arch, 5, 0.5), 40, 3
     replay = get_env("swimmer").replay(arch, params, horizon, seed)
-    traj = shared_start_episodes(swimmer.reset_states, swimmer.rollout_trajectories, arch, params, horizon, seed)
-    start = traj.qpos[0, 0, 0]
+    traj = shared_start_episodes(swimmer.DYNAMICS, swimmer.reset_states, arch, params, horizon, seed)
+    start = traj.frames[0, 0, 0]
     drawn = swimmer.reset_states(np.random.default_rng(seed), (1, 1))[0, 0]  # the start, drawn as the replay draws it
     np.testing.assert_array_equal(drawn[swimmer.QPOS_SLICE], start)
     env = gymnasium.make("Swimmer-v5").unwrapped
@@ -160,14 +160,8 @@ def test_a_new_environment_brings_its_replay_through_the_generic_figures(line):
     assert len(iio.imread(gif.replay_gif(replay, LABELS), index=None)) == len(replay_steps(replay))
 
 
-def test_no_module_chooses_a_replay_by_environment():
-    """The old per-environment builders are gone and the shared code names no environment."""
-    old = ("cartpole_replay", "swimmer_replay", "cartpole_gif", "swimmer_gif", "cartpole_episodes", "swimmer_episodes",
-           "cartpole_steps", "swimmer_steps")  # fmt: skip
-    sources = [*ROOT.glob("pvnviz/**/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py"]
-    for path in sources:
-        text = path.read_text()
-        assert not [name for name in old if name + "(" in text or f"import {name}" in text], path
+def test_no_shared_replay_module_names_an_environment():
+    """The figures, the GIF and the page's replay section draw any ``Replay``: none chooses by environment."""
     for shared in ("pvnviz/figures/replay.py", "pvnviz/figures/gif.py", "ui/results.py"):
         text = (ROOT / shared).read_text().lower()
         assert "cartpole" not in text and "swimmer" not in text, shared

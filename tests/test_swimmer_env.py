@@ -1,4 +1,5 @@
-"""Tests of pvnviz.envs.swimmer: parity with gymnasium's Swimmer-v5, resets, determinism, validation."""
+"""Tests of pvnviz.envs.swimmer (through the one rollout loop, pvnviz.envs.rollout): parity with gymnasium's
+Swimmer-v5, resets, determinism, validation."""
 
 from __future__ import annotations
 
@@ -8,8 +9,14 @@ import pytest
 from gym_reference import swimmer as make_gymnasium_swimmer
 from pvnviz.bench import swimmer as bench_swimmer
 from pvnviz.bench.swimmer import RandomMLPPolicies
-from pvnviz.envs import swimmer
+from pvnviz.envs import rollout, swimmer
 from pvnviz.envs.replay import body_frames
+
+SPEC = swimmer.env_spec()
+
+
+def rollout_trajectories(policy_fn, initial_states, *, horizon):
+    return rollout.record(swimmer.DYNAMICS, policy_fn, initial_states, horizon)
 
 TOLERANCE = 1e-6
 HORIZON = 1000
@@ -67,7 +74,7 @@ def test_single_episode_matches_gymnasium_over_1000_steps():
     reference = gymnasium_episode(weights, seed=3)  # the rollout engine drifts on this one
     assert reference["limit_steps"] > 100  # the warm-started constraint solver is exercised
     initial = reference["state"].reshape(1, 1, swimmer.STATE_SIZE)
-    trajectories = swimmer.rollout_trajectories(batched_policy(weights[None, None]), initial, horizon=HORIZON)
+    trajectories = rollout_trajectories(batched_policy(weights[None, None]), initial, horizon=HORIZON)
     np.testing.assert_allclose(trajectories.observations[0, 0], reference["observations"], rtol=0, atol=TOLERANCE)
     np.testing.assert_allclose(trajectories.rewards[0, 0], reference["rewards"], rtol=0, atol=TOLERANCE)
     assert abs(trajectories.returns[0, 0] - reference["return"]) < TOLERANCE
@@ -79,8 +86,8 @@ def test_batch_of_policies_and_episodes_matches_gymnasium():
     seeds = np.arange(num_policies * num_episodes).reshape(num_policies, num_episodes) + 2
     references = [[gymnasium_episode(weights[k, b], int(seeds[k, b])) for b in range(num_episodes)] for k in range(3)]
     initial = np.array([[reference["state"] for reference in row] for row in references])
-    trajectories = swimmer.rollout_trajectories(batched_policy(weights), initial, horizon=HORIZON)
-    returns = swimmer.rollout_returns_from_states(batched_policy(weights), initial, horizon=HORIZON)
+    trajectories = rollout_trajectories(batched_policy(weights), initial, horizon=HORIZON)
+    returns = SPEC.rollout_returns_from_states(batched_policy(weights), initial, horizon=HORIZON)
     for k in range(num_policies):
         for b in range(num_episodes):
             reference = references[k][b]
@@ -100,7 +107,7 @@ def test_rollout_engine_is_exact_only_without_joint_limits():
     _, records = bench_swimmer.simulate(
         batched_policy(weights[None, None]), initial, 300, engine="rollout", record=True
     )
-    np.testing.assert_allclose(records["rewards"][0], reference["rewards"], rtol=0, atol=TOLERANCE)
+    np.testing.assert_allclose(records.rewards[0, 0], reference["rewards"], rtol=0, atol=TOLERANCE)
 
 
 def test_rollout_engine_drifts_once_joint_limits_are_hit():
@@ -111,7 +118,7 @@ def test_rollout_engine_drifts_once_joint_limits_are_hit():
     _, records = bench_swimmer.simulate(
         batched_policy(weights[None, None]), initial, HORIZON, engine="rollout", record=True
     )
-    assert np.abs(records["observations"][0] - reference["observations"]).max() > TOLERANCE, (
+    assert np.abs(records.observations[0, 0] - reference["observations"]).max() > TOLERANCE, (
         "mujoco.rollout now matches gymnasium with joint limits active: the rollout engine may be exact now"
     )
 
@@ -142,15 +149,15 @@ def test_reset_states_lie_within_noise_bounds():
 
 def test_returns_are_deterministic_and_match_trajectories():
     policies = RandomMLPPolicies.init(np.random.default_rng(7), 4)
-    first = swimmer.rollout_returns(
+    first = SPEC.rollout_returns(
         policies, num_policies=4, num_episodes=3, horizon=200, rng=np.random.default_rng(11)
     )
-    second = swimmer.rollout_returns(
+    second = SPEC.rollout_returns(
         policies, num_policies=4, num_episodes=3, horizon=200, rng=np.random.default_rng(11), nthread=1
     )
     np.testing.assert_array_equal(first, second)
     initial = swimmer.reset_states(np.random.default_rng(11), (4, 3))
-    trajectories = swimmer.rollout_trajectories(policies, initial, horizon=200)
+    trajectories = rollout_trajectories(policies, initial, horizon=200)
     np.testing.assert_array_equal(trajectories.returns, first)
     np.testing.assert_allclose(trajectories.rewards.sum(axis=-1), first, rtol=0, atol=1e-9)
 
@@ -159,16 +166,16 @@ def test_trajectory_record_shapes_and_bodies():
     policies = RandomMLPPolicies.init(np.random.default_rng(3), 2)
     initial = swimmer.reset_states(np.random.default_rng(4), (2, 1))
     horizon = 20
-    trajectories = swimmer.rollout_trajectories(policies, initial, horizon=horizon)
-    bodies, segments = body_frames(trajectories.qpos, swimmer.load_model(), swimmer.BODY_NAMES)
+    trajectories = rollout_trajectories(policies, initial, horizon=horizon)
+    qpos = trajectories.frames  # the swimmer's frames are its joint positions
+    bodies, segments = body_frames(qpos, swimmer.load_model(), swimmer.BODY_NAMES)
     assert trajectories.observations.shape == (2, 1, horizon + 1, 8)
-    assert trajectories.qpos.shape == (2, 1, horizon + 1, 5)
+    assert qpos.shape == (2, 1, horizon + 1, 5)
     assert trajectories.actions.shape == (2, 1, horizon, 2)
     assert trajectories.rewards.shape == (2, 1, horizon)
     assert bodies.shape == (2, 1, horizon + 1, 3, 3)
     assert segments.shape == (2, 1, horizon + 1, 3, 2, 3)
-    qpos = trajectories.qpos
-    np.testing.assert_allclose(trajectories.x_displacement, qpos[:, :, -1, 0] - qpos[:, :, 0, 0])
+    np.testing.assert_array_equal(qpos[:, :, 0], initial[..., swimmer.QPOS_SLICE])
     np.testing.assert_allclose(trajectories.observations[..., :3], qpos[..., 2:])
     # the torso's frame origin is the slider position (qpos[0], qpos[1])
     np.testing.assert_allclose(bodies[..., 0, :2], qpos[..., :2], atol=1e-12)
@@ -182,7 +189,7 @@ def test_trajectory_record_shapes_and_bodies():
 def test_on_progress_reports_until_done():
     calls = []
     policies = RandomMLPPolicies.init(np.random.default_rng(0), 1)
-    swimmer.rollout_returns(
+    SPEC.rollout_returns(
         policies,
         num_policies=1,
         num_episodes=2,
@@ -191,30 +198,30 @@ def test_on_progress_reports_until_done():
         on_progress=lambda *a: calls.append(a),
     )
     assert calls and calls[-1][:2] == (30, 30)
-    assert all(info.startswith(swimmer.PROGRESS_STAGE) for _, _, info in calls)
+    assert all(info.startswith("Swimmer rollouts") for _, _, info in calls)
 
 
 def test_invalid_arguments_raise_value_error():
     policies = RandomMLPPolicies.init(np.random.default_rng(0), 2)
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="horizon"):
-        swimmer.rollout_returns(policies, num_policies=2, num_episodes=1, horizon=0, rng=rng)
+        SPEC.rollout_returns(policies, num_policies=2, num_episodes=1, horizon=0, rng=rng)
     with pytest.raises(ValueError, match="num_policies"):
-        swimmer.rollout_returns(policies, num_policies=0, num_episodes=1, horizon=10, rng=rng)
+        SPEC.rollout_returns(policies, num_policies=0, num_episodes=1, horizon=10, rng=rng)
     with pytest.raises(ValueError, match="num_episodes"):
-        swimmer.rollout_returns(policies, num_policies=2, num_episodes=0, horizon=10, rng=rng)
+        SPEC.rollout_returns(policies, num_policies=2, num_episodes=0, horizon=10, rng=rng)
     with pytest.raises(ValueError, match="engine"):
         bench_swimmer.simulate(policies, swimmer.reset_states(rng, (2, 1)), 10, engine="python")
     with pytest.raises(ValueError, match="shape"):
-        swimmer.rollout_returns(
+        SPEC.rollout_returns(
             lambda obs: np.zeros(obs.shape[:-1]), num_policies=2, num_episodes=1, horizon=10, rng=rng
         )
     with pytest.raises(ValueError, match="non-finite"):
-        swimmer.rollout_returns(
+        SPEC.rollout_returns(
             lambda obs: np.full((*obs.shape[:-1], 2), np.nan), num_policies=2, num_episodes=1, horizon=10, rng=rng
         )
     with pytest.raises(ValueError, match="initial_states"):
-        swimmer.rollout_trajectories(policies, np.zeros((2, 1, 10)), horizon=10)
+        rollout_trajectories(policies, np.zeros((2, 1, 10)), horizon=10)
 
 
 def test_model_is_gymnasiums_with_collision_detection_off():

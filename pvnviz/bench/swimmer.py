@@ -1,6 +1,6 @@
 """Benchmark ``python -m pvnviz.bench swimmer``: the batched Swimmer collector of Section 6.3 (``pvnviz.envs.swimmer``).
 
-Measures environment steps per second of :func:`pvnviz.envs.swimmer.rollout_returns`
+Measures environment steps per second of the Swimmer's rollouts (``pvnviz.envs.rollout`` over ``pvnviz.envs.swimmer``)
 on random MLP policies (8 -> 30 -> 2, tanh hidden and output, Glorot-uniform
 weights, zero biases, evaluated for all K x B episodes at once with batched
 matmuls), and compares it, in the same process, with
@@ -31,8 +31,8 @@ from mujoco import rollout as mj_rollout
 
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int, positive_int
 from pvnviz.core.policies import PolicyArch, forward_numpy, glorot_params
-from pvnviz.envs import swimmer
-from pvnviz.envs.spec import check_rollout_counts
+from pvnviz.envs import rollout, swimmer
+from pvnviz.envs.rollout import Trajectories, check_counts
 
 HIDDEN_SIZE = 30
 GOAL_FRACTION_OF_PHYSICS_LIMIT = 0.7  # printed next to the measurement
@@ -86,11 +86,12 @@ def simulate(
     record: bool = False,
     nthread: int | None = None,
     profile: dict[str, float] | None = None,
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """``pvnviz.envs.swimmer.simulate`` on ``engine`` ("batch": the collector's; "rollout": for comparison).
+) -> tuple[np.ndarray, Trajectories | None]:
+    """The Swimmer's rollout (``pvnviz.envs.rollout``) on ``engine`` ("batch": the collector's; "rollout": for
+    comparison).
 
-    Returns (returns (K, B), records flat over episodes). A ``profile`` dict receives the seconds
-    spent in the "policy", the "physics" and the rest of the loop ("other").
+    Returns (returns (K, B), the ``Trajectories`` with ``record``, else None). A ``profile`` dict receives the
+    seconds spent in the "policy", the "physics" and the rest of the loop ("other").
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {tuple(ENGINES)}, got {engine!r}.")
@@ -115,9 +116,12 @@ def simulate(
         stepper_class = TimedStepper
         before = profile["policy"] + profile["physics"]
     started = time.perf_counter()
-    result = swimmer.simulate(
-        timed_policy, np.asarray(initial_states, dtype=np.float64), int(horizon), record, None, threads, stepper_class
-    )
+    dynamics = swimmer.Swimmer(stepper_class)
+    if record:
+        trajectories = rollout.record(dynamics, timed_policy, initial_states, horizon, nthread=threads)
+        result = (trajectories.returns, trajectories)
+    else:
+        result = (rollout.rollout(dynamics, timed_policy, initial_states, horizon, nthread=threads), None)
     if profile is not None:
         inner = profile["policy"] + profile["physics"] - before
         profile["other"] += time.perf_counter() - started - inner
@@ -249,7 +253,7 @@ def bench_swimmer(
     thread count shows it); the ``*_cpu`` ratios divide by the CPU time we
     actually got instead, i.e. what the ratios would be on free cores.
     """
-    check_rollout_counts(num_policies, num_episodes, horizon)
+    check_counts(num_policies, num_episodes, horizon)
     rng = np.random.default_rng(seed)
     policies = RandomMLPPolicies.init(rng, num_policies)
     threads = os.cpu_count() or 1

@@ -3,7 +3,7 @@
 Used to show a policy before and after gradient ascent (Section 5): the same initial state and the same
 random stream for both, so the difference is the policy's. ``shared_start_episodes`` is the part every
 environment shares; ``cart_and_pole`` (Section 6.2) and ``swimmer_bodies`` (Section 6.3) make the
-``EnvSpec.replay`` of the shipped environments from their own functions, passed in (this module imports
+``EnvSpec.replay`` of the shipped environments from their step functions, passed in (this module imports
 no environment, so each environment's ``env_spec`` can use it). A new environment may write its own.
 """
 
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pvnviz.envs.rollout import Dynamics, Trajectories, record
 from pvnviz.envs.scene import Panel, Part, Replay
 
 if TYPE_CHECKING:
@@ -24,32 +25,30 @@ CART_HALF_WIDTH, CART_HEIGHT = 0.25, 0.15  # drawn size of CartPole's cart (the 
 
 
 def shared_start_episodes(
+    dynamics: Dynamics,
     reset_states: Callable,
-    rollout_trajectories: Callable,
     arch: PolicyArch,
     params: np.ndarray,
     horizon: int,
     seed: int,
-) -> Any:
-    """One episode per policy (K, 1) from one start state drawn with ``seed``; the trajectories of the rollout."""
+) -> Trajectories:
+    """One episode per policy (K, 1) from one start state drawn with ``seed``; the record of the rollout."""
     from pvnviz.core.policies import sampling_policy
 
     rng = np.random.default_rng(seed)
     start = reset_states(rng, (1, 1))
     starts = np.broadcast_to(start, (len(params), 1, start.shape[-1])).copy()
-    return rollout_trajectories(sampling_policy(arch, params, rng), starts, horizon=horizon)
+    return record(dynamics, sampling_policy(arch, params, rng), starts, horizon)
 
 
-def cart_and_pole(
-    reset_states: Callable, rollout_trajectories: Callable, track: float, pole_length: float = 1.0
-) -> ReplayFunction:
+def cart_and_pole(dynamics: Dynamics, reset_states: Callable, track: float, pole_length: float = 1.0) -> ReplayFunction:
     """CartPole's replay: cart and pole side by side per policy, the track drawn to the termination bound."""
 
     def replay(arch: PolicyArch, params: np.ndarray, horizon: int, seed: int) -> Replay:
-        traj = shared_start_episodes(reset_states, rollout_trajectories, arch, params, horizon, seed)
+        traj = shared_start_episodes(dynamics, reset_states, arch, params, horizon, seed)
         alive = np.concatenate([np.ones((len(params), 1), bool), traj.active[:, 0]], axis=1)  # state t reached?
         panels = []
-        for states, frames in zip(traj.states[:, 0], alive.sum(1)):  # one panel per policy
+        for states, frames in zip(traj.frames[:, 0], alive.sum(1)):  # one panel per policy
             x, theta = states[:frames, 0, None], states[:frames, 2, None]  # (F, 1)
             cart = np.stack([x + CART_HALF_WIDTH * np.array([-1, 1, 1, -1, -1]), 0 * x + [0, 0, 1, 1, 0]], -1)
             cart[..., 1] *= CART_HEIGHT
@@ -78,14 +77,18 @@ def cart_and_pole(
 
 
 def swimmer_bodies(
-    reset_states: Callable, rollout_trajectories: Callable, load_model: Callable, body_names: Sequence[str]
+    dynamics: Dynamics, reset_states: Callable, load_model: Callable, body_names: Sequence[str]
 ) -> ReplayFunction:
-    """Swimmer's replay: the links seen from above (MuJoCo kinematics), stacked per policy, with the front's path."""
+    """Swimmer's replay: the links seen from above (MuJoCo kinematics), stacked per policy, with the front's path.
+
+    The swimmer's frames are its joint positions ``qpos`` (K, B, T + 1, nq); ``qpos[0]`` is the forward position.
+    """
 
     def replay(arch: PolicyArch, params: np.ndarray, horizon: int, seed: int) -> Replay:
-        traj = shared_start_episodes(reset_states, rollout_trajectories, arch, params, horizon, seed)
-        _, segments = body_frames(traj.qpos[:, 0], load_model(), body_names)  # (K, T+1, links, 2 ends, xyz)
-        returns, distance = traj.returns[:, 0], traj.x_displacement[:, 0]
+        traj = shared_start_episodes(dynamics, reset_states, arch, params, horizon, seed)
+        qpos = traj.frames[:, 0]  # (K, T+1, nq)
+        _, segments = body_frames(qpos, load_model(), body_names)  # (K, T+1, links, 2 ends, xyz)
+        returns, distance = traj.returns[:, 0], qpos[:, -1, 0] - qpos[:, 0, 0]
         panels = []
         for ends, ret, dist in zip(segments[..., :2], returns, distance):
             chain = np.concatenate([ends[:, :, 0], ends[:, -1:, 1]], axis=1)  # front ends, then the last back end

@@ -1,12 +1,13 @@
 """What the PVN pipeline needs of an environment (Section 6): the ``EnvSpec`` interface and its checks.
 
-It imports only the leaf ``pvnviz.envs.scene``: the environments (``pvnviz.envs.cartpole``,
-``pvnviz.envs.swimmer``) build their ``EnvSpec`` from it, and ``pvnviz.envs.registry`` is the registry above
-them, so no environment imports the registry.
+It imports only the leaves ``pvnviz.envs.scene`` and ``pvnviz.envs.rollout``: the environments
+(``pvnviz.envs.cartpole``, ``pvnviz.envs.swimmer``) build their ``EnvSpec`` from it, and
+``pvnviz.envs.registry`` is the registry above them, so no environment imports the registry.
 An ``EnvSpec`` says what a policy for the environment looks like (observation and action sizes,
-discrete or continuous), how to collect returns for K policies x B episodes in lockstep
-(``rollout_returns``), how to name and bound the state dimensions for the probe-state figures, and what
-a replay of its episodes draws (``replay``, a ``pvnviz.envs.scene.Replay``).
+discrete or continuous), what its physics is (``dynamics``, a batched step function), how to collect
+returns for K policies x B episodes in lockstep over it (``rollout_returns``), how to name and bound the
+state dimensions for the probe-state figures, and what a replay of its episodes draws (``replay``, a
+``pvnviz.envs.scene.Replay``).
 """
 
 from __future__ import annotations
@@ -17,56 +18,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from pvnviz.envs.rollout import Dynamics, check_counts, rollout
 from pvnviz.envs.scene import Replay
 
 if TYPE_CHECKING:  # a type only: this leaf module does not import gymnasium
     from gymnasium import spaces
 
 
-def check_rollout_counts(num_policies: int, num_episodes: int, horizon: int) -> None:
-    """ValueError, saying what to change, unless every count is at least 1."""
-    for name, value, example in (
-        ("horizon", horizon, "e.g. 100 for CartPole, 1000 for Swimmer"),
-        ("num_policies", num_policies, "a positive number of policies"),
-        ("num_episodes", num_episodes, "a positive number of episodes per policy"),
-    ):
-        if int(value) < 1:
-            raise ValueError(f"{name} must be at least 1, got {value}; pass {example}.")
-
-
 class PolicyFunction(Protocol):
     def __call__(self, observations: np.ndarray, /) -> np.ndarray: ...  # (K, B, obs) -> actions (K, B[, act])
-
-
-class RolloutReturns(Protocol):
-    """Undiscounted returns (K, B) of K policies x B episodes from the environment's reset distribution."""
-
-    def __call__(
-        self,
-        policy_fn: PolicyFunction,
-        /,
-        *,
-        num_policies: int,
-        num_episodes: int,
-        horizon: int,
-        rng: np.random.Generator,
-        on_progress: Callable[[int, int, str], None] | None = None,
-    ) -> np.ndarray: ...
-
-
-class RolloutReturnsFromStates(Protocol):
-    """Undiscounted returns (K, B) from given states (K, B, state); ``nthread`` where the physics has threads."""
-
-    def __call__(
-        self,
-        policy_fn: PolicyFunction,
-        states: np.ndarray,
-        /,
-        *,
-        horizon: int,
-        on_progress: Callable[[int, int, str], None] | None = None,
-        nthread: int | None = None,
-    ) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -79,10 +39,9 @@ class EnvSpec:
     discrete: bool
     state_labels: tuple[str, ...]
     state_bounds: tuple[tuple[float, float] | None, ...]  # termination bounds, where there are any
-    rollout_returns: RolloutReturns
+    dynamics: Dynamics  # the batched step function (pvnviz.envs.rollout): the environment's only physics
     visited_states: Callable[[np.random.Generator, int], np.ndarray]  # (rng, n) -> (n, obs_dim)
     reset_states: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]  # (rng, (K, B)) -> (K, B, state)
-    rollout_returns_from_states: RolloutReturnsFromStates
     observation_space: spaces.Box  # of one observation
     action_space: spaces.Discrete | spaces.Box  # of one action
     bounds_label: str  # what state_bounds are, in words, for the probe figures' captions
@@ -109,6 +68,43 @@ class EnvSpec:
                 f"{self.name}: action_space is {self.action_space}; discrete={self.discrete} and "
                 f"act_dim={self.act_dim} say {kind}."
             )
+
+    def rollout_returns(
+        self,
+        policy_fn: PolicyFunction,
+        *,
+        num_policies: int,
+        num_episodes: int,
+        horizon: int,
+        rng: np.random.Generator,
+        on_progress: Callable[[int, int, str], None] | None = None,
+        nthread: int | None = None,
+    ) -> np.ndarray:
+        """Undiscounted returns (K, B) of K policies x B episodes from the reset distribution (drawn from ``rng``)."""
+        check_counts(num_policies, num_episodes, horizon)
+        states = self.reset_states(rng, (int(num_policies), int(num_episodes)))
+        return self.rollout_returns_from_states(
+            policy_fn, states, horizon=horizon, on_progress=on_progress, nthread=nthread
+        )
+
+    def rollout_returns_from_states(
+        self,
+        policy_fn: PolicyFunction,
+        states: np.ndarray,
+        *,
+        horizon: int,
+        on_progress: Callable[[int, int, str], None] | None = None,
+        nthread: int | None = None,
+    ) -> np.ndarray:
+        """Undiscounted returns (K, B) from given states (K, B, state), through ``pvnviz.envs.rollout.rollout``.
+
+        ``nthread`` where the physics has threads. Finished episodes are dropped from the block where the step
+        function can (``select``), so the policy may then see (K, W, obs_dim) with W <= B.
+        """
+        compact = hasattr(self.dynamics, "select")
+        return rollout(
+            self.dynamics, policy_fn, states, horizon, on_progress=on_progress, compact=compact, nthread=nthread
+        )
 
     def episode_steps(self, returns: np.ndarray, horizon: int, episodes_per_return: int = 1) -> int:
         """Environment steps that episodes with these returns took (what Algorithm 1 and 3 spend).

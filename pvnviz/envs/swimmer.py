@@ -1,8 +1,9 @@
 """Batched closed-loop Swimmer on MuJoCo: the environment of Section 6.3 of the paper.
 
-The PVN needs the returns of thousands of small policies, each run for 1000-step episodes: this module
-steps all K x B episodes at once in C (MuJoCo's thread pool); the only Python loop is over environment
-steps, with one batched policy evaluation and one batched physics call per step.
+The PVN needs the returns of thousands of small policies, each run for 1000-step episodes: this module is
+the Swimmer's batched step function (:class:`Swimmer`, Brax-style ``step(state, actions) -> state``), which
+steps all K x B episodes at once in C (MuJoCo's thread pool); ``pvnviz.envs.rollout`` is the time loop over
+it, the same for every environment: one batched policy evaluation and one batched physics call per step.
 
 The semantics are exactly gymnasium's ``Swimmer-v5`` (gymnasium 1.4.0, defaults), tested step by step:
 
@@ -21,8 +22,7 @@ which restarts the warm start every call, and the physics-limit measurement live
 
 Array layouts (K policies, B episodes per policy, T = horizon): state ``(..., 11)`` float64, MuJoCo's
 mjSTATE_FULLPHYSICS ``[time, qpos (5), qvel (5)]``; observations ``(K, B, 8)``; actions ``(K, B, 2)``;
-returns ``(K, B)``; trajectories: observations ``(K, B, T + 1, 8)``, qpos ``(K, B, T + 1, 5)``, actions
-``(K, B, T, 2)``, rewards ``(K, B, T)`` (bodies for replays: ``pvnviz.envs.replay``).
+returns ``(K, B)``; a replay's frame: ``qpos`` ``(K, B, 5)`` (bodies for replays: ``pvnviz.envs.replay``).
 """
 
 from __future__ import annotations
@@ -30,17 +30,15 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
 
 import mujoco
 import numpy as np
 from mujoco.batch import Batch
 
 from pvnviz.envs import replay
-from pvnviz.envs.spec import EnvSpec, check_rollout_counts
+from pvnviz.envs.rollout import State, record
+from pvnviz.envs.spec import EnvSpec
 
 # gymnasium Swimmer-v5 defaults, named as its constructor arguments.
 FRAME_SKIP = 4
@@ -59,23 +57,6 @@ STATE_SIZE = 1 + NUM_POSITIONS + NUM_VELOCITIES  # [time, qpos, qvel]; the model
 QPOS_SLICE = slice(1, 1 + NUM_POSITIONS)
 QVEL_SLICE = slice(1 + NUM_POSITIONS, STATE_SIZE)
 BODY_NAMES = ("torso", "mid", "back")  # the swimmer's 3 links, front to back (body 0 is the world)
-
-PROGRESS_STAGE = "Swimmer rollouts"  # prefix of on_progress info strings (the stage name)
-
-PolicyFunction = Callable[[np.ndarray], np.ndarray]
-ProgressCallback = Callable[[int, int, str], None]
-
-
-class SwimmerTrajectories(NamedTuple):
-    """Full record of a batched Swimmer rollout: ``observations[..., t, :]`` is what the policy saw before
-    action ``t`` (index T: after the last step); ``x_displacement`` is the final minus initial ``qpos[0]``."""
-
-    observations: np.ndarray  # (K, B, T + 1, 8) float64
-    qpos: np.ndarray  # (K, B, T + 1, 5) float64
-    actions: np.ndarray  # (K, B, T, 2) float64, as returned by the policy (unclipped)
-    rewards: np.ndarray  # (K, B, T) float64
-    returns: np.ndarray  # (K, B) float64, rewards summed over time
-    x_displacement: np.ndarray  # (K, B) float64
 
 
 def model_path() -> Path:
@@ -189,75 +170,58 @@ class BatchStepper:
         pass
 
 
-def _check_actions(actions: np.ndarray, batch_shape: tuple[int, ...]) -> np.ndarray:
-    actions = np.asarray(actions)
-    if actions.shape != (*batch_shape, ACTION_SIZE) or actions.dtype.kind not in "fiu":
-        raise ValueError(
-            f"policy_fn must return real actions of shape {(*batch_shape, ACTION_SIZE)}, got "
-            f"{actions.dtype} array of shape {actions.shape}; return one 2-vector of torques per episode."
-        )
-    actions = np.asarray(actions, dtype=np.float64)
-    if not np.isfinite(actions).all():
-        raise ValueError("policy_fn returned non-finite actions (NaN or inf); check the policy parameters.")
-    return actions
+class _Physics:
+    """The swimmer's running episodes: the stepper, and flat (N,) buffers that the ``State``'s arrays view."""
+
+    def __init__(self, stepper, count: int):
+        self.stepper = stepper
+        self.reward, self.observation = np.zeros(count), np.empty((count, OBSERVATION_SIZE))
+        self.scratch = (np.empty(count), np.empty(count), env_dt())  # x before the step, the control cost, dt
 
 
-def simulate(
-    policy_fn: PolicyFunction,
-    initial_states: np.ndarray,
-    horizon: int,
-    record: bool,
-    on_progress: ProgressCallback | None,
-    nthread: int,
-    stepper_class: type = BatchStepper,
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Shared time loop: one policy call and one C physics call per environment step.
+class Swimmer:
+    """Swimmer-v5 as a batched step function (``pvnviz.envs.rollout.Dynamics``) over K policies x B episodes.
 
-    ``stepper_class(model, states (N, 11), nthread)`` owns the physics: live ``qpos`` and
-    ``qvel`` views (N, 5), ``step(actions (N, 2))`` and ``close()``; :class:`BatchStepper`
-    is gymnasium-exact (``pvnviz.bench.swimmer`` passes the ``mujoco.rollout`` engine).
+    ``stepper_class(model, states (N, 11), nthread)`` owns the physics: live ``qpos`` and ``qvel`` views (N, 5),
+    ``step(actions (N, 2))`` and ``close()``; :class:`BatchStepper` is gymnasium-exact (``pvnviz.bench.swimmer``
+    passes the ``mujoco.rollout`` engine). The episodes never end: each runs the whole horizon.
     """
-    batch_shape = initial_states.shape[:-1]
-    count = int(np.prod(batch_shape))
-    stepper = stepper_class(load_model(), initial_states.reshape(count, STATE_SIZE), nthread)
-    returns, reward, observation = np.zeros(count), np.empty(count), np.empty((count, OBSERVATION_SIZE))
-    scratch = (np.empty(count), np.empty(count), env_dt())  # x before the step, the control cost, dt
-    progress_every, started = max(1, horizon // 50), time.perf_counter()
-    records = _new_records(count, horizon, stepper.qpos) if record else {}
-    try:
-        for step in range(horizon):
-            observe(stepper.qpos, stepper.qvel, out=observation)
-            actions = policy_fn(observation.reshape(*batch_shape, OBSERVATION_SIZE))
-            actions = _check_actions(actions, batch_shape).reshape(count, ACTION_SIZE)
-            _step_and_reward(stepper, actions, reward, *scratch)
-            returns += reward
-            if record:
-                records["observations"][:, step] = observation
-                records["actions"][:, step] = actions
-                records["rewards"][:, step] = reward
-                records["qpos"][:, step + 1] = stepper.qpos
-            steps_run = step + 1
-            if on_progress is not None and (steps_run % progress_every == 0 or steps_run == horizon):
-                rate = count * steps_run / max(time.perf_counter() - started, 1e-9)
-                on_progress(
-                    steps_run, horizon, f"{PROGRESS_STAGE}: step {steps_run}, {count} episodes, {rate:,.0f} env-steps/s"
-                )
-        if record:
-            observe(stepper.qpos, stepper.qvel, out=records["observations"][:, horizon])
-    finally:
-        stepper.close()
-    return returns.reshape(batch_shape), records
 
+    name = "Swimmer"
+    state_size = STATE_SIZE
+    discrete = False
+    action_shape = (ACTION_SIZE,)
 
-def _new_records(count: int, horizon: int, qpos: np.ndarray) -> dict[str, np.ndarray]:
-    records = {
-        "observations": np.empty((count, horizon + 1, OBSERVATION_SIZE)),
-        "qpos": np.empty((count, horizon + 1, NUM_POSITIONS)),
-        "actions": np.empty((count, horizon, ACTION_SIZE)),
-        "rewards": np.empty((count, horizon)),
-    }
-    records["qpos"][:, 0] = qpos
-    return records
+    def __init__(self, stepper_class: type = BatchStepper):
+        self.stepper_class = stepper_class
+
+    def reset(self, initial_states: np.ndarray, nthread: int | None = None) -> State:
+        shape = initial_states.shape[:-1]
+        count = int(np.prod(shape))
+        states = initial_states.reshape(count, STATE_SIZE)
+        stepper = self.stepper_class(load_model(), states, _validate_threads(nthread))
+        physics = _Physics(stepper, count)
+        observe(stepper.qpos, stepper.qvel, out=physics.observation)
+        return State(
+            physics,
+            physics.observation.reshape(*shape, OBSERVATION_SIZE),
+            physics.reward.reshape(shape),
+            np.zeros(shape, dtype=bool),
+        )
+
+    def step(self, state: State, actions: np.ndarray) -> State:
+        """One environment step (``FRAME_SKIP`` physics steps) of every episode, and its reward."""
+        physics = state.physics
+        _step_and_reward(physics.stepper, actions.reshape(-1, ACTION_SIZE), physics.reward, *physics.scratch)
+        observe(physics.stepper.qpos, physics.stepper.qvel, out=physics.observation)
+        return state
+
+    def frame(self, state: State) -> np.ndarray:
+        """The joint positions ``qpos`` (K, B, 5): what a replay draws (``pvnviz.envs.replay.body_frames``)."""
+        return state.physics.stepper.qpos.reshape(*state.done.shape, NUM_POSITIONS)
+
+    def close(self, state: State) -> None:
+        state.physics.stepper.close()
 
 
 def _step_and_reward(
@@ -275,88 +239,7 @@ def _step_and_reward(
     reward -= ctrl_cost
 
 
-def rollout_returns(
-    policy_fn: PolicyFunction,
-    *,
-    num_policies: int,
-    num_episodes: int,
-    horizon: int = DEFAULT_HORIZON,
-    rng: np.random.Generator | None = None,
-    on_progress: ProgressCallback | None = None,
-    nthread: int | None = None,
-) -> np.ndarray:
-    """Undiscounted returns (K, B) float64 of K policies x B episodes each.
-
-    Initial states are drawn from ``rng`` with :func:`reset_states` (gymnasium's
-    reset distribution; a fresh unseeded generator if None). ``policy_fn`` maps
-    observations (K, B, 8) float64 to actions (K, B, 2); it is called once per
-    environment step for all episodes. Episodes run ``horizon`` steps.
-    ``on_progress(done_steps, horizon, info)`` is called every few steps.
-    ``nthread`` physics threads (default: one per core).    """
-    check_rollout_counts(num_policies, num_episodes, horizon)
-    threads = _validate_threads(nthread)
-    rng = np.random.default_rng() if rng is None else rng
-    initial_states = reset_states(rng, (int(num_policies), int(num_episodes)))
-    return simulate(policy_fn, initial_states, int(horizon), False, on_progress, threads)[0]
-
-
-def rollout_returns_from_states(
-    policy_fn: PolicyFunction,
-    initial_states: np.ndarray,
-    *,
-    horizon: int = DEFAULT_HORIZON,
-    on_progress: ProgressCallback | None = None,
-    nthread: int | None = None,
-) -> np.ndarray:
-    """Like :func:`rollout_returns`, from given full physics states (K, B, 11); returns (K, B)."""
-    initial_states = _check_initial_states(initial_states)
-    check_rollout_counts(initial_states.shape[0], initial_states.shape[1], horizon)
-    threads = _validate_threads(nthread)
-    return simulate(policy_fn, initial_states, int(horizon), False, on_progress, threads)[0]
-
-
-def _check_initial_states(initial_states: np.ndarray) -> np.ndarray:
-    initial_states = np.asarray(initial_states, dtype=np.float64)
-    if initial_states.ndim != 3 or initial_states.shape[-1] != STATE_SIZE:
-        raise ValueError(
-            f"initial_states must have shape (num_policies, num_episodes, {STATE_SIZE}), got "
-            f"{initial_states.shape}; use reset_states(rng, (K, B)) to make them."
-        )
-    return initial_states
-
-
-def rollout_trajectories(
-    policy_fn: PolicyFunction,
-    initial_states: np.ndarray,
-    *,
-    horizon: int = DEFAULT_HORIZON,
-    on_progress: ProgressCallback | None = None,
-    nthread: int | None = None,
-) -> SwimmerTrajectories:
-    """Roll out from given full physics states (K, B, 11) and record everything.
-
-    Meant for a handful of episodes (it stores every step); ``pvnviz.envs.replay.body_frames`` turns the
-    recorded ``qpos`` into the bodies' positions for drawing.
-    """
-    initial_states = _check_initial_states(initial_states)
-    check_rollout_counts(initial_states.shape[0], initial_states.shape[1], horizon)
-    threads = _validate_threads(nthread)
-    horizon = int(horizon)
-    returns, records = simulate(policy_fn, initial_states, horizon, True, on_progress, threads)
-    batch_shape = initial_states.shape[:-1]
-    qpos = records["qpos"]
-
-    def shaped(array: np.ndarray | None) -> np.ndarray | None:
-        return None if array is None else array.reshape(*batch_shape, *array.shape[1:])
-
-    return SwimmerTrajectories(
-        observations=shaped(records["observations"]),
-        qpos=shaped(qpos),
-        actions=shaped(records["actions"]),
-        rewards=shaped(records["rewards"]),
-        returns=returns,
-        x_displacement=(qpos[:, -1, 0] - qpos[:, 0, 0]).reshape(batch_shape),
-    )
+DYNAMICS = Swimmer()
 
 
 def visited_states(rng: np.random.Generator, num_states: int, horizon: int = 200) -> np.ndarray:
@@ -366,7 +249,7 @@ def visited_states(rng: np.random.Generator, num_states: int, horizon: int = 200
     def random_actions(obs: np.ndarray) -> np.ndarray:
         return rng.uniform(-1.0, 1.0, size=(*obs.shape[:-1], ACTION_SIZE))
 
-    traj = rollout_trajectories(random_actions, starts, horizon=horizon)
+    traj = record(DYNAMICS, random_actions, starts, horizon)
     pick = rng.integers(0, horizon + 1, size=num_states)
     return traj.observations[0, np.arange(num_states), pick]
 
@@ -386,15 +269,14 @@ def env_spec():
             "rotor 1 velocity,rotor 2 velocity".split(",")
         ),
         state_bounds=(None, (-rotor_limit, rotor_limit), (-rotor_limit, rotor_limit), None, None, None, None, None),
-        rollout_returns=rollout_returns,
+        dynamics=DYNAMICS,
         visited_states=visited_states,
         reset_states=reset_states,
-        rollout_returns_from_states=rollout_returns_from_states,
         observation_space=gymnasium.spaces.Box(-np.inf, np.inf, (OBSERVATION_SIZE,), np.float64),
         action_space=gymnasium.spaces.Box(-1.0, 1.0, (ACTION_SIZE,), np.float32),
         bounds_label="the rotors' joint limits",
         steps_per_second=30e3,
         bytes_per_episode=1600,
         fixed_length=True,
-        replay=replay.swimmer_bodies(reset_states, rollout_trajectories, load_model, BODY_NAMES),
+        replay=replay.swimmer_bodies(DYNAMICS, reset_states, load_model, BODY_NAMES),
     )

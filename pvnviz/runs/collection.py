@@ -38,7 +38,8 @@ import numpy as np
 from pvnviz.core.policies import PolicyArch, forward_numpy, glorot_params, sampling_policy
 from pvnviz.core.progress import ProgressFn, no_progress
 from pvnviz.envs.registry import get_env
-from pvnviz.envs.spec import EnvSpec, check_rollout_counts
+from pvnviz.envs.rollout import check_counts
+from pvnviz.envs.spec import EnvSpec
 from pvnviz.runs.dataset import PolicyDataset
 
 DEFAULT_CHUNK_STEPS = 5_000_000  # env steps (at most) per chunk when the user does not choose a chunk size
@@ -64,7 +65,7 @@ class Plan:
     chunk_policies: int = 0  # policies per chunk (a work split only); 0 = all in one chunk
 
     def __post_init__(self) -> None:
-        check_rollout_counts(self.num_policies, self.num_episodes, self.horizon)
+        check_counts(self.num_policies, self.num_episodes, self.horizon)
         from pvnviz.envs.registry import ENVIRONMENTS
 
         if self.env_name not in ENVIRONMENTS:
@@ -358,7 +359,7 @@ def plan_from_rng(
     chunk_policies: int = 0,
 ) -> Plan:
     """The plan of a collection seeded by ``rng`` (one 63-bit draw: the entropy of every policy's stream)."""
-    check_rollout_counts(num_policies, num_episodes, horizon)
+    check_counts(num_policies, num_episodes, horizon)
     return Plan(
         env_name,
         arch,
@@ -386,6 +387,6 @@ def collect_dataset(
     ``rng``); ``chunking`` passes ``chunk_policies``, ``executor``, ``store``, ``resume`` and
     ``on_chunk`` on to it. The data never depend on the chunking or the executor.
     """
-    check_rollout_counts(num_policies, num_episodes, horizon)
+    check_counts(num_policies, num_episodes, horizon)
     plan = plan_from_rng(env.name, arch, num_policies, num_episodes, horizon, rng, chunking.pop("chunk_policies", 0))
     return collect_plan(plan, on_progress=on_progress, **chunking)
