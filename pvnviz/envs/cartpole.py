@@ -48,6 +48,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pvnviz.core.progress import Report, Stage
 from pvnviz.envs import replay
 from pvnviz.envs.spec import EnvSpec, check_rollout_counts
 
@@ -76,10 +77,8 @@ COMPACTION_THRESHOLD = 0.75
 ACTION_LEFT = 0
 ACTION_RIGHT = 1
 
-PROGRESS_STAGE = "CartPole rollouts"  # prefix of on_progress info strings (the stage name)
-
 PolicyFunction = Callable[[np.ndarray], np.ndarray]
-ProgressCallback = Callable[[int, int, str], None]
+ProgressCallback = Callable[[int, int, Report], None]
 
 
 class Trajectories(NamedTuple):
@@ -269,13 +268,15 @@ def _simulate(
         still_running = bool(run.alive.any())
         if on_progress is not None and (steps_run % progress_every == 0 or not still_running):
             running = int(np.count_nonzero(run.alive))
-            on_progress(steps_run, horizon, f"{PROGRESS_STAGE}: step {steps_run}, {running}/{total_episodes} running")
+            detail = f"CartPole step {steps_run}, {running}/{total_episodes} running"
+            on_progress(steps_run, horizon, Report(Stage.ROLLOUTS, detail))
         if not still_running:
             break
         if compact:
             run.compact(policy_fn)
     if on_progress is not None and steps_run < horizon:
-        on_progress(horizon, horizon, f"{PROGRESS_STAGE}: all {total_episodes} episodes ended by step {steps_run}")
+        detail = f"CartPole, all {total_episodes} episodes ended by step {steps_run}"
+        on_progress(horizon, horizon, Report(Stage.ROLLOUTS, detail))
     if recording is None:
         np.put_along_axis(run.final_returns, run.slot_episode, run.returns, axis=1)
         return run.final_returns, None

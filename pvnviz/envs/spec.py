@@ -1,6 +1,7 @@
 """What the PVN pipeline needs of an environment (Section 6): the ``EnvSpec`` interface and its checks.
 
-It imports only the leaf ``pvnviz.envs.scene``: the environments (``pvnviz.envs.cartpole``,
+It imports only the leaves ``pvnviz.envs.scene`` and ``pvnviz.core.progress`` (a rollout reports its
+progress as ``Report(Stage.ROLLOUTS, ...)``): the environments (``pvnviz.envs.cartpole``,
 ``pvnviz.envs.swimmer``) build their ``EnvSpec`` from it, and ``pvnviz.envs.registry`` is the registry above
 them, so no environment imports the registry.
 An ``EnvSpec`` says what a policy for the environment looks like (observation and action sizes,
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from pvnviz.core.progress import ProgressFn
 from pvnviz.envs.scene import Replay
 
 if TYPE_CHECKING:  # a type only: this leaf module does not import gymnasium
@@ -50,7 +52,7 @@ class RolloutReturns(Protocol):
         num_episodes: int,
         horizon: int,
         rng: np.random.Generator,
-        on_progress: Callable[[int, int, str], None] | None = None,
+        on_progress: ProgressFn | None = None,
     ) -> np.ndarray: ...
 
 
@@ -64,7 +66,7 @@ class RolloutReturnsFromStates(Protocol):
         /,
         *,
         horizon: int,
-        on_progress: Callable[[int, int, str], None] | None = None,
+        on_progress: ProgressFn | None = None,
         nthread: int | None = None,
     ) -> np.ndarray: ...
 

@@ -39,6 +39,7 @@ import mujoco
 import numpy as np
 from mujoco.batch import Batch
 
+from pvnviz.core.progress import Report, Stage
 from pvnviz.envs import replay
 from pvnviz.envs.spec import EnvSpec, check_rollout_counts
 
@@ -60,10 +61,8 @@ QPOS_SLICE = slice(1, 1 + NUM_POSITIONS)
 QVEL_SLICE = slice(1 + NUM_POSITIONS, STATE_SIZE)
 BODY_NAMES = ("torso", "mid", "back")  # the swimmer's 3 links, front to back (body 0 is the world)
 
-PROGRESS_STAGE = "Swimmer rollouts"  # prefix of on_progress info strings (the stage name)
-
 PolicyFunction = Callable[[np.ndarray], np.ndarray]
-ProgressCallback = Callable[[int, int, str], None]
+ProgressCallback = Callable[[int, int, Report], None]
 
 
 class SwimmerTrajectories(NamedTuple):
@@ -239,9 +238,8 @@ def simulate(
             steps_run = step + 1
             if on_progress is not None and (steps_run % progress_every == 0 or steps_run == horizon):
                 rate = count * steps_run / max(time.perf_counter() - started, 1e-9)
-                on_progress(
-                    steps_run, horizon, f"{PROGRESS_STAGE}: step {steps_run}, {count} episodes, {rate:,.0f} env-steps/s"
-                )
+                detail = f"Swimmer step {steps_run}, {count} episodes, {rate:,.0f} env-steps/s"
+                on_progress(steps_run, horizon, Report(Stage.ROLLOUTS, detail))
         if record:
             observe(stepper.qpos, stepper.qvel, out=records["observations"][:, horizon])
     finally:
