@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from pvnviz.core.progress import Report, Stage
 from pvnviz.workers.jobqueue import JobQueue
 
 
@@ -67,9 +68,10 @@ def test_identical_requests_share_one_job_and_every_waiter_sees_it(queue_and_bac
     assert len({v.id for v in views}) == 1
     settle(queue)
     assert backend.started == [views[0].id]
-    backend.pending.append((views[0].id, "progress", (3, 10, "train: step 3")))
+    report = Report(Stage.TRAIN_PVN, "fingerprint, val KL 0.5")
+    backend.pending.append((views[0].id, "progress", (3, 10, report)))
     settle(queue)
-    assert all(queue.view(views[0].id, f"s{i}").progress == (3, 10, "train: step 3") for i in range(8))
+    assert all(queue.view(views[0].id, f"s{i}").progress == (3, 10, report) for i in range(8))
     assert queue.view(views[0].id).waiters == 8
     backend.end(views[0].id, "done", "RESULT")
     settle(queue)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pvnviz.core.progress import Stage
 from pvnviz.envs import cartpole, rollout
 from pvnviz.envs.rollout import State
 
@@ -119,7 +120,8 @@ def test_the_loop_stops_once_every_episode_ended_and_says_so():
 
     rollout.rollout(Countdown(), policy, STEPS, 100, on_progress=lambda *a: reports.append(a))
     assert len(calls) == 9  # the longest episode: 9 steps
-    assert reports[-1][:2] == (100, 100) and "ended by step 9" in reports[-1][2]
+    assert reports[-1][:2] == (100, 100) and "ended by step 9" in reports[-1][2].detail
+    assert {report.stage for _, _, report in reports} == {Stage.ROLLOUTS}
     assert all(done <= total == 100 for done, total, _ in reports)
 
 

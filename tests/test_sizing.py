@@ -144,7 +144,7 @@ def test_signals_end_the_cli_in_one_line_and_keep_the_earlier_run(sig, status, t
     slow = [a for a in quick if a != "--quiet"] + ["--overwrite", "--set", "train_steps=200000"]
     proc = subprocess.Popen(slow, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     seen = b""
-    while b"train fingerprint" not in seen:  # the progress bar: imports done, handlers set, training under way
+    while b"train PVN" not in seen:  # the progress bar: imports done, handlers set, training under way
         byte = proc.stderr.read(1)
         assert byte, seen[-500:]
         seen += byte

@@ -9,6 +9,7 @@ import pytest
 from gym_reference import swimmer as make_gymnasium_swimmer
 from pvnviz.bench import swimmer as bench_swimmer
 from pvnviz.bench.swimmer import RandomMLPPolicies
+from pvnviz.core.progress import Stage
 from pvnviz.envs import rollout, swimmer
 from pvnviz.envs.replay import body_frames
 
@@ -198,7 +199,7 @@ def test_on_progress_reports_until_done():
         on_progress=lambda *a: calls.append(a),
     )
     assert calls and calls[-1][:2] == (30, 30)
-    assert all(info.startswith("Swimmer rollouts") for _, _, info in calls)
+    assert all(report.stage is Stage.ROLLOUTS and report.detail.startswith("Swimmer") for _, _, report in calls)
 
 
 def test_invalid_arguments_raise_value_error():

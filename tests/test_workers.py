@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pvnviz.core.progress import Stage
 from pvnviz.polytope.experiment import PolytopeConfig, train_polytope_pvn
 from pvnviz.runs.pipeline import ExperimentConfig, run_experiment
 from pvnviz.workers.pool import KILL_AFTER, LocalPool
@@ -87,7 +88,9 @@ def test_the_polytope_pvn_trained_in_a_quick_worker_equals_training_it_here(pool
     local = train_polytope_pvn(config, 3)
     np.testing.assert_array_equal(remote.test_loss, local.test_loss)
     np.testing.assert_array_equal(remote.net.forward(local.test_policies), local.net.forward(local.test_policies))
-    assert any(kind == "progress" for _, kind, _ in events)
+    progress = [payload for _, kind, payload in events if kind == "progress"]
+    assert progress and progress[-1] == (400, 400, progress[-1][2])  # the stage's last report came through
+    assert all(report.stage is Stage.TRAIN_POLYTOPE_PVN for _, _, report in progress)  # a Report, unpickled
 
 
 def test_an_experiment_in_a_worker_equals_it_here_and_costs_this_process_little(pool):

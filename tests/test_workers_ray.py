@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from test_workers import LONG, SMALL, drive
 
+from pvnviz.core.progress import Stage
 from pvnviz.polytope.experiment import PolytopeConfig, train_polytope_pvn
 from pvnviz.runs.pipeline import ExperimentConfig
 from pvnviz.workers.jobqueue import JobQueue
@@ -36,7 +37,8 @@ def test_a_polytope_pvn_on_ray_equals_training_it_here(pool):
     deadline = time.monotonic() + 5  # progress goes through the sink actor: it may land after the result
     while not any(kind == "progress" for _, kind, _ in events) and time.monotonic() < deadline:
         events += [e for e in pool.poll(0.1) if e[0] == "q1"]
-    assert any(kind == "progress" for _, kind, _ in events)
+    progress = [payload for _, kind, payload in events if kind == "progress"]
+    assert progress and all(report.stage is Stage.TRAIN_POLYTOPE_PVN for _, _, report in progress)  # through Ray
 
 
 def test_stop_on_ray_within_a_second_and_a_failure_is_one_line(pool):

@@ -16,6 +16,7 @@ from typing import Any
 
 import streamlit as st
 
+from pvnviz.core.progress import Report
 from ui.navigation import require_navigation  # noqa: F401  (pages call it first)
 
 MAX_RESULTS = 48
@@ -44,12 +45,12 @@ def computed(fn: Callable[..., Any], *args: Any, label: str, **live: Any) -> Any
     bar = st.progress(0.0, text=label)
     shown = [0.0]  # when the bar was last redrawn
 
-    def on_progress(done: int, total: int, info: str) -> None:
+    def on_progress(done: int, total: int, report: Report) -> None:
         now = time.perf_counter()
         if now - shown[0] < PROGRESS_INTERVAL and done < total:
             return  # a message per update would cost a short job more than its work (the polytope's PVN: 50)
         shown[0] = now
-        bar.progress(min(done / max(total, 1), 1.0), text=f"{label} — {info}")
+        bar.progress(min(done / max(total, 1), 1.0), text=f"{label} — {report}")
 
     try:
         result = fn(*args, on_progress, **live)

@@ -77,9 +77,9 @@ def waiting_text(job: JobView) -> str:
             f"Waiting for a worker: {_ordinal(job.position)} of {job.queued} in line, "
             f"starts in about {_seconds(job.eta)}"
         )
-    done, total, info = job.progress
+    report = job.progress[2]
     shared = f", shared by {job.waiters} sessions" if job.waiters > 1 else ""
-    return f"Running in a worker ({job.elapsed:.0f} s{shared}): {info}"
+    return f"Running in a worker ({job.elapsed:.0f} s{shared}): {report}"
 
 
 def fraction(job: JobView) -> float:

@@ -38,7 +38,7 @@ from pvnviz.cli import collect as collect_run
 from pvnviz.cli import endings
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 from pvnviz.core.configs import ConfigError, apply_overrides
-from pvnviz.core.progress import TerminalProgress
+from pvnviz.core.progress import ProgressFn, TerminalProgress, no_progress
 from pvnviz.runs.sizing import check_memory
 from pvnviz.runs.store import (
     MANIFEST,
@@ -80,7 +80,7 @@ def _environment(name: str) -> Callable[[], Experiment]:
     return factory
 
 
-def _run_experiment(config: Any, seed: int, on_progress: Callable[[int, int, str], None], **extra: Any) -> Any:
+def _run_experiment(config: Any, seed: int, on_progress: ProgressFn, **extra: Any) -> Any:
     from pvnviz.core.progress import Hooks
     from pvnviz.runs import pipeline
 
@@ -297,7 +297,7 @@ def _run(args: argparse.Namespace, where: _Where) -> int:
     # a saved run's dataset (--dataset-from), checked before anything else: no collection
     saved = collect_run.dataset_from(args, config) if getattr(args, "dataset_from", None) else None
     where.staging = begin_run(args.out, args.overwrite)  # fail before the long work, not after it
-    progress = where.bar if where.bar is not None else (lambda done, total, info: None)
+    progress = where.bar if where.bar is not None else no_progress
     extra, cleanup = {}, None
     if saved is not None:
         extra["dataset"] = saved

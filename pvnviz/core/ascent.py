@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from pvnviz.core.policies import PolicyArch, sampling_policy
-from pvnviz.core.progress import ProgressFn, no_progress
+from pvnviz.core.progress import ProgressFn, Report, Stage, no_progress
 from pvnviz.core.pvn import PVN
 from pvnviz.envs.spec import EnvSpec
 
@@ -200,6 +200,7 @@ def _climb(
         optimizer.zero_grad(set_to_none=True)
         (-j_hat.sum()).backward()
         optimizer.step()
-        if (step + 1) % max(steps // 40, 1) == 0:
-            on_progress(step + 1, steps, f"ascent ({model.input_mode}): mean J_hat {predicted[step].mean():.1f}")
+        if (step + 1) % max(steps // 40, 1) == 0 or step + 1 == steps:  # the last step too: the stage's end
+            detail = f"{model.input_mode}, mean J_hat {predicted[step].mean():.1f}"
+            on_progress(step + 1, steps, Report(Stage.ASCENT, detail))
     return kept_steps, np.stack(kept), predicted, spreads

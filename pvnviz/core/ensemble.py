@@ -30,7 +30,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from pvnviz.core.progress import NO_HOOKS, Hooks
+from pvnviz.core.progress import NO_HOOKS, Hooks, Report, Stage
 from pvnviz.core.pvn import PVN, TrainedPVN, kl_loss
 
 
@@ -183,8 +183,8 @@ class _Record:
 
     def progress(self, step: int, total: int) -> None:
         m, mode = self.ensemble.size, self.ensemble.input_mode
-        what = f"train {mode} PVN: val KL" if m == 1 else f"train {m} {mode} PVNs at once: mean val KL"
-        self.hooks.on_progress(step, total, f"{what} {self.val[-1]:.3f}")
+        what = f"{mode}, val KL" if m == 1 else f"{m} {mode} PVNs at once, mean val KL"
+        self.hooks.on_progress(step, total, Report(Stage.TRAIN_PVN, f"{what} {self.val[-1]:.3f}"))
 
 
 def train_ensemble(

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from pvnviz.core.progress import ProgressFn
 from pvnviz.envs.spec import EnvSpec
 
 
@@ -57,7 +58,7 @@ def replay_pairs(
     horizon: int,
     seed: int,
     factory: Callable[[], EnvSpec] | None = None,
-    on_progress: Callable[[int, int, str], None] | None = None,
+    on_progress: ProgressFn | None = None,
 ) -> dict:
     """``EnvSpec.replay`` of every start's (before, after) policy pair, ``pairs[mode]`` (starts, 2, P), in
     environment ``env``: ``pvnviz.envs.replay.replay_all``, run in a worker (the ``replays`` task). ``factory``

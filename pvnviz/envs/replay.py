@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pvnviz.core.progress import ProgressFn, Report, Stage
 from pvnviz.envs.rollout import Dynamics, Trajectories, record
 from pvnviz.envs.scene import Panel, Part, Replay
 
@@ -150,7 +151,7 @@ def replay_all(
     pairs: dict[str, np.ndarray],
     horizon: int,
     seed: int,
-    on_progress: Callable[[int, int, str], None] | None = None,
+    on_progress: ProgressFn | None = None,
 ) -> dict[tuple[str, int], Replay]:
     """``replay`` of every start's (before, after) pair, ``pairs[mode]`` (starts, 2, P): {(mode, start): Replay},
     each from the same start state (``seed``), so a page can switch between them without computing again."""
@@ -158,8 +159,8 @@ def replay_all(
     out = {}
     for done, (mode, start) in enumerate(jobs):
         if on_progress is not None:
-            on_progress(done, len(jobs), f"{mode} start {start + 1}")
+            on_progress(done, len(jobs), Report(Stage.REPLAYS, f"{mode} start {start + 1}"))
         out[mode, start] = replay(arch, pairs[mode][start], horizon, seed)
     if on_progress is not None:
-        on_progress(len(jobs), len(jobs), "done")
+        on_progress(len(jobs), len(jobs), Report(Stage.REPLAYS, "done"))
     return out

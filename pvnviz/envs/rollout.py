@@ -21,7 +21,8 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-ProgressCallback = Callable[[int, int, str], None]
+from pvnviz.core.progress import ProgressFn, Report, Stage
+
 # compact=True shrinks the block once every policy has at most this fraction of its columns still running.
 COMPACTION_THRESHOLD = 0.75
 REPORTS_PER_ROLLOUT = 50  # progress (and so Stop) is checked at least this often over a horizon
@@ -102,7 +103,7 @@ def rollout(
     initial_states: np.ndarray,
     horizon: int,
     *,
-    on_progress: ProgressCallback | None = None,
+    on_progress: ProgressFn | None = None,
     compact: bool = False,
     nthread: int | None = None,
 ) -> np.ndarray:
@@ -123,7 +124,7 @@ def record(
     initial_states: np.ndarray,
     horizon: int,
     *,
-    on_progress: ProgressCallback | None = None,
+    on_progress: ProgressFn | None = None,
     nthread: int | None = None,
 ) -> Trajectories:
     """Like :func:`rollout`, keeping every step (for a handful of episodes: replays and visited states)."""
@@ -260,18 +261,18 @@ class _Recording:
 class _Reporter:
     """Progress every ``horizon / REPORTS_PER_ROLLOUT`` steps, the last one always (where Stop takes effect)."""
 
-    def __init__(self, name: str, horizon: int, total: int, on_progress: ProgressCallback | None):
-        self.stage, self.horizon, self.total, self.on_progress = f"{name} rollouts", horizon, total, on_progress
+    def __init__(self, name: str, horizon: int, total: int, on_progress: ProgressFn | None):
+        self.name, self.horizon, self.total, self.on_progress = name, horizon, total, on_progress
         self.every = max(1, horizon // REPORTS_PER_ROLLOUT)
 
     def step(self, steps_run: int, done: np.ndarray, still_running: bool) -> None:
         if self.on_progress is None or (steps_run % self.every and still_running and steps_run < self.horizon):
             return
         running = int(np.count_nonzero(~done))  # of the block, which compaction may have cut
-        self.on_progress(steps_run, self.horizon, f"{self.stage}: step {steps_run}, {running}/{self.total} running")
+        detail = f"{self.name} step {steps_run}, {running}/{self.total} running"
+        self.on_progress(steps_run, self.horizon, Report(Stage.ROLLOUTS, detail))
 
     def end(self, steps_run: int) -> None:
         if self.on_progress is not None and steps_run < self.horizon:
-            self.on_progress(
-                self.horizon, self.horizon, f"{self.stage}: all {self.total} episodes ended by step {steps_run}"
-            )
+            detail = f"{self.name}, all {self.total} episodes ended by step {steps_run}"
+            self.on_progress(self.horizon, self.horizon, Report(Stage.ROLLOUTS, detail))

@@ -1,6 +1,6 @@
 """What the PVN pipeline needs of an environment (Section 6): the ``EnvSpec`` interface and its checks.
 
-It imports only the leaves ``pvnviz.envs.scene`` and ``pvnviz.envs.rollout``: the environments
+It imports only ``pvnviz.envs.scene``, ``pvnviz.envs.rollout`` and ``pvnviz.core.progress``: the environments
 (``pvnviz.envs.cartpole``, ``pvnviz.envs.swimmer``) build their ``EnvSpec`` from it, and
 ``pvnviz.envs.registry`` is the registry above them, so no environment imports the registry.
 An ``EnvSpec`` says what a policy for the environment looks like (observation and action sizes,
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from pvnviz.core.progress import ProgressFn
 from pvnviz.envs.rollout import Dynamics, check_counts, rollout
 from pvnviz.envs.scene import Replay
 
@@ -77,7 +78,7 @@ class EnvSpec:
         num_episodes: int,
         horizon: int,
         rng: np.random.Generator,
-        on_progress: Callable[[int, int, str], None] | None = None,
+        on_progress: ProgressFn | None = None,
         nthread: int | None = None,
     ) -> np.ndarray:
         """Undiscounted returns (K, B) of K policies x B episodes from the reset distribution (drawn from ``rng``)."""
@@ -93,7 +94,7 @@ class EnvSpec:
         states: np.ndarray,
         *,
         horizon: int,
-        on_progress: Callable[[int, int, str], None] | None = None,
+        on_progress: ProgressFn | None = None,
         nthread: int | None = None,
     ) -> np.ndarray:
         """Undiscounted returns (K, B) from given states (K, B, state), through ``pvnviz.envs.rollout.rollout``.

@@ -25,7 +25,7 @@ from typing import ClassVar
 import numpy as np
 
 from pvnviz.core.configs import check, check_finite, param
-from pvnviz.core.progress import ProgressFn, no_progress
+from pvnviz.core.progress import ProgressFn, Report, Stage, no_progress
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.tiny_mlp import TinyMLP, train_rmsprop
 from pvnviz.runs.sizing import POLYTOPE_LIMITS, check_limits
@@ -219,7 +219,7 @@ def train_polytope_pvn(
         test_loss.append(float(np.mean((net.forward(test_x) - test_y) ** 2)))
         if step and (step - last_report[0] >= report_every or step == config.train_steps):
             last_report[0] = step
-            on_progress(step, config.train_steps, f"train PVN: test MSE {test_loss[-1]:.2e}")
+            on_progress(step, config.train_steps, Report(Stage.TRAIN_POLYTOPE_PVN, f"test MSE {test_loss[-1]:.2e}"))
 
     start = time.perf_counter()
     evaluate(0)

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from pvnviz.core.policies import PolicyArch, forward_numpy, glorot_params, sampling_policy
-from pvnviz.core.progress import ProgressFn, no_progress
+from pvnviz.core.progress import ProgressFn, Report, Stage, no_progress
 from pvnviz.envs.registry import get_env
 from pvnviz.envs.rollout import check_counts
 from pvnviz.envs.spec import EnvSpec
@@ -325,7 +325,7 @@ def collect_plan(
         if on_chunk is not None:
             on_chunk(len(done), len(specs), steps[0], executor.workers())
         if len(specs) > 1:
-            on_progress(len(done), len(specs), f"Collecting: chunk {len(done)}/{len(specs)}")
+            on_progress(len(done), len(specs), Report(Stage.COLLECTING, f"chunk {len(done)}/{len(specs)}"))
 
     def finished(index: int, chunk: Chunk) -> None:
         if store is not None:

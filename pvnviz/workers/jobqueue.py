@@ -27,6 +27,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pvnviz.core.progress import Report, Stage
 from pvnviz.workers.pool import LANES, Backend
 
 log = logging.getLogger("pvnlab.jobqueue")
@@ -50,7 +51,7 @@ class Job:
     owner: str  # the session that asked first: the one-running-job-per-session rule counts it there
     waiters: dict[str, float] = field(default_factory=dict)  # session -> when it last looked (monotonic)
     state: str = "queued"  # queued, running, done, failed, cancelled
-    progress: tuple[int, int, str] = (0, 1, "waiting for a worker")
+    progress: tuple[int, int, Report] = (0, 1, Report(Stage.WAITING))  # (done, total, report): the last report
     history: dict[str, list[tuple[int, float, float]]] = field(default_factory=dict)
     error: str = ""
     submitted: float = field(default_factory=time.monotonic)
@@ -67,7 +68,7 @@ class JobView:
     key: Hashable
     label: str
     state: str
-    progress: tuple[int, int, str]
+    progress: tuple[int, int, Report]
     history: dict[str, list[tuple[int, float, float]]]
     error: str
     elapsed: float  # seconds since it started (0 while queued)
@@ -371,7 +372,7 @@ class JobQueue:
                 if job.lane != lane or job.state != "queued" or job.owner in running_owners:
                     continue
                 job.state, job.started = "running", time.monotonic()
-                job.progress = (0, 1, "starting in a worker")
+                job.progress = (0, 1, Report(Stage.STARTING))
                 starts.append(job)
                 running_owners.add(job.owner)
                 slots -= 1

@@ -12,7 +12,8 @@ The interface, used by ``pvnviz.workers.jobqueue`` from one thread:
 - ``cancel(job_id)``: stop it; its ``cancelled`` event follows within ``KILL_AFTER`` seconds, because a
   task that does not stop at its next progress report has its process killed (and a new one started);
 - ``poll(timeout)``: the events since the last call, as ``(job_id, kind, payload)`` with kind one of
-  ``progress``, ``metrics``, ``done``, ``failed``, ``cancelled``;
+  ``progress`` (``(done, total, report)``, the task's ``pvnviz.core.progress.Report`` itself, pickled),
+  ``metrics``, ``done``, ``failed``, ``cancelled``;
 - ``shutdown()``: end every worker.
 
 ``LocalPool`` (this module) runs ``python -m pvnviz.workers.pool`` processes, one torch thread each, with an

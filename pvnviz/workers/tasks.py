@@ -7,8 +7,9 @@ Sections 4-5, ``pvnviz.runs.pipeline.run_experiment``), the 2-state MDP's PVN (S
 callable or code from a visitor) and its keyword arguments, and runs it with an ``on_progress`` (a whole
 run: with ``Hooks(on_progress, on_metrics)``, its live losses too) that
 
-- forwards progress and live losses through ``emit``, at most every ``PROGRESS_INTERVAL`` seconds (the
-  last report of a stage always goes), so a fast loop does not flood the server, and
+- forwards progress and live losses through ``emit``, at most every ``PROGRESS_INTERVAL`` seconds, so a fast
+  loop does not flood the server; the first and the last report of each stage always go (a stage is the
+  report's ``Stage`` value: a report held back is sent once the next stage begins, or the task ends), and
 - raises ``pvnviz.core.progress.Cancelled`` once ``cancelled()`` is true, so a stopped run ends at its next
   report; a worker that does not report in time is killed by its backend (``pvnviz.workers.pool``).
 
@@ -23,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pvnviz.core.progress import Cancelled, Hooks
+from pvnviz.core.progress import Cancelled, Hooks, Report, Stage
 
 PROGRESS_INTERVAL = 0.1  # seconds between two progress messages of one task
 
@@ -34,7 +35,7 @@ TASKS: dict[str, str] = {
     "replays": "pvnviz.envs.registry:replay_pairs",
 }
 
-Emit = Callable[[str, Any], None]  # (kind, payload): "progress" (done, total, info) or "metrics" [rows]
+Emit = Callable[[str, Any], None]  # (kind, payload): "progress" (done, total, Report) or "metrics" [rows]
 
 
 class UnknownTask(ValueError):
@@ -56,18 +57,29 @@ class Reporter:
         self.emit, self.cancelled, self.interval = emit, cancelled, interval
         self._sent = 0.0
         self._rows: list[tuple[str, int, float, float]] = []
+        self._stage: Stage | None = None  # the stage of the last report
+        self._held: tuple[int, int, Report] | None = None  # the last report, if the throttle kept it back
 
-    def _check(self, where: str) -> None:
+    def _check(self, where: Report | str) -> None:
         if self.cancelled():
             raise Cancelled(where)
 
-    def on_progress(self, done: int, total: int, info: str) -> None:
-        self._check(info)
-        now = time.monotonic()
-        if now - self._sent >= self.interval or done >= total:
-            self._sent = now
-            self.flush()
-            self.emit("progress", (int(done), int(total), str(info)))
+    def on_progress(self, done: int, total: int, report: Report) -> None:
+        self._check(report)
+        message = (int(done), int(total), report)
+        first = report.stage is not self._stage
+        if first and self._held is not None:  # the previous stage's last report, before the new stage's first
+            self._send(self._held)
+        self._stage = report.stage
+        if first or done >= total or time.monotonic() - self._sent >= self.interval:
+            self._send(message)
+        else:
+            self._held = message
+
+    def _send(self, message: tuple[int, int, Report]) -> None:
+        self._sent, self._held = time.monotonic(), None
+        self.flush()
+        self.emit("progress", message)
 
     def on_metrics(self, mode: str, step: int, train: float, val: float) -> None:
         self._check(f"{mode} PVN at step {step}")
@@ -81,6 +93,12 @@ class Reporter:
             rows, self._rows = self._rows, []
             self.emit("metrics", rows)
 
+    def finish(self) -> None:
+        """At the task's end: the report and losses still held back."""
+        if self._held is not None:
+            self._send(self._held)
+        self.flush()
+
 
 def run_task(name: str, kwargs: dict[str, Any], emit: Emit, cancelled: Callable[[], bool]) -> Any:
     """Run task ``name`` with ``kwargs``, reporting through ``emit``; raises Cancelled when stopped."""
@@ -91,5 +109,5 @@ def run_task(name: str, kwargs: dict[str, Any], emit: Emit, cancelled: Callable[
     else:
         extra = {"on_progress": reporter.on_progress}
     result = fn(**kwargs, **extra)
-    reporter.flush()
+    reporter.finish()
     return result

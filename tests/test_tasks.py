@@ -1,0 +1,61 @@
+"""What a worker's task reports (pvnviz.workers.tasks): throttled progress that still sends the first and the last
+report of every stage (read from ``Report.stage``), losses before the progress after them, and Stop as Cancelled."""
+
+import pytest
+
+from pvnviz.core.progress import Cancelled, Report, Stage
+from pvnviz.polytope.experiment import PolytopeConfig
+from pvnviz.workers.tasks import Reporter, run_task
+
+
+def reporter(cancelled=lambda: False) -> tuple[Reporter, list]:
+    sent = []
+    return Reporter(lambda kind, payload: sent.append((kind, payload)), cancelled, interval=1e9), sent
+
+
+def test_the_throttle_keeps_the_first_and_last_report_of_every_stage():
+    ours, sent = reporter()
+    rollouts = [Report(Stage.ROLLOUTS, f"CartPole step {i}: {i}/3 running") for i in (1, 2, 3)]
+    training = [Report(Stage.TRAIN_PVN, f"fingerprint, val KL {i}") for i in (1, 2, 3)]
+    for i, report in enumerate(rollouts, 1):
+        ours.on_progress(i, 10, report)  # a stage that stops short of its total (every episode ended)
+    for i, report in enumerate(training, 1):
+        ours.on_progress(i, 5, report)
+    assert sent == [
+        ("progress", (1, 10, rollouts[0])),  # the first of a stage goes at once
+        ("progress", (3, 10, rollouts[2])),  # the last, held back by the throttle, goes when the next stage begins
+        ("progress", (1, 5, training[0])),
+    ]
+    ours.on_progress(5, 5, training[2])  # a stage's end always goes
+    assert sent[-1] == ("progress", (5, 5, training[2]))
+
+
+def test_what_the_throttle_held_goes_when_the_task_ends():
+    ours, sent = reporter()
+    ours.on_progress(1, 10, Report(Stage.ASCENT, "a"))
+    ours.on_progress(2, 10, Report(Stage.ASCENT, "b"))
+    ours.on_metrics("fingerprint", 50, 0.5, 0.6)
+    assert [payload[2].detail for kind, payload in sent if kind == "progress"] == ["a"]
+    ours.finish()
+    assert sent[1:] == [("metrics", [("fingerprint", 50, 0.5, 0.6)]), ("progress", (2, 10, Report(Stage.ASCENT, "b")))]
+
+
+def test_stop_raises_cancelled_at_the_next_report():
+    ours, sent = reporter(cancelled=lambda: True)
+    report = Report(Stage.COLLECTING, "chunk 1/4")
+    with pytest.raises(Cancelled) as caught:
+        ours.on_progress(1, 4, report)
+    assert caught.value.args == (report,) and sent == []
+
+
+def test_a_task_sends_reports_of_its_stage_ending_at_its_total():
+    sent = []
+    run_task(
+        "polytope_pvn",
+        {"config": PolytopeConfig(train_steps=500, log_every=10), "seed": 0},
+        lambda kind, payload: sent.append((kind, payload)),
+        lambda: False,
+    )
+    progress = [payload for kind, payload in sent if kind == "progress"]
+    assert progress and all(isinstance(r, Report) and r.stage is Stage.TRAIN_POLYTOPE_PVN for _, _, r in progress)
+    assert progress[-1][:2] == (500, 500)
