@@ -33,11 +33,11 @@ from pvnviz.runs.schema import (
     Array,
     RunFile,
     file_names,
-    from_arrays,
     sizes_of,
-    to_arrays,
 )
 from pvnviz.runs.store import RunError, read_run, write_manifest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TINY = [
     "--preset", "quick", "--quiet",
@@ -114,15 +114,18 @@ def test_the_loaded_classes_have_a_declared_array_for_every_field():
     assert declared["trace"] | from_file[1] | from_config == {f.name for f in dataclasses.fields(AscentTrace)}
 
 
-def test_policy_dataset_save_writes_what_the_schema_declares(run, tmp_path):
-    """``PolicyDataset.save`` (used outside runs) and the schema's writer give the same dataset.npz arrays."""
-    dataset = load_result(run, "cartpole").dataset
+@pytest.mark.parametrize("shipped_run", ["cartpole-quick", "swimmer-wide"])
+def test_policy_dataset_save_writes_the_shipped_files_arrays(shipped_run, tmp_path):
+    """``PolicyDataset.save`` (the one writer of dataset.npz, runs and ``collect`` alike) writes back exactly the
+    arrays of a shipped run's dataset.npz, which an earlier, hand-written writer made; ``load`` reads them back."""
+    shipped_file = ROOT / "data" / shipped_run / "dataset.npz"
+    dataset = PolicyDataset.load(shipped_file)
     dataset.save(tmp_path / "own.npz")
-    np.savez_compressed(tmp_path / "schema.npz", **to_arrays(DATASET, {"dataset": dataset}))
-    own, declared = _npz(tmp_path / "own.npz"), _npz(tmp_path / "schema.npz")
-    assert list(own) == list(declared)
-    assert all(own[k].dtype == declared[k].dtype and np.array_equal(own[k], declared[k]) for k in own)
-    assert PolicyDataset(**from_arrays(DATASET, own, "dataset")).arch == dataset.arch
+    own, shipped = _npz(tmp_path / "own.npz"), _npz(shipped_file)
+    assert list(own) == list(shipped) == [a.name for a in DATASET.arrays]
+    assert all(own[k].dtype == shipped[k].dtype and np.array_equal(own[k], shipped[k]) for k in own)
+    again = PolicyDataset.load(tmp_path / "own.npz")
+    assert again.arch == dataset.arch and np.array_equal(again.params, dataset.params)
 
 
 def test_every_shape_is_written_in_declared_sizes():

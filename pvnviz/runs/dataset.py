@@ -6,7 +6,7 @@ of policies that do not change the data (``pvnviz.runs.collection.collect_datase
 the list of returns per policy; a training-set filter (Section 6.2) drops the policies
 whose mean return exceeds a limit, and the dropped ones are kept for the histogram.
 
-Layout: params (K, P) float32, returns (K, B) float32.
+Layout: params (K, P) float32, returns (K, B) float32; saved as ``pvnviz.runs.schema.DATASET`` declares.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from pvnviz.core.policies import PolicyArch
+from pvnviz.runs import schema
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,15 +49,8 @@ class PolicyDataset:
         return self.mean_returns <= return_limit
 
     def save(self, path: str | Path) -> None:
-        np.savez_compressed(
-            path,
-            params=self.params,
-            returns=self.returns,
-            env_name=self.env_name,
-            horizon=self.horizon,
-            seconds=self.seconds,
-            arch=np.array([self.arch.obs_dim, self.arch.act_dim, int(self.arch.discrete), *self.arch.hidden]),
-        )
+        """``dataset.npz``: the arrays ``pvnviz.runs.schema.DATASET`` declares (the run folders' writer too)."""
+        np.savez_compressed(path, **schema.to_arrays(schema.DATASET, {"dataset": self}))
 
     @classmethod
     def load(cls, path: str | Path) -> PolicyDataset:
@@ -66,13 +60,4 @@ class PolicyDataset:
     @classmethod
     def from_arrays(cls, data: dict[str, np.ndarray]) -> PolicyDataset:
         """The dataset from the arrays ``save`` writes (``pvnviz.runs.files`` checks them first)."""
-        a = data["arch"].tolist()
-        arch = PolicyArch(obs_dim=a[0], act_dim=a[1], discrete=bool(a[2]), hidden=tuple(a[3:]))
-        return cls(
-            env_name=str(data["env_name"]),
-            arch=arch,
-            params=data["params"],
-            returns=data["returns"],
-            horizon=int(data["horizon"]),
-            seconds=float(data["seconds"]),
-        )
+        return cls(**schema.from_arrays(schema.DATASET, data, "dataset"))

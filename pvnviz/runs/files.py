@@ -227,7 +227,7 @@ def save_result(result: ExperimentResult, out_dir: str | Path) -> None:
     ``pvnviz.runs.store.write_run`` then adds ``summary.json``, ``config.json`` and, last, ``manifest.json``.
     """
     out = Path(out_dir)
-    np.savez_compressed(out / DATASET.name(), **to_arrays(DATASET, {"dataset": result.dataset}))
+    result.dataset.save(out / DATASET.name())
     for mode, trained in result.trained.items():
         torch.save(trained.model.state_dict(), out / PVN.name(mode))
         if mode in result.ensembles:
