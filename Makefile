@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 8501
 
-.PHONY: install run test test-fast lint browser bench screenshot clean layout
+.PHONY: install run dev test test-fast lint browser bench screenshot clean layout
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ install: $(STAMP)
 
 run: install
 	$(BIN)/streamlit run app.py --server.port $(PORT)
+
+# for editing the app: reruns a page when its source changes (`make run` serves a class and watches nothing)
+dev: install
+	$(BIN)/streamlit run app.py --server.port $(PORT) --server.fileWatcherType poll --server.runOnSave true
 
 browser:
 	bash scripts/ensure-chromium.sh

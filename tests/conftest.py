@@ -38,7 +38,9 @@ def players(at: AppTest) -> dict[str, dict]:
     found = {}
     for element in at.get("bidi_component"):
         if element.proto.component_name == "pvn_player":
-            found[element.proto.id.rsplit("-", 1)[-1].removesuffix("_player")] = json.loads(element.proto.json)
+            data = json.loads(element.proto.json)
+            data["animation"] = json.loads(data["animation"])  # sent as JSON text (ui.browser_player._frames)
+            found[element.proto.id.rsplit("-", 1)[-1].removesuffix("_player")] = data
     return found
 
 

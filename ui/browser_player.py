@@ -12,6 +12,7 @@ the URL under the player's key (unless it is the opening frame), so a shared lin
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import threading
 from collections import OrderedDict
@@ -59,16 +60,18 @@ class Choice(NamedTuple):
 
 _player = component("pvn_player", js=js_module("controls_lib.js", "player.js"), css=CSS, isolate_styles=False)
 _BUILT = itertools.count(1)  # animation ids: a new id makes the browser take the new frames
-_SHARED: OrderedDict[tuple, tuple[str, dict]] = OrderedDict()  # (key, signature, projector, frames) -> (id, data)
+# (key, signature, projector, frames) -> (id, animation, its JSON): each page run sends the JSON text, which Streamlit
+# passes on as one string instead of encoding the nested animation again (twice: for the component's identity too)
+_SHARED: OrderedDict[tuple, tuple[str, dict, str]] = OrderedDict()
 _SHARED_LOCK = threading.Lock()
 MAX_SHARED = 32  # animations kept for every session: a class opening the same result builds its frames once
 
 
 def _frames(
     key: str, signature: object, build: Callable[[int], dict[str, Any]], num_frames: int, labels, prebuilt=None
-) -> dict:
+) -> tuple[dict, dict]:
     """The animation for ``signature``, built once however many sessions show it (building draws every frame,
-    a second or two of the server's CPU for a page's animation)."""
+    a second or two of the server's CPU for a page's animation): (what the browser gets, the animation)."""
     projector = bool(st.session_state.get("projector"))
     slot = (key, signature, projector, None if prebuilt is not None else num_frames)
     with _SHARED_LOCK:
@@ -82,12 +85,12 @@ def _frames(
             return {n: theme.projector(go.Figure(f)) for n, f in figures.items()} if projector else figures
 
         made = prebuilt(projector) if prebuilt is not None else animation(styled, num_frames, labels=labels)
-        held = (f"{key}-{next(_BUILT)}", made)
+        held = (f"{key}-{next(_BUILT)}", made, json.dumps(made, separators=(",", ":")))
         with _SHARED_LOCK:
             _SHARED[slot] = held
             while len(_SHARED) > MAX_SHARED:
                 _SHARED.popitem(last=False)
-    return {"id": held[0], "animation": held[1]}
+    return {"id": held[0], "animation": held[2]}, held[1]
 
 
 def _frame_changed(key: str, start: int) -> None:
@@ -154,8 +157,7 @@ def play(
     start = min(max(start, 0), num_frames - 1)
     asked = st.query_params.get(key, "")
     frame = int(asked) if asked.isdigit() and int(asked) < num_frames else start
-    data = _frames(key, reset_on, build, num_frames, frame_labels, prebuilt)
-    anim = data["animation"]
+    data, anim = _frames(key, reset_on, build, num_frames, frame_labels, prebuilt)
     first = next(iter(anim["variants"].values())) if "variants" in anim else anim
     data.update(
         plotly=plotly_js_url(),

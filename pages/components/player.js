@@ -125,7 +125,7 @@ function createPlayer(parent) {
   root.append(choicesRow, stage);
   parent.appendChild(root);
   const ui = playerBar(root);
-  const s = { id: null, frame: 0, playing: false, divs: {}, data: null, setState: null, raf: 0, busy: false };
+  const s = { id: null, frame: 0, playing: false, divs: {}, data: null, animation: null, setState: null, raf: 0, busy: false };
   s.shown = null; // the frame the figures show
   s.inputAt = null; // when a view switch not drawn yet was made (performance.now() clock)
   s.wanted = null;
@@ -242,7 +242,7 @@ function createPlayer(parent) {
 
   function pick() {
     // The animation of the chosen view.
-    const source = s.data.animation;
+    const source = s.animation;
     if (source.probes) return probesAnimation(source, source.probes, s.choice.x ?? 0, s.choice.y ?? 0);
     if (!source.variants) return source;
     const key = (s.data.choices || []).map((c) => s.choice[c.key] ?? 0).join("|");
@@ -303,7 +303,9 @@ function createPlayer(parent) {
       s.id = data.id;
       pause();
       await pvnPlotly.load(data.plotly);
-      decodeArrays(data.animation);
+      // the animation comes as JSON text (one string for Streamlit to pass on), parsed once per animation id
+      const sent = data.animation;
+      s.animation = decodeArrays(typeof sent === "string" ? JSON.parse(sent) : sent);
       stage.replaceChildren();
       s.divs = {};
       s.styled = {};
