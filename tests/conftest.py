@@ -1,6 +1,6 @@
 """Shared test fixtures: paths, a Streamlit AppTest factory, and the browser tests' server and Chromium.
 
-The browser fixtures start ``streamlit run app.py`` and Debian's Chromium with ``pvnviz.bench.browser``, the
+The browser fixtures start ``streamlit run app.py`` and Debian's Chromium with ``browserbench.browser``, the
 helpers the UI benchmark uses too (one server per test module). Outside CI a missing Chromium skips the browser
 tests; under CI=true it fails them.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pvnviz.bench.browser import CHROMIUM, IDLE, launch, start_server, stop_server
+from browserbench.browser import CHROMIUM, IDLE, launch, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
