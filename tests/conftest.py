@@ -7,8 +7,10 @@ tests; under CI=true it fails them.
 
 import json
 import os
+import shutil
 from pathlib import Path
 
+import hostile_inputs as hostile
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -120,3 +122,27 @@ def instrument(at: AppTest) -> dict:
     found = [e for e in at.get("bidi_component") if e.proto.component_name == "pvn_polytope"]
     assert len(found) == 1, [e.proto.component_name for e in at.get("bidi_component")]
     return json.loads(found[0].proto.json)
+
+
+@pytest.fixture(scope="module")
+def bad_zips() -> dict[str, tuple[bytes, str]]:
+    return hostile.bad_zips()
+
+
+@pytest.fixture
+def fifo_runs(tmp_path):
+    """A runs root with two runs holding a FIFO: one as config.json, one as dataset.npz (manifest intact)."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    fifos = []
+    for name, target in (("fifo-config", "config.json"), ("fifo-dataset", "dataset.npz")):
+        folder = shutil.copytree(hostile.QUICK, root / name)
+        (folder / target).unlink()
+        os.mkfifo(folder / target)
+        fifos.append(folder / target)
+    yield root
+    for fifo in fifos:  # should a reader be blocked on a FIFO after all, let it go
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass  # no reader: nothing waits on it

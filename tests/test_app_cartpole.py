@@ -1,32 +1,27 @@
-"""CartPole and Swimmer pages as a class uses them: shipped runs, Run and Stop, links, reset, run zips, GIFs,
-projector mode; and the core pieces behind them (Cancelled, run zips, GIF encoders)."""
+"""The CartPole page through Streamlit's AppTest, as a class uses it: shipped runs and presets, its figures, Run
+and Stop, two sessions sharing a job, links (good, bad and hostile), reset, saved runs and uploads (damaged and
+hostile ones refused), projector mode, the shipped budget comparison."""
 
-import io
 import time
-import zipfile
+from pathlib import Path
 
-import imageio.v3 as iio
-import numpy as np
+import hostile_inputs as hostile
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui.experiment
 import ui.jobs
-from conftest import APP, figures, open_page, players
-from pvnviz.core.progress import Cancelled, Hooks, cancellable
-from pvnviz.envs.scene import Panel, Part, Replay
-from pvnviz.figures import gif
+from conftest import APP, figures, frame_figures, open_page, players, trace_names
 from pvnviz.runs import archive
 from pvnviz.runs.files import load_result
-from pvnviz.runs.pipeline import ExperimentConfig, run_experiment
 from pvnviz.runs.presets import PRESETS
 
 pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
 
 QUICK = PRESETS["cartpole"]["quick"]()
 PAPER = PRESETS["cartpole"]["paper"]()
+ROOT = Path(__file__).resolve().parents[1]
 FIELDS = [field for _, fields in ui.experiment.FIELDS for field, _, kind, _ in fields if kind in ("int", "float")]
-
 
 _SUBMIT = ui.jobs.submit
 
@@ -40,18 +35,6 @@ def _no_training(key, task, *args, **kwargs):
 
 def _texts(at: AppTest) -> str:
     return " ".join(e.value for kind in ("caption", "info", "warning", "markdown") for e in at.get(kind))
-
-
-@pytest.mark.parametrize(
-    "page, folder", [("pages/cartpole.py", "cartpole-paper"), ("pages/swimmer.py", "swimmer-beyond")]
-)
-def test_pages_open_on_shipped_runs_without_training(monkeypatch, page, folder):
-    monkeypatch.setattr(ui.jobs, "submit", _no_training)
-    at = open_page(page)
-    assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state["seed"] == 0  # the sidebar shows the seed of what is drawn
-    assert f"data/{folder}" in _texts(at)
-    assert len(figures(at)) >= 5
 
 
 def test_cartpole_quick_preset_opens_its_shipped_run(monkeypatch):
@@ -191,71 +174,9 @@ def test_two_sessions_with_the_same_settings_share_one_job():
     assert "live run of these settings" in _texts(first)
 
 
-def test_cancelled_propagates_out_of_the_core_at_the_next_progress_report():
-    calls = []
-    state = {"stop": False}
-
-    def inner(done, total, info):
-        calls.append(info)
-        state["stop"] = len(calls) >= 3  # ask to stop after the third report
-
-    config = ExperimentConfig(num_policies=20, num_episodes=2, train_steps=2000, ascent_steps=10, eval_episodes=2)
-    with pytest.raises(Cancelled):
-        run_experiment(config, 0, Hooks(cancellable(lambda: state["stop"], inner)))
-    assert len(calls) == 3  # nothing ran past the report after the request
-
-
 @pytest.fixture(scope="module")
 def quick_run():
     return load_result("data/cartpole-quick", "cartpole")
-
-
-def test_run_zip_round_trip_keeps_every_array(quick_run):
-    opened = archive.read_run_zip(archive.run_zip(quick_run), "cartpole")
-    assert opened.config == quick_run.config and opened.seed == quick_run.seed
-    np.testing.assert_array_equal(opened.dataset.returns, quick_run.dataset.returns)
-    np.testing.assert_array_equal(opened.dataset.params, quick_run.dataset.params)
-    for mode, trace in quick_run.traces.items():
-        np.testing.assert_array_equal(opened.traces[mode].true_returns, trace.true_returns)
-        np.testing.assert_array_equal(opened.trained[mode].val_loss, quick_run.trained[mode].val_loss)
-        params = quick_run.dataset.params[:7]
-        np.testing.assert_allclose(opened.trained[mode].predict(params)[1], quick_run.trained[mode].predict(params)[1])
-
-
-def _rezip(data: bytes, change) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
-        for info in src.infolist():
-            name, content = change(info.filename, src.read(info))
-            if name:
-                dst.writestr(name, content)
-    return out.getvalue()
-
-
-def test_damaged_or_foreign_zips_are_refused_with_a_message(quick_run):
-    good = archive.run_zip(quick_run)
-    bad = {
-        "truncated": good[: len(good) // 2],
-        "not a zip": b"PK but not really" * 10,
-        "zip slip": _rezip(good, lambda n, c: ("../" + n if n == "split.json" else n, c)),
-        "missing dataset": _rezip(good, lambda n, c: (None if n == "dataset.npz" else n, c)),
-        "corrupt array": _rezip(good, lambda n, c: (n, c[:100] if n == "dataset.npz" else c)),
-        "pickled array": _rezip(good, lambda n, c: (n, _pickled_npz() if n == "curves_fingerprint.npz" else c)),
-    }
-    for what, data in bad.items():
-        with pytest.raises(archive.ArchiveError) as err:
-            archive.read_run_zip(data, "cartpole")
-        assert str(err.value), what
-    with pytest.raises(archive.ArchiveError, match="not a swimmer run"):
-        archive.read_run_zip(good, "swimmer")
-    with pytest.raises(archive.ArchiveError, match="at most"):
-        archive.read_run_zip(b"0" * (archive.MAX_ZIP_BYTES + 1))
-
-
-def _pickled_npz() -> bytes:
-    buffer = io.BytesIO()
-    np.savez(buffer, steps=np.array([{"a": 1}], dtype=object))
-    return buffer.getvalue()
 
 
 def test_page_opens_an_uploaded_zip_and_refuses_a_damaged_one(quick_run):
@@ -267,61 +188,6 @@ def test_page_opens_an_uploaded_zip_and_refuses_a_damaged_one(quick_run):
     at.file_uploader(key="cartpole_upload").set_value(("run.zip", zipped, "application/zip")).run()
     assert not at.error and not at.exception
     assert "uploaded run `run.zip` (preset Quick, seed 0)" in _texts(at)
-
-
-def test_gifs_decode_with_one_frame_per_animation_step(quick_run):
-    trained = quick_run.trained["fingerprint"]
-    frames = iio.imread(gif.probes_gif(trained, (0, 2)), index=None)
-    assert frames.shape[0] == len(trained.snapshot_steps)
-    rng = np.random.default_rng(0)
-    track = Part("track", np.array([[[-2.4, 0.0], [2.4, 0.0]]]))
-    short, long = (Panel((track, Part("pole", rng.normal(size=(n, 2, 2)))), n, f"{n} frames") for n in (21, 31))
-    columns = Replay("t", (short, long), "x", "y", (-3, 3), (-1, 1), "columns", 2, 40, "")
-    frames = iio.imread(gif.replay_gif(columns, ["a", "b"]), index=None)
-    assert frames.shape[0] == 16  # steps 0, 2, ..., 30: the longer episode sets the length
-    assert not np.array_equal(frames[0], frames[-1])
-    stacked = [Panel((Part("links", rng.normal(size=(21, 4, 2))),), 21, "") for _ in range(2)]
-    rows = Replay("t", tuple(stacked), "x", "y", None, None, "rows", 10, 50, "")
-    frames = iio.imread(gif.replay_gif(rows, ["a", "b"]), index=None)
-    assert frames.shape[0] == 3
-    assert frames.shape[1] > frames.shape[2] / 2  # panels stacked: taller than a row of panels
-
-
-def test_polytope_ascent_gif_has_a_frame_per_shown_step():
-    from pvnviz.polytope.experiment import PolytopeConfig, exact_view
-
-    exact = exact_view(PolytopeConfig(ascent_steps=30, num_polytope_points=200), 4)
-    frames = iio.imread(gif.ascent_gif(exact), index=None)
-    assert frames.shape[0] == 31
-
-
-def test_mp4_export_holds_the_gifs_frames():
-    """The MP4 download decodes (ffmpeg, independently of the encoder's code path) to the GIF's frames."""
-    import imageio_ffmpeg
-
-    from pvnviz.polytope.experiment import PolytopeConfig, exact_view
-
-    animation = gif.ascent_gif(exact_view(PolytopeConfig(ascent_steps=30, num_polytope_points=200), 4))
-    frames = iio.imread(animation, index=None)[..., :3].astype(int)
-    video = gif.to_mp4(animation)
-    reader = imageio_ffmpeg.read_frames(_tmp_file(video))
-    meta = reader.__next__()
-    width, height = meta["size"]
-    assert width % 2 == 0 and height % 2 == 0 and width >= frames.shape[2] and height >= frames.shape[1]
-    rows, cols = frames.shape[1:3]
-    decoded = [np.frombuffer(f, np.uint8).reshape(height, width, 3)[:rows, :cols] for f in reader]
-    assert len(decoded) == len(frames)
-    for shown, original in ((decoded[0], frames[0]), (decoded[-1], frames[-1])):
-        assert np.abs(shown.astype(int) - original).mean() < 8  # lossy H.264, same picture
-
-
-def _tmp_file(data: bytes) -> str:
-    import tempfile
-
-    handle = tempfile.NamedTemporaryFile(suffix=".mp4", delete=False)
-    handle.write(data)
-    handle.close()
-    return handle.name
 
 
 def test_projector_toggle_enlarges_fonts_and_lines():
@@ -337,40 +203,190 @@ def test_projector_toggle_enlarges_fonts_and_lines():
     assert min(widths) >= 1.5 * 1.5  # the thinnest ascent line (1.5) scaled up
 
 
-def test_swimmer_spread_within_a_policy_only_with_several_rollouts():
-    at = open_page("pages/swimmer.py")
-    labels = [m.label for m in at.metric]
-    assert not any("within a policy" in label for label in labels)  # the shipped beyond run has 1 rollout
-    assert "1 rollouts" not in _texts(at)
-    at.selectbox(key="swimmer_preset").set_value("budget-2000x5").run()
-    assert any("within a policy" in m.label for m in at.metric)
-    assert "data/swimmer-paper" in _texts(at)
+def test_validation_policies_switch_in_the_browser():
+    """Issue 18, item 5: every validation policy's return distribution is sent once, to a browser player."""
+    at = open_page("pages/cartpole.py")
+    val = players(at)["cartpole_val"]
+    labels = val["animation"]["labels"]
+    assert len(labels) > 10 and labels == sorted(labels, key=int)  # the policies' dataset numbers
+    for k in (0, len(labels) - 1):
+        fig = frame_figures(val, k)["policy"]
+        assert fig["layout"]["title"]["text"] == f"Policy #{labels[k]}: return distribution"
+        assert "empirical (Monte Carlo)" in trace_names(fig) and len(fig["data"]) == 3  # and both PVNs
 
 
-def test_ascent_figure_labels_neither_placeholder_nor_overlapping(quick_run):
-    from pvnviz.figures import experiment as figs
+def test_cartpole_page_figures_and_bad_input():
+    at = open_page("pages/cartpole.py")
+    at.selectbox(key="cartpole_preset").set_value("quick").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.number_input(key="cartpole_num_policies").value == 300  # the preset filled the controls
+    figs = {f["layout"]["title"]["text"]: f for f in figures(at)}
+    hist = figs["The dataset: random policies' mean returns"]
+    assert {t["type"] for t in hist["data"]} == {"histogram"}
+    assert any("kept for training" in t["name"] for t in hist["data"])
+    ascent = next(f for title, f in figs.items() if title.startswith("Zero-shot gradient ascent"))
+    names = trace_names(ascent)
+    assert {"mean: fingerprint PVN", "mean: flattened-weights PVN", "each start"} <= names
+    played = players(at)  # the animations play in the browser (ui.browser_player)
+    probes = frame_figures(played["cartpole_probes"])["cartpole_probes"]
+    assert probes["layout"]["title"]["text"].startswith("Probing states through training: step")
+    replay = frame_figures(played["cartpole_replay"])["cartpole_replay"]
+    assert replay["layout"]["title"]["text"].startswith("Replay: the same start state, before and after ascent")
+    assert played["cartpole_probes"]["animation"]["probes"]["shape"][0] > 1  # snapshots the page projects
+    shown = played["cartpole_replay"]["choice"]
+    assert len(played["cartpole_replay"]["animation"]["variants"][f"{shown['mode']}|{shown['start']}"]["frames"]) > 1
+    before = len(figures(at))
+    for key, bad in (("cartpole_num_bins", 0), ("cartpole_horizon", 0), ("cartpole_num_probes", 0)):
+        at.number_input(key=key).set_value(bad).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.error and "Please change a setting" in at.error[0].value
+        assert len(figures(at)) == before  # the last valid run is still on screen
+        at.number_input(key=key).set_value(
+            {"cartpole_num_bins": 41, "cartpole_horizon": 100, "cartpole_num_probes": 20}[key]
+        ).run()
+    at.text_input(key="cartpole_policy_hidden").set_value("abc").run()
+    assert at.error and "layer sizes" in at.error[0].value
 
-    baselines = {"DDPG 143": 143.0, "PPO 117": 117.0, "TD3 91": 91.0, "VPG 52": 52.0, "SAC 43": 43.0}
-    fig = figs.ascent_figure(quick_run.traces, 30.0, 29.9, baselines, "Spinning Up baselines")
-    texts = [a.text for a in fig.layout.annotations]
-    assert "new text" not in texts  # plotly's placeholder for an annotation without text (flattened panel)
-    labels = sorted((a.y, a.text) for a in fig.layout.annotations if a.text in baselines)
-    assert [t for _, t in labels] == ["SAC 43", "VPG 52", "TD3 91", "PPO 117", "DDPG 143"]
-    ys = [y for y, _ in labels]
-    assert min(np.diff(ys)) >= 0.06 * (max(ys) - min(ys)) * 0.99  # at least one text line apart
-    assert fig.layout.margin.r >= 80  # in the right margin, not clipped
+
+def test_cartpole_page_opens_a_saved_run(tmp_path, monkeypatch):
+    """A run written by the CLI under the runs root is listed and opens; nothing outside the root can be named."""
+    from pvnviz.cli.main import main
+
+    root = tmp_path / "runs"
+    monkeypatch.setenv("PVN_RUNS_ROOTS", str(root))
+    assert (
+        main(
+            [
+                "run",
+                "cartpole",
+                "--preset",
+                "quick",
+                "--out",
+                str(root / "mine"),
+                "--quiet",
+                "--set",
+                "num_policies=100",
+                "--set",
+                "train_steps=200",
+                "--set",
+                "ascent_steps=20",
+            ]
+        )
+        == 0
+    )
+    at = open_page("pages/cartpole.py")
+    assert at.selectbox(key="cartpole_run").options[1:] == ["runs/mine"]  # only runs under the root are listed
+    at.selectbox(key="cartpole_run").set_value("runs/mine").run()
+    assert not at.exception and not at.error
+    assert any("Showing the saved run" in i.value for i in at.info)
+    (root / "mine" / "split.json").write_text('{"train_idx": [99999], "val_idx": [], "bins": [0, 1, 41]}')
+    at.selectbox(key="cartpole_run").set_value("runs/mine").run()  # damaged after listing: refused, nothing lost
+    assert at.error and "Cannot open that run" in at.error[0].value and str(tmp_path) not in at.error[0].value
+    assert not at.exception and len(figures(at)) > 0
 
 
-def test_loss_curve_uses_a_log_step_axis(quick_run):
-    from pvnviz.figures import experiment as figs
+def _open(page: str, **params: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.switch_page(page)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
 
-    fig = figs.loss_figure(figs.trained_curves(quick_run.trained))
-    assert fig.layout.xaxis.type == "log"
-    assert min(min(t.x) for t in fig.data) >= 1
+
+def test_a_link_to_a_server_path_opens_nothing_and_says_so():
+    for path in ("/etc", "~", "../../etc", "data/../../etc", "x" * 5000):
+        at = _open("pages/cartpole.py", cartpole_run=path)
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.selectbox(key="cartpole_run").value == ""  # not opened
+        warning = next(w.value for w in at.warning if "link holds values" in w.value)
+        assert "cartpole_run" in warning and str(ROOT) not in warning
+        assert figures(at)  # the page still shows its shipped run
 
 
-def test_swimmer_replay_opens_on_the_best_start():
-    at = open_page("pages/swimmer.py")
-    best = load_result("data/swimmer-beyond", "swimmer").traces["fingerprint"].best_returns
-    assert players(at)["swimmer_replay"]["choice"] == {"mode": 0, "start": int(np.argmax(best))}
-    assert at.query_params["swimmer_replay_start"] == str(int(np.argmax(best)) + 1)
+def test_a_shipped_run_opens_from_its_name_in_a_link():
+    at = _open("pages/cartpole.py", cartpole_run="data/cartpole-quick")
+    assert not at.exception and not at.error
+    assert any("Showing the saved run in `data/cartpole-quick`" in i.value for i in at.info)
+
+
+def test_bad_link_values_are_named_with_the_value_used_instead():
+    at = _open("pages/cartpole.py", cartpole_num_policies="lots", seed="inf", cartpole_preset="Mine")
+    assert not at.exception, [e.value for e in at.exception]
+    warning = next(w.value for w in at.warning if "link holds values" in w.value)
+    for key in ("cartpole_num_policies", "seed", "cartpole_preset"):
+        assert f"`{key}=" in warning and f"**{key}** is" in warning, warning
+
+
+def test_run_refuses_settings_over_the_live_budget_and_says_what_to_lower(monkeypatch):
+    monkeypatch.setenv("PVN_LIVE_BUDGET_SECONDS", "60")
+    at = _open("pages/cartpole.py")
+    assert not at.button(key="cartpole_run_button").disabled  # the paper preset fits (about 7 s)
+    at.number_input(key="cartpole_train_steps").set_value(50000).run()
+    at.number_input(key="cartpole_batch_size").set_value(1024).run()
+    button = at.button(key="cartpole_run_button")
+    assert button.disabled
+    refusal = next(w.value for w in at.warning if "Too big to run live" in w.value)
+    assert "train_steps" in refusal and "budget" in refusal
+    assert figures(at)  # what was on screen stays
+
+
+def test_the_replay_start_shown_is_always_in_the_url():
+    """Issue 18, item 5: the opening start is written too, so a copied link opens the start on screen; the
+    player opens on the link's start and PVN, and a start this result does not have is named."""
+    at = _open("pages/cartpole.py")
+    replay = players(at)["cartpole_replay"]
+    shown = replay["choice"]["start"] + 1
+    assert at.query_params["cartpole_replay_start"] == str(shown)
+    assert replay["choices"][1]["options"] == ["1", "2", "3", "4", "5"]
+    at = _open("pages/cartpole.py", cartpole_replay_start="2", cartpole_replay_mode="flattened")
+    assert players(at)["cartpole_replay"]["choice"] == {"mode": 1, "start": 1}
+    at = _open("pages/cartpole.py", cartpole_replay_start="99")  # not a start of this result
+    assert not at.exception
+    assert players(at)["cartpole_replay"]["choice"]["start"] + 1 == shown
+    assert at.query_params["cartpole_replay_start"] == str(shown)
+    assert any("cartpole_replay_start" in w.value for w in at.warning if "link holds values" in w.value)
+
+
+def test_the_probe_axes_of_a_link_open_and_a_bad_one_is_named():
+    at = _open("pages/cartpole.py", cartpole_probe_x="1", cartpole_probe_y="3")
+    assert players(at)["cartpole_probes"]["choice"] == {"x": 1, "y": 3}
+    at = _open("pages/cartpole.py", cartpole_probe_x="9")
+    assert not at.exception and players(at)["cartpole_probes"]["choice"] == {"x": 0, "y": 2}
+    assert any("cartpole_probe_x" in w.value for w in at.warning if "link holds values" in w.value)
+
+
+def test_the_page_refuses_every_hostile_upload_with_an_error_and_no_exception(bad_zips):
+    at = open_page("pages/cartpole.py")
+    for what, (data, phrase) in bad_zips.items():
+        at.file_uploader(key="cartpole_upload").set_value((f"{what}.zip", data, "application/zip")).run()
+        assert not at.exception, (what, [e.value for e in at.exception])
+        shown = [e.value for e in at.error]
+        assert any("Cannot open that zip" in e and phrase in e for e in shown), (what, shown)
+        assert all(hostile.no_server_path(e) for e in shown), shown
+    assert len(figures(at)) >= 5  # the last good result stays on screen
+
+
+def test_the_page_lists_and_refuses_a_run_holding_a_fifo(fifo_runs, monkeypatch):
+    monkeypatch.setenv("PVN_RUNS_ROOTS", str(fifo_runs))
+    at = open_page("pages/cartpole.py", timeout=120)
+    assert "runs/fifo-dataset" in at.selectbox(key="cartpole_run").options
+    at.selectbox(key="cartpole_run").set_value("runs/fifo-dataset").run()
+    assert not at.exception
+    assert any("Cannot open that run" in e.value and "dataset.npz" in e.value for e in at.error)
+    assert all(hostile.no_server_path(e.value, fifo_runs) for e in at.error)
+
+
+def test_the_shipped_budget_comparison_is_drawn_on_the_cartpole_page():
+    """Seeds 10-14 of `python -m pvnviz.cli.compare`, every method at a comparable budget, on the page."""
+    from pvnviz.cli.compare import load_rows
+
+    rows = load_rows(Path(__file__).resolve().parents[1] / "data" / "cartpole-budget.jsonl")
+    methods = {r["method"] for r in rows}
+    assert methods == {"PVN paper", "PVN beyond", "best of random policies", "ARS V1-t", "ARS V2-t"}
+    assert sorted({r["seed"] for r in rows}) == [10, 11, 12, 13, 14] and len(rows) == 25
+    pvn = max(r["env_steps"] for r in rows if r["method"].startswith("PVN"))
+    assert all(r["env_steps"] <= 1.02 * pvn for r in rows)  # ARS gets the larger PVN budget, no more
+    at = open_page("pages/cartpole.py")
+    budget = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("CartPole: the same"))
+    assert {t["name"] for t in budget["data"]} == methods
+    assert sum(len(t["x"]) for t in budget["data"]) == 25
