@@ -27,7 +27,6 @@ MEMORY_BOUND = 300 * 2**20
 
 
 def test_every_hostile_zip_is_refused_naming_what_is_wrong(bad_zips):
-    assert len(bad_zips) == 17
     for what, (data, phrase) in bad_zips.items():
         with pytest.raises(archive.ArchiveError) as err:
             archive.read_run_zip(data, "cartpole")

@@ -42,7 +42,6 @@ def test_shipped_cartpole_beyond_run_checks_round_ends_until_the_cap_and_holds_i
     """data/cartpole-beyond: the current preset, 2 checks a round (its start and its end), rounds ended by the
     25% cap, and its chosen policies re-run in plain gymnasium score what the run says, 90 or more on average."""
     from gym_reference import cartpole_episode_returns
-    from pvnviz.core.ascent import check_steps
 
     folder = ROOT / "data" / "cartpole-beyond"
     result = load_result(folder, "cartpole")
@@ -53,10 +52,12 @@ def test_shipped_cartpole_beyond_run_checks_round_ends_until_the_cap_and_holds_i
     ends = [[r * config.ascent_steps, (r + 1) * config.ascent_steps] for r in range(rounds_run)]
     np.testing.assert_array_equal(trace.eval_steps, np.ravel(ends))  # steps count on across rounds
     assert 10 < rounds_run < config.rounds  # the cap, not the round count, ended the rounds
-    budget = Budget(config, result.dataset.num_env_steps)
-    assert budget.checks_per_round == len(check_steps(config.ascent_steps, config.eval_every, ())) == 2
-    # within the cap, and one more round at its most (every check running the whole horizon) would not fit
-    assert budget.spent(trace) <= budget.cap < budget.spent(trace) + config.num_starts * 2 * 20 * config.horizon
+    assert Budget(config).checks_per_round == 2
+    # a CartPole return is its episode's length: the checks spent the sum of their returns times their episodes
+    spent = round(trace.true_returns.sum() * config.eval_episodes) + trace.explore_env_steps
+    cap = config.max_beyond_fraction * result.dataset.returns.sum()  # the dataset's steps, counted the same way
+    # within the cap, and one more round at its most (2 checks a start, each episode the whole horizon) would not fit
+    assert spent <= cap < spent + config.num_starts * 2 * config.eval_episodes * config.horizon
     episodes = 200
     gym = cartpole_episode_returns(config.arch(), trace.best_params, episodes, config.horizon, seed=11)
     error = np.sqrt(gym.var(axis=1, ddof=1) * (1 / config.fresh_episodes + 1 / episodes))
