@@ -17,8 +17,6 @@ from pvnviz.runs.files import load_result
 from pvnviz.runs.safe_files import CHUNK, Budget, check_npz, inflate, json_depth
 from pvnviz.runs.store import RunError, list_runs, read_run
 
-pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
-
 
 def test_a_linked_file_in_a_run_folder_is_refused(tmp_path):
     def link(folder: Path) -> None:

@@ -1,10 +1,7 @@
 """The player's views (``ui.browser_player``): a choice the browser sends back is taken only when it names one of
 the player's views."""
 
-import pytest
 
-
-@pytest.mark.slow
 def test_a_choice_the_browser_sends_is_taken_only_when_it_is_a_view():
     from ui.browser_player import Choice, valid_choice
 

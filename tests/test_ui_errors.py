@@ -14,12 +14,11 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from conftest import figures, open_page
 from ui.errors import boundary
 
-pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
-
 ROOT = Path(__file__).resolve().parents[1]
 ERROR_ID = re.compile(r"error id `([0-9a-f]{8})`")
 
 
+@pytest.mark.slow  # a page run
 def test_a_raising_page_shows_an_error_id_and_logs_the_traceback(monkeypatch, caplog):
     def boom(*args, **kwargs):
         raise RuntimeError("boom in /srv/secret/pvnviz/file.py")
@@ -36,6 +35,7 @@ def test_a_raising_page_shows_an_error_id_and_logs_the_traceback(monkeypatch, ca
     assert at.number_input(key="seed").value is not None  # app.py's sidebar is still drawn
 
 
+@pytest.mark.slow  # a page run
 def test_a_raising_fragment_shows_an_error_id_and_the_rest_of_the_page(monkeypatch, caplog):
     def boom(*args, **kwargs):
         raise ValueError("fragment failed")
