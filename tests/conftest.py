@@ -1,4 +1,5 @@
-"""Shared test fixtures: paths, a Streamlit AppTest factory, and the browser tests' server and Chromium.
+"""Shared test fixtures: paths, a Streamlit AppTest factory, the browser tests' server and Chromium, and the
+hostile inputs several modules' tests share (``bad_zips`` and ``fifo_runs``, from ``tests/hostile_inputs.py``).
 
 The browser fixtures start ``streamlit run app.py`` and Debian's Chromium with ``browserbench.browser``, the
 helpers the UI benchmark uses too (one server per test module). Outside CI a missing Chromium skips the browser
@@ -126,6 +127,7 @@ def instrument(at: AppTest) -> dict:
 
 @pytest.fixture(scope="module")
 def bad_zips() -> dict[str, tuple[bytes, str]]:
+    """Each hostile run zip, by what is wrong with it: (its bytes, a phrase the refusal must contain)."""
     return hostile.bad_zips()
 
 
