@@ -4,10 +4,10 @@
     .venv/bin/python scripts/layout.py --write  # also rewrites docs/architecture.md (make layout)
 
 Imports are read with ``ast`` (module level and inside functions alike: a lazy import is still a
-dependency), for ``pvnviz``, ``ui``, ``pages`` and ``app.py``. Prints modules over the 400-line mark
-and every cycle; exits 1 if there is a cycle. ``--write`` also writes the same plan as a map for
-readers, ``docs/architecture.md``: each package and module with its docstring's first line, its size,
-its layer and its imports (``architecture_markdown``; ``tests/test_docs.py`` checks it is current).
+dependency), for ``pvnviz``, ``ui``, ``pages``, ``app.py`` and ``browserbench``. Prints modules over the
+400-line mark and every cycle; exits 1 if there is a cycle. ``--write`` also writes the same plan as a
+map for readers, ``docs/architecture.md``: each package and module with its docstring's first line, its
+size, its layer and its imports (``architecture_markdown``; ``tests/test_docs.py`` checks it is current).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ def module_name(path: Path) -> str:
 
 def project_modules() -> dict[str, Path]:
     files = [*ROOT.glob("pvnviz/**/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py"]
+    files += ROOT.glob("browserbench/*.py")  # the app's browser benchmarks and harness, outside the compute package
     return {module_name(p): p for p in sorted(files)}
 
 
@@ -160,8 +161,8 @@ INTRO = """\
 A map of the code, generated from the sources by `make layout` (`scripts/layout.py`), which also
 prints every module's size; `tests/test_docs.py` fails when this page is out of date. The paper's
 method is in `pvnviz/core/`, the environments in `pvnviz/envs/`, a Section 6 run end to end in
-`pvnviz/runs/`; the app is `app.py`, `pages/` and `ui/`. Imports are read with `ast`, lazy ones
-included.
+`pvnviz/runs/`; the app is `app.py`, `pages/` and `ui/`; the app's benchmarks in Chromium and the
+browser tests' harness are `browserbench/`. Imports are read with `ast`, lazy ones included.
 """
 
 LAYERS = """\

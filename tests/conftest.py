@@ -1,18 +1,21 @@
-"""Shared test fixtures: paths, a Streamlit AppTest factory, and the browser tests' server and Chromium.
+"""Shared test fixtures: paths, a Streamlit AppTest factory, the browser tests' server and Chromium, and the
+hostile inputs several modules' tests share (``bad_zips`` and ``fifo_runs``, from ``tests/hostile_inputs.py``).
 
-The browser fixtures start ``streamlit run app.py`` and Debian's Chromium with ``pvnviz.bench.browser``, the
+The browser fixtures start ``streamlit run app.py`` and Debian's Chromium with ``browserbench.browser``, the
 helpers the UI benchmark uses too (one server per test module). Outside CI a missing Chromium skips the browser
 tests; under CI=true it fails them.
 """
 
 import json
 import os
+import shutil
 from pathlib import Path
 
+import hostile_inputs as hostile
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pvnviz.bench.browser import CHROMIUM, IDLE, launch, start_server, stop_server
+from browserbench.browser import CHROMIUM, IDLE, launch, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -122,3 +125,28 @@ def instrument(at: AppTest) -> dict:
     found = [e for e in at.get("bidi_component") if e.proto.component_name == "pvn_polytope"]
     assert len(found) == 1, [e.proto.component_name for e in at.get("bidi_component")]
     return json.loads(found[0].proto.json)
+
+
+@pytest.fixture(scope="module")
+def bad_zips() -> dict[str, tuple[bytes, str]]:
+    """Each hostile run zip, by what is wrong with it: (its bytes, a phrase the refusal must contain)."""
+    return hostile.bad_zips()
+
+
+@pytest.fixture
+def fifo_runs(tmp_path):
+    """A runs root with two runs holding a FIFO: one as config.json, one as dataset.npz (manifest intact)."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    fifos = []
+    for name, target in (("fifo-config", "config.json"), ("fifo-dataset", "dataset.npz")):
+        folder = shutil.copytree(hostile.QUICK, root / name)
+        (folder / target).unlink()
+        os.mkfifo(folder / target)
+        fifos.append(folder / target)
+    yield root
+    for fifo in fifos:  # should a reader be blocked on a FIFO after all, let it go
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass  # no reader: nothing waits on it

@@ -188,3 +188,8 @@ def largest_run_zip(array_megabytes: int = 190) -> bytes:
     split.update(train_idx=list(range(num_train)), val_idx=list(range(num_train, num_policies)))
     files = {"config.json": json.dumps(meta).encode(), "split.json": json.dumps(split).encode()}
     return run_zip({**files, "dataset.npz": npz_bytes(dataset)})
+
+
+def no_server_path(message: str, *folders: Path) -> bool:
+    """No server path in a message shown to users: not the repository's, not one of ``folders``, no temporary file."""
+    return not any(str(f) in message for f in (ROOT, *folders)) and "pvn-open-" not in message and "/tmp" not in message

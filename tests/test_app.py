@@ -1,10 +1,42 @@
-"""Every page through Streamlit's AppTest: renders without exception, figures carry what they should."""
+"""Every page through Streamlit's AppTest: each renders on its defaults, the environment pages open on their
+shipped runs without training, and a fuzz over random links and widget values never breaks a page.
+
+The fuzz (seeded) opens a page in a fresh session from a link holding random values for the page's own
+URL parameters (valid, out of range, the wrong type, paths, 5,000 characters), then moves up to three
+of the page's widgets to random values its widget allows, and sometimes presses Run. The oracle:
+- no exception reaches the page;
+- the page either draws its figures or says why not (an error, a warning or an info box);
+- a link value the page could not use is named in a warning (``ui.urlcheck``);
+- no message shows a server path;
+- Run never starts work over the live-run budget (set tiny here, so every live run must be refused).
+
+The tests of one page are in tests/test_app_<page>.py.
+"""
+
+import random
+import string
+from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
-from conftest import PAGES, figures, frame_figures, instrument, open_page, players, trace_names
+import ui.jobs
+from conftest import APP, PAGES, figures, open_page
 
 pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
+
+ROOT = Path(__file__).resolve().parents[1]
+COMBINATIONS = 210  # the fuzz's: random pages, links and widget values
+FUZZ_PAGES = ["pages/polytope.py", "pages/cartpole.py", "pages/swimmer.py", "pages/home.py"]
+JUNK = [
+    "", "abc", "-1", "0", "1", "7", "0.5", "1e9", "-1e9", "1e308", "nan", "inf", "-inf", "true", "false",
+    "30,30", "64,64,64,64,64", "99999", "[1, 2]", "{}", "/etc", "../../etc/passwd", "~", "data/cartpole-paper",
+    "runs/none", "x" * 5000, "☃", "0x10", " 5 ", "1,000",
+]  # fmt: skip
+WIDGETS = ("number_input", "slider", "text_input", "selectbox", "checkbox", "toggle", "radio", "select_slider")
+# AppTest cannot set a select_slider whose options are formatted (the validation policy's): links only, not set_value
+SETTABLE = tuple(w for w in WIDGETS if w != "select_slider")
+_SUBMIT = ui.jobs.submit
 
 
 @pytest.mark.parametrize("page_path", PAGES)
@@ -14,134 +46,106 @@ def test_every_page_renders_on_defaults(page_path):
     assert not at.error, [e.value for e in at.error]
 
 
-def test_polytope_page_figures():
-    at = open_page("pages/polytope.py")
-    sent = instrument(at)  # the exact views are computed and drawn in the browser (ui.polytope_instrument)
-    figs = figures(at) + list(sent["figures"].values())
-    assert len(figs) == 6  # the PVN's loss and predictions, drawn by the server; four in the instrument
-    names = set().union(*(trace_names(f) for f in figs))
-    for name in (
-        "train policies",
-        "test policies",
-        "exact ascent",
-        "learned ascent",
-        "exact gradient field",
-        "learned gradient field",
-        "deterministic policies (corners)",
-        "policies (coloured by J)",
-    ):
-        assert name in names, name
-    assert sent["frame"] is None and sent["controls"]["ascent_steps"] == 100  # opens on the last iterate
-    assert sent["learned"]["hidden"] == 50 and sent["learned"]["controls"]["gamma"] == 0.8  # Appendix B's PVN
-    for f in figs:  # every axis has a title
-        for key, axis in f["layout"].items():
-            if key.startswith(("xaxis", "yaxis")):
-                assert axis.get("title", {}).get("text"), key
+def _no_training(key, task, *args, **kwargs):
+    """``jobs.submit`` refusing an experiment (replays of the run shown still go to a worker)."""
+    if task == "experiment":
+        raise AssertionError("the page trained although a shipped run matches")
+    return _SUBMIT(key, task, *args, **kwargs)
 
 
-def test_polytope_page_after_changing_controls():
-    at = open_page("pages/polytope.py")
-    for key, value in {"gamma": 0.9, "start1": 0.2, "r00": 0.3, "p10": 0.5}.items():
-        at.session_state[key] = value  # what the browser's instrument sends on release
-    at.slider(key="train_steps").set_value(2000)
-    at.run()
+def _texts(at: AppTest) -> str:
+    return " ".join(e.value for kind in ("caption", "info", "warning", "markdown") for e in at.get(kind))
+
+
+@pytest.mark.parametrize(
+    "page, folder", [("pages/cartpole.py", "cartpole-paper"), ("pages/swimmer.py", "swimmer-beyond")]
+)
+def test_pages_open_on_shipped_runs_without_training(monkeypatch, page, folder):
+    monkeypatch.setattr(ui.jobs, "submit", _no_training)
+    at = open_page(page)
     assert not at.exception, [e.value for e in at.exception]
-    sent = instrument(at)
-    assert sent["controls"]["start1"] == 0.2 and sent["controls"]["gamma"] == 0.9
-    learned = sent["learned"]["controls"]  # the PVN was retrained on the new MDP
-    assert learned["gamma"] == 0.9 and learned["r00"] == 0.3 and learned["p10"] == 0.5
-    assert at.query_params["gamma"] == "0.9" and at.query_params["start1"] == "0.2"
+    assert at.session_state["seed"] == 0  # the sidebar shows the seed of what is drawn
+    assert f"data/{folder}" in _texts(at)
+    assert len(figures(at)) >= 5
 
 
-def test_random_mdp_and_paper_buttons():
-    at = open_page("pages/polytope.py")
-    revision = instrument(at)["revision"]
-    next(b for b in at.button if b.label == "Random MDP").click().run()
-    assert not at.exception
-    sent = instrument(at)
-    assert sent["controls"]["r00"] != -0.45 and sent["revision"] > revision  # the browser takes the new MDP
-    next(b for b in at.button if b.label == "Paper settings").click().run()
-    assert instrument(at)["controls"]["r00"] == -0.45
-    assert not at.exception
+def _session(page: str, params: dict[str, str]) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.switch_page(page)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
 
 
-def test_validation_policies_switch_in_the_browser():
-    """Issue 18, item 5: every validation policy's return distribution is sent once, to a browser player."""
-    at = open_page("pages/cartpole.py")
-    val = players(at)["cartpole_val"]
-    labels = val["animation"]["labels"]
-    assert len(labels) > 10 and labels == sorted(labels, key=int)  # the policies' dataset numbers
-    for k in (0, len(labels) - 1):
-        fig = frame_figures(val, k)["policy"]
-        assert fig["layout"]["title"]["text"] == f"Policy #{labels[k]}: return distribution"
-        assert "empirical (Monte Carlo)" in trace_names(fig) and len(fig["data"]) == 3  # and both PVNs
+@pytest.fixture(scope="module")
+def page_keys() -> dict[str, list[str]]:
+    """Every widget key of each page (what its links may carry)."""
+    keys = {}
+    for page in FUZZ_PAGES:
+        at = _session(page, {})
+        keys[page] = sorted({w.key for kind in WIDGETS for w in getattr(at, kind) if w.key})
+    return keys
 
 
-def test_cartpole_page_figures_and_bad_input():
-    at = open_page("pages/cartpole.py")
-    at.selectbox(key="cartpole_preset").set_value("quick").run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert at.number_input(key="cartpole_num_policies").value == 300  # the preset filled the controls
-    figs = {f["layout"]["title"]["text"]: f for f in figures(at)}
-    hist = figs["The dataset: random policies' mean returns"]
-    assert {t["type"] for t in hist["data"]} == {"histogram"}
-    assert any("kept for training" in t["name"] for t in hist["data"])
-    ascent = next(f for title, f in figs.items() if title.startswith("Zero-shot gradient ascent"))
-    names = trace_names(ascent)
-    assert {"mean: fingerprint PVN", "mean: flattened-weights PVN", "each start"} <= names
-    played = players(at)  # the animations play in the browser (ui.browser_player)
-    probes = frame_figures(played["cartpole_probes"])["cartpole_probes"]
-    assert probes["layout"]["title"]["text"].startswith("Probing states through training: step")
-    replay = frame_figures(played["cartpole_replay"])["cartpole_replay"]
-    assert replay["layout"]["title"]["text"].startswith("Replay: the same start state, before and after ascent")
-    assert played["cartpole_probes"]["animation"]["probes"]["shape"][0] > 1  # snapshots the page projects
-    shown = played["cartpole_replay"]["choice"]
-    assert len(played["cartpole_replay"]["animation"]["variants"][f"{shown['mode']}|{shown['start']}"]["frames"]) > 1
-    before = len(figures(at))
-    for key, bad in (("cartpole_num_bins", 0), ("cartpole_horizon", 0), ("cartpole_num_probes", 0)):
-        at.number_input(key=key).set_value(bad).run()
-        assert not at.exception, [e.value for e in at.exception]
-        assert at.error and "Please change a setting" in at.error[0].value
-        assert len(figures(at)) == before  # the last valid run is still on screen
-        at.number_input(key=key).set_value(
-            {"cartpole_num_bins": 41, "cartpole_horizon": 100, "cartpole_num_probes": 20}[key]
-        ).run()
-    at.text_input(key="cartpole_policy_hidden").set_value("abc").run()
-    assert at.error and "layer sizes" in at.error[0].value
+def _random_value(rng: random.Random, widget, kind: str):
+    if kind in ("checkbox", "toggle"):
+        return rng.random() < 0.5
+    if kind in ("selectbox", "radio"):
+        return rng.choice(list(widget.options)) if widget.options else None
+    if kind == "text_input":
+        return rng.choice(JUNK[:25] + ["".join(rng.choices(string.printable, k=rng.randint(1, 30)))])
+    low, high = widget.min, widget.max
+    if kind == "slider" and isinstance(widget.value, (list, tuple)):
+        return widget.value
+    if low is None or high is None:
+        low, high = (widget.value or 0) - 100, (widget.value or 0) + 100
+    value = rng.choice([low, high, low + (high - low) * rng.random()])
+    return int(round(value)) if isinstance(widget.value, int) else float(value)
 
 
-def test_cartpole_page_opens_a_saved_run(tmp_path, monkeypatch):
-    """A run written by the CLI under the runs root is listed and opens; nothing outside the root can be named."""
-    from pvnviz.cli.main import main
+def _messages(at: AppTest) -> list[str]:
+    return [m.value for kind in ("error", "warning", "info") for m in getattr(at, kind)]
 
-    root = tmp_path / "runs"
-    monkeypatch.setenv("PVN_RUNS_ROOTS", str(root))
-    assert (
-        main(
-            [
-                "run",
-                "cartpole",
-                "--preset",
-                "quick",
-                "--out",
-                str(root / "mine"),
-                "--quiet",
-                "--set",
-                "num_policies=100",
-                "--set",
-                "train_steps=200",
-                "--set",
-                "ascent_steps=20",
-            ]
-        )
-        == 0
-    )
-    at = open_page("pages/cartpole.py")
-    assert at.selectbox(key="cartpole_run").options[1:] == ["runs/mine"]  # only runs under the root are listed
-    at.selectbox(key="cartpole_run").set_value("runs/mine").run()
-    assert not at.exception and not at.error
-    assert any("Showing the saved run" in i.value for i in at.info)
-    (root / "mine" / "split.json").write_text('{"train_idx": [99999], "val_idx": [], "bins": [0, 1, 41]}')
-    at.selectbox(key="cartpole_run").set_value("runs/mine").run()  # damaged after listing: refused, nothing lost
-    assert at.error and "Cannot open that run" in at.error[0].value and str(tmp_path) not in at.error[0].value
-    assert not at.exception and len(figures(at)) > 0
+
+def test_random_links_and_widget_values_never_break_a_page(page_keys, monkeypatch):
+    monkeypatch.setenv("PVN_LIVE_BUDGET_SECONDS", "0.001")  # any live run is over budget: Run must refuse
+    rng = random.Random(20261122)
+    tried = refused = warned = 0
+    for _ in range(COMBINATIONS):
+        page = rng.choice(FUZZ_PAGES)
+        keys = page_keys[page] + ["unknown_param"]
+        params = {k: rng.choice(JUNK) for k in rng.sample(keys, k=min(len(keys), rng.randint(0, 3)))}
+        at = _session(page, params)
+        assert not at.exception, (page, params, [e.value for e in at.exception])
+        messages = _messages(at)
+        if any("link holds values" in m for m in messages):
+            warned += 1
+        for _ in range(rng.randint(0, 3)):
+            kind = rng.choice(SETTABLE)
+            widgets = [w for w in getattr(at, kind) if w.key and not w.disabled]
+            if not widgets:
+                continue
+            widget = rng.choice(widgets)
+            value = _random_value(rng, widget, kind)
+            if value is None:
+                continue
+            widget.set_value(value).run()
+            assert not at.exception, (page, params, widget.key, value, [e.value for e in at.exception])
+        if page != "pages/home.py" and rng.random() < 0.2:
+            run = [b for b in at.button if b.key and b.key.endswith("run_button")]
+            if run and run[0].disabled:  # refused: the sidebar says why (over budget, or a setting to change)
+                assert any("Too big to run live" in m or "change a setting" in m for m in _messages(at)), page
+            elif run:
+                run[0].click().run()
+                assert not at.exception
+                job = run[0].key.replace("run_button", "job")
+                assert job not in at.session_state, "a live run over the budget started"
+        messages = _messages(at)
+        charts = at.get("plotly_chart")
+        assert page == "pages/home.py" or charts or messages, (page, params)  # figures, or a reason
+        if at.error:
+            refused += 1
+        for message in messages:
+            assert str(ROOT) not in message and "Traceback" not in message, message
+        tried += 1
+    print(f"fuzz: {tried} combinations, {refused} refused with st.error, {warned} links warned about")

@@ -15,8 +15,8 @@ from urllib.parse import urlparse
 import plotly
 import pytest
 
+from browserbench.browser import launch, start_server, stop_server
 from conftest import require_chromium, wait_idle
-from pvnviz.bench.browser import launch, start_server, stop_server
 
 pytestmark = pytest.mark.browser
 

@@ -23,8 +23,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from browserbench.browser import launch
 from conftest import require_chromium
-from pvnviz.bench.browser import launch
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.experiment import PolytopeConfig, exact_view
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from test_browser_mdp_js import LOAD
 
+from browserbench.browser import launch
 from conftest import require_chromium
-from pvnviz.bench.browser import launch
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.experiment import PolytopeConfig, learned_view, train_polytope_pvn
 from ui.components import js_module

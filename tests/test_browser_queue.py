@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from browserbench.browser import CHROMIUM, launch, start_server, stop_server
 from conftest import ROOT, wait_idle
-from pvnviz.bench.browser import CHROMIUM, launch, start_server, stop_server
 
 pytestmark = pytest.mark.browser
 

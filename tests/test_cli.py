@@ -1,21 +1,18 @@
-"""The headless CLI: outputs of a run and one-line errors with exit status 2."""
+"""The headless CLI (``pvnviz.cli.main``): outputs of a run, the manifest command, one-line errors with exit
+status 2 before any work, failures ending in one line and a distinct status (signals, in real processes:
+tests/test_cli_endings.py)."""
 
-import dataclasses
 import errno
 import hashlib
 import json
 import os
-import re
 
 import numpy as np
 import pytest
 
 from pvnviz.cli.main import main
 from pvnviz.core.configs import ConfigError, apply_overrides
-from pvnviz.core.ensemble import PVNEnsemble, train_ensemble
-from pvnviz.runs.dataset import PolicyDataset
 from pvnviz.runs.files import load_result
-from pvnviz.runs.pipeline import ExperimentConfig, run_experiment, split
 from pvnviz.runs.presets import PRESETS
 from pvnviz.runs.store import RunError, read_run
 
@@ -69,13 +66,6 @@ def test_unknown_experiment_exits_2(tmp_path, capsys):
     assert "unknown experiment" in capsys.readouterr().err
 
 
-def test_reading_a_folder_that_is_not_a_run(tmp_path):
-    with pytest.raises(RunError, match="config.json is missing"):
-        read_run(tmp_path)
-    with pytest.raises(RunError, match="not a folder"):
-        read_run(tmp_path / "nope")
-
-
 SMALL = ["--preset", "quick", "--quiet", "--set", "num_policies=60", "--set", "num_episodes=4",
          "--set", "train_steps=60", "--set", "ascent_steps=20", "--set", "inputs=fingerprint"]  # fmt: skip
 
@@ -127,42 +117,6 @@ def test_impossible_combinations_exit_2_up_front_with_the_configs_own_line(tmp_p
     assert lines[0] == f"error: {refused.value}"
 
 
-def test_the_advice_of_a_refused_split_is_exact_and_following_it_gives_a_finite_run():
-    tiny = dict(num_episodes=2, horizon=20, train_steps=20, ascent_steps=2, eval_every=1, eval_episodes=1,
-                num_starts=1, inputs=("fingerprint",), fresh_episodes=1, log_every=5)  # fmt: skip
-    with pytest.raises(ConfigError) as refused:
-        ExperimentConfig(num_policies=3, val_fraction=0.1, **tiny)
-    least = re.search(r"at least ([\d.]+) or num_policies to at least (\d+)", str(refused.value))
-    fraction, policies = float(least.group(1)), int(least.group(2))
-    for just_below in (dict(num_policies=3, val_fraction=fraction - 0.01), dict(num_policies=policies - 1)):
-        with pytest.raises(ConfigError):
-            ExperimentConfig(**{"val_fraction": 0.1, **just_below}, **tiny)
-    for advice in (dict(num_policies=3, val_fraction=fraction), dict(num_policies=policies, val_fraction=0.1)):
-        result = run_experiment(ExperimentConfig(**advice, **tiny), seed=0)
-        assert len(result.split.val_idx) >= 1
-        json.dumps(result.summary(), allow_nan=False)  # the validation loss is a number, not NaN
-    # The independent reference for "would fail later": training with no held-out policy gives a NaN loss.
-    x, y = result.dataset.params[:4], result.split.bins.pmf(result.dataset.returns[:4])
-    one = PVNEnsemble([result.trained["fingerprint"].model])
-    empty = train_ensemble(one, params=x, targets=y, val_params=x[:0], val_targets=y[:0],
-                           train_steps=2, batch_size=4, learning_rate=1e-3, rng=np.random.default_rng(0))  # fmt: skip
-    assert np.isnan(empty.summary.val_loss).all()
-
-
-def test_a_return_limit_that_leaves_no_validation_policy_or_too_few_starts_is_named_before_training():
-    config = ExperimentConfig(num_policies=20, num_episodes=2, return_limit=10.0)
-    mean_returns = np.array([5.0] * 3 + [50.0] * 17)  # 3 of 20 pass the limit: 0.1 x 3 rounds to 0
-    dataset = PolicyDataset("cartpole", config.arch(), np.zeros((20, config.arch().num_params), np.float32),
-                            np.repeat(mean_returns[:, None], 2, axis=1), config.horizon)  # fmt: skip
-    with pytest.raises(ValueError, match="only 3 of 20 policies pass the return limit 10.0.*raise return_limit"):
-        split(config, dataset, 0)
-    mean_returns[:10] = 5.0  # 10 pass: 1 validation, 9 training policies
-    dataset = dataclasses.replace(dataset, returns=np.repeat(mean_returns[:, None], 2, axis=1))
-    starts = dataclasses.replace(config, start_from="dataset", num_starts=10)
-    with pytest.raises(ValueError, match="needs 10 training policies; the return limit 10.0 leaves 9"):
-        split(starts, dataset, 0)
-
-
 def test_an_out_name_too_long_for_the_file_system_exits_2_and_the_longest_allowed_runs(tmp_path, capsys):
     name_max = os.pathconf(tmp_path, "PC_NAME_MAX")
     room = name_max - len("..partial")  # the run is written beside --out, in .NAME.partial
@@ -201,3 +155,56 @@ def test_manifest_vouches_only_for_a_run_whose_arrays_open_even_when_its_manifes
     assert main(["manifest", str(out)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and "dataset.npz" in lines[0], lines
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "Infinity"])
+def test_cli_refuses_non_finite_settings_naming_them(value, capsys, tmp_path):
+    out = str(tmp_path / "r")
+    status = main(["run", "cartpole", "--preset", "quick", "--out", out, "--set", f"learning_rate={value}"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2
+    assert len(err) == 1 and "learning_rate" in err[0] and "finite" in err[0], err
+    assert not (tmp_path / "r").exists()  # refused before any work
+
+
+def test_cli_bad_input_exit_2(tmp_path, capsys):
+    assert main(["run", "swimmer", "--out", str(tmp_path), "--set", "horizon=0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "horizon" in err[0]
+
+
+def _one_line_exit(argv, capsys, status):
+    assert main(argv) == status
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:"), err
+    return err[0]
+
+
+def test_cli_seed_errors_name_the_flag(tmp_path, capsys):
+    with pytest.raises(SystemExit) as code:
+        main(["run", "cartpole", "--out", str(tmp_path / "r"), "--seed", "-1"])
+    assert code.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--seed" in err[0], err
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "words"),
+    [
+        (MemoryError(), 1, "out of memory"),
+        (OSError(28, "No space left on device"), 1, "disk is full"),
+        (RuntimeError("boom"), 1, "RuntimeError: boom"),
+        (KeyboardInterrupt(), 130, "interrupted"),
+    ],
+)
+def test_cli_failures_end_in_one_line_and_a_distinct_status(error, status, words, tmp_path, capsys, monkeypatch):
+    import pvnviz.runs.pipeline as experiment
+
+    def fail(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(experiment, "run_experiment", fail)
+    out = tmp_path / "run"
+    line = _one_line_exit(["run", "cartpole", "--out", str(out), "--preset", "quick", "--quiet"], capsys, status)
+    assert words in line
+    assert not out.exists()

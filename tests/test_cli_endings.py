@@ -207,3 +207,26 @@ def test_the_endings_rules_one_line_and_the_signals_status(rule):
     assert proc.returncode == status, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signals_end_the_cli_in_one_line_and_keep_the_earlier_run(sig, status, tmp_path):
+    out = tmp_path / "run"
+    quick = [sys.executable, "-m", "pvnviz", "run", "cartpole", "--preset", "quick", "--quiet", "--out", str(out)]
+    assert subprocess.run(quick, cwd=ROOT, capture_output=True, timeout=300).returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    slow = [a for a in quick if a != "--quiet"] + ["--overwrite", "--set", "train_steps=200000"]
+    proc = subprocess.Popen(slow, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen = b""
+    while b"train PVN" not in seen:  # the progress bar: imports done, handlers set, training under way
+        byte = proc.stderr.read(1)
+        assert byte, seen[-500:]
+        seen += byte
+    proc.send_signal(sig)
+    _, rest = proc.communicate(timeout=120)
+    err = (seen + rest).decode(errors="replace")
+    assert proc.returncode == status, err[-2000:]
+    lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip()]
+    assert lines[-1].startswith("error:") and "Traceback" not in err, lines[-3:]
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the earlier run, byte for byte

@@ -1,11 +1,11 @@
 """The README and docs/ name only what exists: files, modules, links, sections; architecture.md is current.
 
 Every repository path the docs name (in prose, code spans, code blocks or links: ``pvnviz/...``, ``pages/...``,
-``ui/...``, ``tests/...``, ``data/...``, ``scripts/...``, ``docs/...``) must exist; every dotted name under
-``pvnviz`` or ``ui`` must be a module (found by ``importlib.util.find_spec``, which imports only the packages on
-the way) or a name defined at the top of one; every relative link must reach a file, and its ``#anchor`` a
-heading there. The README stays a front door (under 150 lines, linking every page of docs/), and
-docs/architecture.md is what ``make layout`` writes from the sources now.
+``ui/...``, ``browserbench/...``, ``tests/...``, ``data/...``, ``scripts/...``, ``docs/...``) must exist; every
+dotted name under ``pvnviz``, ``ui`` or ``browserbench`` must be a module (found by ``importlib.util.find_spec``,
+which imports only the packages on the way) or a name defined at the top of one; every relative link must reach
+a file, and its ``#anchor`` a heading there. The README stays a front door (under 150 lines, linking every page
+of docs/), and docs/architecture.md is what ``make layout`` writes from the sources now.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 README_MAX_LINES = 150
 
 # A repository path: one of these folders, a slash, then path characters (globs and placeholders allowed).
-PATH = re.compile(r"(?<![\w./~-])(?:pvnviz|pages|ui|tests|data|scripts|docs)/[\w.*/-]*")
+PATH = re.compile(r"(?<![\w./~-])(?:pvnviz|pages|ui|browserbench|tests|data|scripts|docs)/[\w.*/-]*")
 ROOT_FILES = re.compile(r"(?<![\w./~-])(?:app\.py|Makefile|pyproject\.toml|requirements(?:-dev)?\.txt)(?![\w.-])")
-DOTTED = re.compile(r"(?<![\w./~-])(?:pvnviz|ui)(?:\.[A-Za-z_]\w*)+")
+DOTTED = re.compile(r"(?<![\w./~-])(?:pvnviz|ui|browserbench)(?:\.[A-Za-z_]\w*)+")
 FILE_SUFFIXES = {"py", "js", "md", "json", "toml", "txt", "npz", "pt", "png", "jsonl"}
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
@@ -148,8 +148,9 @@ def test_the_checks_catch_what_does_not_exist():
         "`pvnviz/run_checks.py` and pvnviz/runs/files.py:146-161, `data/*-budget.jsonl`, `data/*-nothing.jsonl`; "
         "`pvnviz.runs.pipeline.run_experiment`, `pvnviz.runs.checks`, `pvnviz.runs.pipeline.no_such_name`, "
         "`pvnviz.envs.scene.Replay`; [a](beyond.md#presets) [b](nope.md) [c](beyond.md#no-such-section) "
-        "[d](../README.md#pages) [e](#polytope) [f](https://example.org/x)"
+        "[d](../README.md#pages) [e](#polytope) [f](https://example.org/x) "
+        "`browserbench/browser.py`, `browserbench/nothing.py`, `browserbench.browser.launch`, `browserbench.nothing`"
     )
-    assert missing_paths(text) == ["data/*-nothing.jsonl", "pvnviz/run_checks.py"]
-    assert unknown_modules(text) == ["pvnviz.runs.checks", "pvnviz.runs.pipeline.no_such_name"]
+    assert missing_paths(text) == ["browserbench/nothing.py", "data/*-nothing.jsonl", "pvnviz/run_checks.py"]
+    assert unknown_modules(text) == ["browserbench.nothing", "pvnviz.runs.checks", "pvnviz.runs.pipeline.no_such_name"]
     assert broken_links(text, doc) == ["nope.md", "beyond.md#no-such-section"]

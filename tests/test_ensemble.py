@@ -1,5 +1,6 @@
-"""The batched PVN ensemble: spread against closed forms, vmap against each member alone, the
-pessimistic objective's gradient against finite differences, bootstrapped training."""
+"""Algorithm 2 and the batched PVN ensemble (``pvnviz.core.ensemble``): spread against closed forms, vmap against
+each member alone, the pessimistic objective's gradient against finite differences, one member trained exactly
+as a lone PVN, a PVN's training (loss, probes, keep_best), bootstrapped training."""
 
 import copy
 
@@ -10,10 +11,11 @@ import torch
 from pvnviz.core.ensemble import PVNEnsemble, train_ensemble
 from pvnviz.core.fingerprint import initial_probes
 from pvnviz.core.histogram import ReturnBins
-from pvnviz.core.policies import PolicyArch, glorot_params
+from pvnviz.core.policies import PolicyArch, forward_numpy, glorot_params
 from pvnviz.core.pvn import PVN, kl_loss
 
 ARCH = PolicyArch(4, 2, (8,), True)
+CARTPOLE_ARCH = PolicyArch(4, 2, (30,), True)  # the paper's CartPole policy, [30]
 BINS = ReturnBins(0.0, 100.0, 11)
 
 
@@ -175,25 +177,97 @@ def test_bootstrapped_members_fit_and_disagree_more_far_from_the_data():
     assert far > 1.4 * near  # measured 1.7x
 
 
-def test_beyond_figures_draw_the_trace_and_the_budget():
-    from pvnviz.core.ascent import AscentTrace
-    from pvnviz.figures.beyond import budget_figure, disagreement_figure, fresh_figure
+def train_one(model: PVN, **kwargs):
+    """Algorithm 2 for one PVN, the paper's: the ensemble of one."""
+    return train_ensemble(PVNEnsemble([model]), **kwargs).summary
 
-    trace = AscentTrace(
-        "fingerprint",
-        np.array([0, 2, 4]),
-        np.array([[10.0, 20.0], [30.0, 25.0], [28.0, 40.0]]),
-        np.zeros((5, 2)),
-        np.zeros((3, 2, 3)),
-        0.0,
-        np.array([29.0, 38.0]),
-        np.abs(np.arange(10.0).reshape(5, 2)),
+
+def _toy_data(rng, num):
+    """A learnable target: the return histogram centres on 100 * P(right | fixed state)."""
+    params = glorot_params(CARTPOLE_ARCH, num, rng)
+    state = np.broadcast_to(np.array([0.0, 0.0, 0.1, 0.5], np.float32), (num, 1, 4))
+    probs = forward_numpy(CARTPOLE_ARCH, params, state)
+    centre = 100 * probs[:, 0, 1]
+    returns = np.clip(centre[:, None] + rng.normal(scale=3, size=(num, 30)), 0, 100)
+    bins = ReturnBins(0.0, 100.0, 21)
+    return params, bins.pmf(returns), bins
+
+
+def fingerprint_pvn(bins, rng, train_probes: bool, seed: int) -> PVN:
+    """The paper's CartPole PVN: [80] hidden, temperature 3, 20 noise probes."""
+    probes = initial_probes(20, 4, "noise", rng)
+    return PVN(
+        CARTPOLE_ARCH,
+        bins,
+        input_mode="fingerprint",
+        hidden=(80,),
+        temperature=3.0,
+        probes=probes,
+        train_probes=train_probes,
+        generator=torch.Generator().manual_seed(seed),
     )
-    fig = disagreement_figure(trace, 1.5)
-    chosen = fig.data[-1]
-    assert list(chosen.x) == [2, 4] and list(chosen.y) == [4.0, 9.0]  # spread at each start's chosen iterate
-    bars = fresh_figure(trace).data
-    assert list(bars[0].y) == [10.0, 20.0]  # each start's own first check
-    assert list(bars[1].y) == [30.0, 40.0] and list(bars[2].y) == [29.0, 38.0]
-    rows = [dict(method="ARS V1-t", seed=0, env_steps=10, fresh_mean=5.0)]
-    assert list(budget_figure(rows).data[0].x) == [10]
+
+
+@pytest.mark.parametrize("train_probes", [True, False])
+def test_training_lowers_validation_loss_and_probes_move_only_when_trained(train_probes):
+    rng = np.random.default_rng(3)
+    params, targets, bins = _toy_data(rng, 400)
+    model = fingerprint_pvn(bins, rng, train_probes, seed=1)
+    t = train_one(
+        model,
+        params=params[:300],
+        targets=targets[:300],
+        val_params=params[300:],
+        val_targets=targets[300:],
+        train_steps=600,
+        batch_size=32,
+        learning_rate=0.003,
+        rng=rng,
+        log_every=50,
+        snapshot_every=100,
+    )
+    assert t.val_loss[-1] < 0.6 * t.val_loss[0]
+    moved = np.abs(t.probe_snapshots[-1] - t.probe_snapshots[0]).max()
+    assert (moved > 1e-3) if train_probes else (moved == 0)
+    assert t.probe_snapshots.shape == (7, 20, 4)
+
+
+def test_zero_training_policies_is_a_clear_error():
+    rng = np.random.default_rng(0)
+    model = PVN(CARTPOLE_ARCH, ReturnBins(0, 1, 3), input_mode="flattened", hidden=(8,), temperature=3.0)
+    with pytest.raises(ValueError, match="no training policies"):
+        train_one(
+            model,
+            params=np.zeros((0, CARTPOLE_ARCH.num_params)),
+            targets=np.zeros((0, 3)),
+            val_params=np.zeros((0, CARTPOLE_ARCH.num_params)),
+            val_targets=np.zeros((0, 3)),
+            train_steps=10,
+            batch_size=4,
+            learning_rate=0.01,
+            rng=rng,
+        )
+
+
+def test_keep_best_returns_the_weights_with_the_lowest_validation_loss():
+    rng = np.random.default_rng(4)
+    params, targets, bins = _toy_data(rng, 200)
+    model = fingerprint_pvn(bins, rng, True, seed=2)
+    t = train_one(
+        model,
+        params=params[:100],
+        targets=targets[:100],
+        val_params=params[100:],
+        val_targets=targets[100:],
+        train_steps=400,
+        batch_size=32,
+        learning_rate=0.01,
+        rng=rng,
+        log_every=20,
+        keep_best=True,
+    )
+    with torch.no_grad():
+        final_val = kl_loss(
+            torch.tensor(targets[100:], dtype=torch.float32), t.model.log_probs(torch.tensor(params[100:]))
+        ).item()
+    assert final_val == pytest.approx(t.val_loss.min(), rel=1e-5)

@@ -1,14 +1,21 @@
-"""Figures of the environment experiments (pvnviz/figures/experiment.py) find their traces by role (plotly's
-``meta``, pvnviz/figures/roles.py), so renaming a legend entry breaks nothing."""
+"""Figures of the environment experiments (pvnviz/figures/experiment.py): they find their traces by role
+(plotly's ``meta``, pvnviz/figures/roles.py), so renaming a legend entry breaks nothing; the ascent figure's
+baseline labels, the loss curve's log axis; the validation player's frames, given as changes, draw what
+``distribution_figure`` builds (tests/conftest.frame_figures applies them as the browser player does)."""
 
+import json
 from types import SimpleNamespace
 
 import numpy as np
+import plotly.graph_objects as go
+import plotly.io
 import pytest
 
+from conftest import frame_figures
 from pvnviz.figures import experiment as figs
 from pvnviz.figures import theme
 from pvnviz.figures.roles import roles, trace_index
+from pvnviz.runs.files import load_result
 
 MODES = ("fingerprint", "flattened")
 
@@ -82,3 +89,56 @@ def test_a_role_names_one_trace():
         trace_index({"data": [{"meta": "mean:flattened"}]}, "mean:fingerprint")
     with pytest.raises(ValueError, match="two traces"):
         roles({"data": [{"meta": "start"}, {"meta": "start"}]})
+
+
+@pytest.fixture(scope="module")
+def quick_run():
+    return load_result("data/cartpole-quick", "cartpole")
+
+
+@pytest.mark.slow
+def test_ascent_figure_labels_neither_placeholder_nor_overlapping(quick_run):
+    baselines = {"DDPG 143": 143.0, "PPO 117": 117.0, "TD3 91": 91.0, "VPG 52": 52.0, "SAC 43": 43.0}
+    fig = figs.ascent_figure(quick_run.traces, 30.0, 29.9, baselines, "Spinning Up baselines")
+    texts = [a.text for a in fig.layout.annotations]
+    assert "new text" not in texts  # plotly's placeholder for an annotation without text (flattened panel)
+    labels = sorted((a.y, a.text) for a in fig.layout.annotations if a.text in baselines)
+    assert [t for _, t in labels] == ["SAC 43", "VPG 52", "TD3 91", "PPO 117", "DDPG 143"]
+    ys = [y for y, _ in labels]
+    assert min(np.diff(ys)) >= 0.06 * (max(ys) - min(ys)) * 0.99  # at least one text line apart
+    assert fig.layout.margin.r >= 80  # in the right margin, not clipped
+
+
+@pytest.mark.slow
+def test_loss_curve_uses_a_log_step_axis(quick_run):
+    fig = figs.loss_figure(figs.trained_curves(quick_run.trained))
+    assert fig.layout.xaxis.type == "log"
+    assert min(min(t.x) for t in fig.data) >= 1
+
+
+def _plain(fig: go.Figure) -> dict:
+    return json.loads(plotly.io.json.to_json_plotly(fig.to_plotly_json()))
+
+
+@pytest.mark.slow
+def test_distribution_frames_equal_one_distribution_figure_per_policy():
+    """The validation player's frames, given as changes (no figure built per frame), draw what building each
+    policy's distribution_figure would."""
+    from conftest import array
+    from pvnviz.core.histogram import ReturnBins
+    from pvnviz.figures.experiment import distribution_figure, distribution_frames
+
+    rng = np.random.default_rng(3)
+    bins = ReturnBins(0.0, 100.0, 11)
+    targets = rng.dirichlet(np.ones(11), size=5)
+    predicted = {"fingerprint": rng.dirichlet(np.ones(11), size=5), "flattened": rng.dirichlet(np.ones(11), size=5)}
+    numbers = [4, 9, 17, 30, 41]
+    anim = distribution_frames(bins, targets, predicted, numbers, projector=False)
+    assert anim["labels"] == [str(n) for n in numbers]
+    for k, number in enumerate(numbers):
+        shown = frame_figures({"animation": anim, "frame": k}, k)["policy"]
+        built = _plain(distribution_figure(bins, targets[k], {m: p[k] for m, p in predicted.items()}, ""))
+        assert shown["layout"]["title"]["text"] == f"Policy #{number}: return distribution"
+        for drawn, expected in zip(shown["data"], built["data"], strict=True):
+            assert drawn["name"] == expected["name"]
+            assert array(drawn["y"]) == pytest.approx(array(expected["y"]), abs=1e-7)  # float32 after frame 0

@@ -1,4 +1,5 @@
-"""Presets (pvnviz/runs/presets.py): ids that last, labels that say what the preset runs, and old links' labels."""
+"""Presets (pvnviz/runs/presets.py): Appendix B's numbers, ids that last, labels that say what the preset runs, and
+old links' labels."""
 
 import pytest
 
@@ -62,3 +63,31 @@ def test_labels_say_what_the_presets_run():
     for preset, make in PRESETS["cartpole"].items():
         linear = make().policy_hidden == ()
         assert ("linear" in preset_label("cartpole", preset)) == linear, preset
+
+
+def test_defaults_are_the_papers_cartpole_mlp():
+    c = PRESETS["cartpole"]["paper"]()
+    assert (c.num_policies, c.num_episodes, c.horizon, c.return_limit, c.num_bins) == (1000, 100, 100, 30.0, 41)
+    assert (c.num_probes, c.train_probes, c.pvn_hidden, c.temperature) == (20, True, (80,), 3.0)
+    assert (c.learning_rate, c.train_steps, c.batch_size) == (0.003, 3000, 32)
+    assert (c.num_starts, c.ascent_steps, c.ascent_learning_rate, c.policy_hidden) == (5, 400, 0.001, (30,))
+    linear = PRESETS["cartpole"]["paper-linear"]()
+    assert linear.policy_hidden == () and linear.ascent_steps == 100
+
+
+def test_swimmer_paper_preset_is_appendix_b():
+    c = PRESETS["swimmer"]["paper"]()
+    assert (c.num_policies, c.num_episodes, c.num_bins, c.pvn_hidden, c.learning_rate, c.train_steps) == (
+        2000, 500, 51, (80,), 0.003, 5000,
+    )  # fmt: skip
+    assert (c.batch_size, c.num_starts, c.ascent_learning_rate, c.ascent_steps, c.policy_hidden, c.horizon) == (
+        32, 5, 0.002, 1000, (30,), 1000,
+    )  # fmt: skip
+    assert c.return_limit is None and c.num_probes == 20 and c.train_probes
+
+
+@pytest.mark.parametrize("preset, policies, episodes", [("budget-2000x5", 2000, 5), ("budget-10000x1", 10_000, 1)])
+def test_swimmer_budget_presets_spend_the_papers_10_million_steps(preset, policies, episodes):
+    c = PRESETS["swimmer"][preset]()
+    assert (c.num_policies, c.num_episodes) == (policies, episodes)
+    assert c.num_policies * c.num_episodes * c.horizon == 10_000_000

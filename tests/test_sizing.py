@@ -1,4 +1,4 @@
-"""Work sized before it starts (``pvnviz.runs.sizing``) and the CLI's endings (one line, a distinct status).
+"""Work sized before it starts (``pvnviz.runs.sizing``): estimates, limits, refusals before any work.
 
 References: the estimates are checked against runs' own measured seconds (the shipped runs' summary.json)
 and against tracemalloc's peak of a real rollout; the refusals against the settings the issue found.
@@ -7,7 +7,6 @@ and against tracemalloc's peak of a real rollout; the refusals against the setti
 import dataclasses
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -102,59 +101,6 @@ def test_cli_refuses_above_free_memory_naming_the_setting(tmp_path, capsys, monk
     line = _one_line_exit(["run", "cartpole", "--out", str(out), "--preset", "quick"], capsys, 2)
     assert "free" in line and "lower" in line
     assert not out.exists()
-
-
-def test_cli_seed_errors_name_the_flag(tmp_path, capsys):
-    with pytest.raises(SystemExit) as code:
-        main(["run", "cartpole", "--out", str(tmp_path / "r"), "--seed", "-1"])
-    assert code.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--seed" in err[0], err
-
-
-@pytest.mark.parametrize(
-    ("error", "status", "words"),
-    [
-        (MemoryError(), 1, "out of memory"),
-        (OSError(28, "No space left on device"), 1, "disk is full"),
-        (RuntimeError("boom"), 1, "RuntimeError: boom"),
-        (KeyboardInterrupt(), 130, "interrupted"),
-    ],
-)
-def test_cli_failures_end_in_one_line_and_a_distinct_status(error, status, words, tmp_path, capsys, monkeypatch):
-    import pvnviz.runs.pipeline as experiment
-
-    def fail(*args, **kwargs):
-        raise error
-
-    monkeypatch.setattr(experiment, "run_experiment", fail)
-    out = tmp_path / "run"
-    line = _one_line_exit(["run", "cartpole", "--out", str(out), "--preset", "quick", "--quiet"], capsys, status)
-    assert words in line
-    assert not out.exists()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_signals_end_the_cli_in_one_line_and_keep_the_earlier_run(sig, status, tmp_path):
-    out = tmp_path / "run"
-    quick = [sys.executable, "-m", "pvnviz", "run", "cartpole", "--preset", "quick", "--quiet", "--out", str(out)]
-    assert subprocess.run(quick, cwd=ROOT, capture_output=True, timeout=300).returncode == 0
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
-    slow = [a for a in quick if a != "--quiet"] + ["--overwrite", "--set", "train_steps=200000"]
-    proc = subprocess.Popen(slow, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    seen = b""
-    while b"train PVN" not in seen:  # the progress bar: imports done, handlers set, training under way
-        byte = proc.stderr.read(1)
-        assert byte, seen[-500:]
-        seen += byte
-    proc.send_signal(sig)
-    _, rest = proc.communicate(timeout=120)
-    err = (seen + rest).decode(errors="replace")
-    assert proc.returncode == status, err[-2000:]
-    lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip()]
-    assert lines[-1].startswith("error:") and "Traceback" not in err, lines[-3:]
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the earlier run, byte for byte
 
 
 @pytest.mark.slow

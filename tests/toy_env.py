@@ -1,4 +1,4 @@
-"""A third environment in one module, to show that adding one needs nothing else (tests/test_new_environment.py).
+"""A third environment in one module, to show that adding one needs nothing else (tests/test_registry.py).
 
 "Line": a point on a rail between two walls at -1 and +1. Action 0 pushes left, 1 right; reward 1 per
 step until the point hits a wall (so a return is an episode's length, as in CartPole). Its physics is one

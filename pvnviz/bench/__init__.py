@@ -9,9 +9,11 @@ the measurement; nothing here passes or fails). One module per benchmark:
 * ``swimmer``: Section 6.3's Swimmer collector against gymnasium and the MuJoCo physics limit,
   and the ``mujoco.rollout`` engine kept for comparison;
 * ``ray``: Algorithm 1 (Appendix C) locally and on a local Ray cluster;
-* ``ui``: the app in Chromium (``browser`` starts the server and the browser; the browser tests share it);
-* ``load``: N Chromium sessions pressing Run at once on one server (the job queue and its workers);
-* ``redraw``: plotly.js redraws in the browser after an ``input`` event (the plotly components, ui/components.py).
+* ``ui``, ``load`` and ``redraw`` are the app's, in Chromium: they live outside the compute package, in the
+  top-level package ``browserbench`` (with its harness, ``browserbench.browser``, which the browser tests share),
+  and run from the repository's root: ``ui`` the pages' input-to-redraw, playback and first-open times; ``load``
+  N Chromium sessions pressing Run at once on one server (the job queue and its workers); ``redraw`` plotly.js
+  redraws in the browser after an ``input`` event (the plotly components, ui/components.py).
 
 Bad numbers on the command line print one line on stderr and exit with status 2.
 """
@@ -40,19 +42,22 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _browser_benchmark(which: str, rest: list[str]) -> int:
+    """``ui``, ``load`` or ``redraw`` (not in "all": each starts a server and Chromium) from ``browserbench``."""
+    try:
+        from browserbench import load, redraw, ui  # none imports Playwright before it runs
+    except ModuleNotFoundError as error:
+        if error.name != "browserbench":
+            raise
+        where = "run it from the repository's root, where browserbench/ is"
+        print(f"python -m pvnviz.bench {which}: error: {where}", file=sys.stderr)
+        return 2
+    return {"ui": ui, "load": load, "redraw": redraw}[which].main(rest)
+
+
 def _run(args: argparse.Namespace, rest: list[str]) -> int:
-    if args.which == "ui":
-        from pvnviz.bench import ui
-
-        return ui.main(rest)
-    if args.which == "load":  # not in "all": it starts a server and N browser sessions
-        from pvnviz.bench import load
-
-        return load.main(rest)
-    if args.which == "redraw":  # not in "all": it starts a server and Chromium
-        from pvnviz.bench import redraw
-
-        return redraw.main(rest)
+    if args.which in ("ui", "load", "redraw"):
+        return _browser_benchmark(args.which, rest)
     if args.which == "ray":  # not in "all": it starts Ray clusters
         from pvnviz.bench import ray
 

@@ -1,4 +1,4 @@
-"""The Streamlit script of ``python -m pvnviz.bench redraw`` (pvnviz/bench/redraw.py): three ``plotly_view``
+"""The Streamlit script of ``python -m pvnviz.bench redraw`` (browserbench/redraw.py): three ``plotly_view``
 figures, each with a benchmark slider (redraw_slider.js) that redraws it in the browser on every ``input`` event.
 
 * ``line101``: a 101-point line, redrawn with ``Plotly.restyle`` of its y;

@@ -27,11 +27,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pvnviz.bench.browser import IDLE, launch, start_server, stop_server
-from pvnviz.bench.ui import OBSERVER, wait_settled
+from browserbench.browser import IDLE, launch, start_server, stop_server
+from browserbench.ui import OBSERVER, wait_settled
 from pvnviz.cli.argtypes import OneLineParser, positive_int
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 RESULT = "live run of these settings"
 FIRST_SEED = 101  # not 0: seed 0's Quick run ships with the app and opens without training
 DRAWN = "[data-testid='stPlotlyChart'] .main-svg:first-child"  # one per chart plotly.js has drawn
@@ -90,7 +90,7 @@ def _open(context, url: str, timeout_s: float) -> tuple[object, float, float]:
 def view_switch(page) -> tuple[float, float]:
     """Switch the replay's start: (seconds to the redraw in the page, seconds until the page is idle again after
     the server's rerun for the URL)."""
-    from pvnviz.bench.views import switches
+    from browserbench.views import switches
 
     page.wait_for_selector(".pvn-player[data-drawn]", timeout=120_000)
     page.evaluate(OBSERVER)

@@ -99,11 +99,20 @@ def test_learned_ascent_over_24_seeds(learned_over_seeds):
 
 
 def test_learned_path_is_evaluated_with_the_exact_objective(paper_run):
+    """Every iterate of the learned ascent is scored by its exact J, Eq. (2): here the 2x2 linear system
+    V = r_pi + gamma P_pi V written out by hand for each policy [P(a1|s1), P(a1|s2)], then J = d0 . V."""
     path = paper_run.learned.ascent
     m = PolytopeConfig().mdp()
-    np.testing.assert_allclose(path.exact_J, mdp_lib.objective(m, mdp_lib.policy_matrix(path.policies)))
     assert path.policies.min() >= 0 and path.policies.max() <= 1
-    assert len(path.policies) == 101
+    assert len(path.policies) == 101 == len(path.exact_J)
+    for x, exact_J in zip(path.policies, path.exact_J):
+        pi = [[x[s], 1.0 - x[s]] for s in range(2)]  # pi[s][a]
+        r_pi = [sum(pi[s][a] * m.rewards[s, a] for a in range(2)) for s in range(2)]
+        P_pi = [[sum(pi[s][a] * m.transitions[s, a, t] for a in range(2)) for t in range(2)] for s in range(2)]
+        (a, b), (c, d) = [[(s == t) - m.gamma * P_pi[s][t] for t in range(2)] for s in range(2)]
+        det = a * d - b * c  # Cramer's rule for (I - gamma P_pi) V = r_pi
+        V = [(d * r_pi[0] - b * r_pi[1]) / det, (a * r_pi[1] - c * r_pi[0]) / det]
+        assert exact_J == pytest.approx(m.d0[0] * V[0] + m.d0[1] * V[1], abs=1e-10)
 
 
 def test_learned_field_points_like_the_exact_field_in_the_interior(paper_run):

@@ -9,7 +9,7 @@ the server can put it into the URL; the redraw does not wait for it.
 
 from __future__ import annotations
 
-from pvnviz.bench.instrument import COUNT_RERUNS
+from browserbench.instrument import COUNT_RERUNS
 
 
 def switches(page, caption: str, label: str, count: int = 10) -> tuple[list[float], int]:

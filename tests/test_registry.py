@@ -5,8 +5,6 @@ The references are the environment's own facts: a return is an episode's length,
 the dataset's env-step count is the sum of its returns; the ascent's scores re-measure on fresh episodes.
 """
 
-import dataclasses
-
 import numpy as np
 import pytest
 import toy_env
@@ -87,17 +85,3 @@ def test_a_registered_environment_shows_its_own_replay_on_the_results_page(line,
     title = frame_figures(replay)["line_replay"]["layout"]["title"]["text"]
     assert title == "Replay: the point on its rail (time step 0)"  # toy_env.replay, drawn by the generic figure
     assert any("The point stays between the walls" in m.value for m in at.markdown)
-
-
-@pytest.mark.parametrize(
-    "change, words",
-    [
-        (dict(obs_dim=3), r"observation_space has shape \(2,\); obs_dim says \(3,\)"),
-        (dict(act_dim=3), r"discrete=True and act_dim=3 say Discrete\(3\)"),
-        (dict(discrete=False), r"discrete=False and act_dim=2 say a Box of shape \(2,\)"),
-    ],
-)
-def test_a_spec_whose_spaces_disagree_with_its_sizes_is_refused_when_built(change, words):
-    spec = toy_env.env_spec()
-    with pytest.raises(ValueError, match=words):
-        dataclasses.replace(spec, **change)

@@ -3,11 +3,11 @@
 Starts ``streamlit run app.py`` on a free port with the repository's own settings (as ``make run`` does) and
 drives Debian's Chromium with Playwright. It prints:
 
-* the polytope instrument (``pvnviz.bench.instrument``): the in-page time from an input event to the end of its
+* the polytope instrument (``browserbench.instrument``): the in-page time from an input event to the end of its
   redraw, over 20 key presses and a 20-move mouse drag of the ascent start and of the discount (median, p95,
   server reruns meanwhile), and after the discount's release the time until the retrained PVN is drawn;
-* each browser player's frames a second while playing, and the server reruns meanwhile (``pvnviz.bench.playback``);
-* each view switch of a player (``pvnviz.bench.views``): the probing states' axes and the replay's start and PVN,
+* each browser player's frames a second while playing, and the server reruns meanwhile (``browserbench.playback``);
+* each view switch of a player (``browserbench.views``): the probing states' axes and the replay's start and PVN,
   from the change to the redraw, and the server reruns meanwhile;
 * the time to open each page first on a fresh server, to an idle page with its charts drawn (a MutationObserver
   in the page records the last change of the script state before the page stays idle for a second, so the number
@@ -23,10 +23,10 @@ import statistics
 import time
 from pathlib import Path
 
-from pvnviz.bench.browser import IDLE, launch, start_server, stop_server
+from browserbench.browser import IDLE, launch, start_server, stop_server
 from pvnviz.cli.argtypes import OneLineParser, positive_int
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 # page -> (URL path, plotly charts drawn at least, goal in seconds)
 PAGES = {
     "home": ("", 0, 6.0),
@@ -113,7 +113,7 @@ def slider_move(page, label: str) -> float:
 def _print_instrument(browser, url: str, repeats: int) -> None:
     """The polytope instrument: input event to redraw, by keyboard and by mouse drag (this checkout only: before
     issue 18 these controls were Streamlit sliders, measured to an idle page by the lines of earlier notes)."""
-    from pvnviz.bench.instrument import drag, keyboard, summary
+    from browserbench.instrument import drag, keyboard, summary
 
     for name, (control, retrains) in INSTRUMENT.items():
         page = open_polytope(browser, url)
@@ -193,8 +193,8 @@ VIEWS = {  # page -> (player caption, drop-down label) switched in the page
 def _print_views(browser, url: str, repeats: int) -> None:
     """The players' view switches (the probing states' axes, the replay's start and PVN): change to redraw.
     Before issue 18 item 5 each was a Streamlit widget: a server rerun that drew the figures again."""
-    from pvnviz.bench.instrument import summary
-    from pvnviz.bench.views import switches
+    from browserbench.instrument import summary
+    from browserbench.views import switches
 
     for path, views in VIEWS.items():
         page = browser.new_page(viewport={"width": 1280, "height": 720})
@@ -218,7 +218,7 @@ def _print_views(browser, url: str, repeats: int) -> None:
 def _print_playback(browser, url: str, repeats: int) -> None:
     """Frames a second and server reruns while each browser player plays (this checkout only: the players
     before issue 18 were server reruns, whose frames the issue counted by hand)."""
-    from pvnviz.bench.playback import playback
+    from browserbench.playback import playback
 
     for path, captions in PLAYERS.items():
         page = browser.new_page(viewport={"width": 1280, "height": 720})

@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 import pytest
-from test_workers import LONG, SMALL, drive
+from test_pool import LONG, SMALL, drive
 
 from pvnviz.core.progress import Stage
 from pvnviz.polytope.experiment import PolytopeConfig, train_polytope_pvn

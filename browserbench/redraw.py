@@ -21,10 +21,10 @@ import math
 import statistics
 from pathlib import Path
 
-from pvnviz.bench.browser import IDLE, launch, start_server, stop_server
+from browserbench.browser import IDLE, launch, start_server, stop_server
 from pvnviz.cli.argtypes import OneLineParser, positive_int
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = "scripts/bench/redraw_app.py"
 CASES = {
     "line101": "restyle, 101-point line",
