@@ -14,8 +14,9 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 install: $(STAMP)
 
+# ui/serve.py: `streamlit run app.py` after importing torch and the figure builders, so no visitor waits for them
 run: install
-	$(BIN)/streamlit run app.py --server.port $(PORT)
+	$(BIN)/python -m ui.serve --server.port $(PORT)
 
 # for editing the app: reruns a page when its source changes (`make run` serves a class and watches nothing)
 dev: install

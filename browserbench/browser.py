@@ -45,7 +45,8 @@ def start_server(
     env: dict[str, str] | None = None,
     script: str = "app.py",
 ) -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` in ``root`` with the repository's config; returns (process, URL) once healthy.
+    """``streamlit run app.py`` in ``root`` with the repository's config, through ``ui/serve.py`` as ``make run``
+    starts it (where the checkout has it); returns (process, URL) once healthy.
 
     ``watch_files=False`` switches Streamlit's file watcher off (tests: no reruns while files change); ``env``
     adds environment variables (e.g. ``PVN_WORKERS``); ``script`` runs another script than ``app.py`` (a path
@@ -53,7 +54,9 @@ def start_server(
     Raises RuntimeError with the end of the server's output if it is not healthy within ``timeout`` s.
     """
     port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port)]
+    served = script == "app.py" and (Path(root) / "ui" / "serve.py").is_file()  # as `make run` starts the app
+    command = [sys.executable, "-m", "ui.serve"] if served else [sys.executable, "-m", "streamlit", "run", script]
+    command += ["--server.port", str(port)]
     command += ["--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     if not watch_files:
         command += ["--server.fileWatcherType", "none"]

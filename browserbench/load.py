@@ -34,7 +34,7 @@ from pvnviz.cli.argtypes import OneLineParser, positive_int
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = "live run of these settings"
 FIRST_SEED = 101  # not 0: seed 0's Quick run ships with the app and opens without training
-DRAWN = "[data-testid='stPlotlyChart'] .main-svg:first-child"  # one per chart plotly.js has drawn
+DRAWN = ".pvn-plotly-view .main-svg:first-child"  # one per figure of ui.chart that plotly.js has drawn
 REPLAY = ("time step", "Start")  # the replay player's caption and its start drop-down: a view control
 
 

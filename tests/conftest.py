@@ -32,8 +32,9 @@ def open_page(page: str, timeout: float = 300) -> AppTest:
 
 
 def figures(at: AppTest) -> list[dict]:
-    """The plotly figures on the page, as JSON dicts."""
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    """The plotly figures on the page (``ui.chart``, drawn by ``ui.components.plotly_view``), as JSON dicts."""
+    views = [e for e in at.get("bidi_component") if e.proto.component_name == "pvn_plotly_view"]
+    return [json.loads(view.proto.json)["figure"] for view in views]
 
 
 def players(at: AppTest) -> dict[str, dict]:

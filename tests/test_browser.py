@@ -64,15 +64,20 @@ def test_page_in_a_real_browser(server, browser, path):
     page.on("pageerror", lambda e: errors.append(str(e)))
     outside: list[str] = []  # nothing is fetched from anywhere but the app's own server (plotly.js included)
     page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((server, "blob:", "data:")) else None)
+    scripts: list[str] = []
+    page.on("request", lambda r: scripts.append(r.url) if r.resource_type == "script" else None)
     page.goto(f"{server}/{path}")
     wait_idle(page)
     if expected_charts:
-        page.wait_for_function(  # st.plotly_chart's and the browser players' figures (ui.browser_player)
+        page.wait_for_function(  # ui.chart's figures and the browser players' (ui.browser_player)
             f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {expected_charts}",
             timeout=120_000,
         )
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.locator(".js-plotly-plot").count() >= expected_charts
+    # one plotly.js for every figure: the app's own (the players need it), not Streamlit's bundled copy as well
+    assert not [url for url in scripts if "PlotlyChart" in url], "st.plotly_chart is back: a second plotly.js"
+    assert sum("plotly.min.js" in url for url in scripts) <= 1, scripts
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     if path == "polytope":
         readme_shot = os.environ.get("PVN_SCREENSHOT") == "1"  # set by `make screenshot` only

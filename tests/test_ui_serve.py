@@ -1,0 +1,47 @@
+"""Tests of ui/serve.py, `make run`'s launcher: the heavy imports happen before Streamlit serves the app.
+
+Every browser test's server starts through it too (``browserbench.browser.start_server``), so the app it
+serves is checked there page by page.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROBE = """
+import sys
+from streamlit.web import cli
+seen = {}
+def fake_main():
+    seen["argv"] = list(sys.argv)
+    seen["warm"] = [name for name in serve.WARM if name in sys.modules]
+cli.main = fake_main
+from ui import serve
+assert "torch" not in sys.modules, "imported before main() ran"
+serve.main(["--server.port", "8999"])
+print(seen)
+"""
+
+
+@pytest.mark.slow  # a fresh interpreter importing torch: about 4 s
+def test_serve_imports_the_heavy_modules_then_runs_the_app():
+    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = ast.literal_eval(out.stdout.strip().splitlines()[-1])
+    from ui import serve
+
+    assert seen["argv"] == ["streamlit", "run", "app.py", "--server.port", "8999"]
+    assert seen["warm"] == list(serve.WARM) and "torch" in seen["warm"]
+
+
+def test_make_run_starts_the_app_through_serve():
+    makefile = (ROOT / "Makefile").read_text()
+    run = makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]
+    assert "-m ui.serve" in run
