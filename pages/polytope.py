@@ -13,8 +13,9 @@ from pvnviz.core.configs import ConfigError, help_text
 from pvnviz.figures import gif, polytope_training
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.experiment import PolytopeConfig, exact_view, learned_view, training_key
-from ui import chart, explain, gif_download, jobs, require_navigation, urlcheck
+from ui import explain, gif_download, jobs, require_navigation, urlcheck
 from ui import polytope_instrument as instrument
+from ui.components import chart
 
 require_navigation()
 

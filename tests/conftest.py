@@ -32,7 +32,7 @@ def open_page(page: str, timeout: float = 300) -> AppTest:
 
 
 def figures(at: AppTest) -> list[dict]:
-    """The plotly figures on the page (``ui.chart``, drawn by ``ui.components.plotly_view``), as JSON dicts."""
+    """The plotly figures on the page (``ui.components.chart``, drawn by its ``plotly_view``), as JSON dicts."""
     views = [e for e in at.get("bidi_component") if e.proto.component_name == "pvn_plotly_view"]
     return [json.loads(view.proto.json)["figure"] for view in views]
 

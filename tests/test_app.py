@@ -141,7 +141,7 @@ def test_random_links_and_widget_values_never_break_a_page(page_keys, monkeypatc
                 job = run[0].key.replace("run_button", "job")
                 assert job not in at.session_state, "a live run over the budget started"
         messages = _messages(at)
-        charts = figures(at) or at.get("bidi_component")  # ui.chart's figures, or the players and instruments
+        charts = figures(at) or at.get("bidi_component")  # ui.components.chart's figures, or players
         assert page == "pages/home.py" or charts or messages, (page, params)  # figures, or a reason
         if at.error:
             refused += 1

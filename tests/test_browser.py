@@ -69,7 +69,7 @@ def test_page_in_a_real_browser(server, browser, path):
     page.goto(f"{server}/{path}")
     wait_idle(page)
     if expected_charts:
-        page.wait_for_function(  # ui.chart's figures and the browser players' (ui.browser_player)
+        page.wait_for_function(  # ui.components.chart's figures and the browser players' (ui.browser_player)
             f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {expected_charts}",
             timeout=120_000,
         )

@@ -29,7 +29,7 @@ def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):
     stop.click()
     page.get_by_text("Run stopped").wait_for(timeout=15_000)
     assert page.get_by_role("button", name="Stop").count() == 0
-    assert page.locator(".pvn-plotly-view").count() >= 5  # the last result is still drawn (ui.chart's figures)
+    assert page.locator(".pvn-plotly-view").count() >= 5  # the last result is still drawn (chart figures)
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
 

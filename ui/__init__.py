@@ -91,17 +91,6 @@ def nbytes(value: Any, depth: int = 0) -> int:
     return 0
 
 
-def chart(fig, name: str = "figure", container: Any = None, key: str | None = None) -> Any:
-    """A plotly figure drawn by the app's own plotly.js (``ui.components.plotly_view``, as the players draw), with
-    the sidebar's projector mode applied and the modebar's camera downloading the figure client-side in the
-    sidebar's format (PNG or SVG), named ``name``. Not ``st.plotly_chart``: that loads Streamlit's own copy of
-    plotly.js besides the players', about 1.3 s more of the browser's CPU on every page open here."""
-    from ui.components import plotly_view
-
-    figure_json = fig.to_plotly_json() if hasattr(fig, "to_plotly_json") else fig
-    return plotly_view(figure_json, key or f"chart-{name}", name=name, container=container)
-
-
 def chart_config(name: str) -> dict[str, Any]:
     """The plotly.js config of every figure: the modebar's camera downloads the figure client-side in the
     sidebar's format (PNG or SVG), named ``name``, and the modebar shows no plotly logo."""

@@ -7,7 +7,8 @@ import streamlit as st
 
 from pvnviz.figures import experiment as figs
 from pvnviz.runs.pipeline import ExperimentResult
-from ui import chart, what_to_look_at
+from ui import what_to_look_at
+from ui.components import chart
 
 
 def render_beyond(result: ExperimentResult) -> None:

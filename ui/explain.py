@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pvnviz.figures.diagram import pvn_diagram
-from ui import chart
+from ui.components import chart
 
 EXACT_J = r"J(\pi) = d_0^\top \,(I - \gamma P_\pi)^{-1}\, r_\pi"
 J_HAT = (

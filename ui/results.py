@@ -14,9 +14,10 @@ from pvnviz.figures import gif
 from pvnviz.figures.replay import replay_steps, replay_variants
 from pvnviz.runs import archive
 from pvnviz.runs.pipeline import ExperimentResult
-from ui import chart, gif_download, jobs, what_to_look_at
+from ui import gif_download, jobs, what_to_look_at
 from ui.beyond import render_beyond
 from ui.browser_player import Choice, play
+from ui.components import chart
 
 REPLAY_NAMES = ("before ascent", "after ascent (best seen)")  # the policies of policy_pair, in order
 
