@@ -20,7 +20,7 @@ from pvnviz.core.policies import PolicyArch
 from pvnviz.envs import cartpole, swimmer
 from pvnviz.envs import registry as envs
 from pvnviz.envs.registry import get_env
-from pvnviz.envs.replay import shared_start_episodes
+from pvnviz.envs.replay import replay_all, shared_start_episodes
 from pvnviz.envs.scene import Panel, Part, Replay
 from pvnviz.figures import gif, theme
 from pvnviz.figures.replay import replay_figure, replay_steps
@@ -165,3 +165,23 @@ def test_no_shared_replay_module_names_an_environment():
     for shared in ("pvnviz/figures/replay.py", "pvnviz/figures/gif.py", "ui/results.py"):
         text = (ROOT / shared).read_text().lower()
         assert "cartpole" not in text and "swimmer" not in text, shared
+
+
+def test_swimmer_replays_of_many_pairs_in_one_batch_equal_one_rollout_each():
+    """``replay_all`` makes the Swimmer's replays in one batched rollout (its policies draw no random numbers):
+    every panel equals the replay of its pair alone, to the last bit, for a linear and a two-layer policy."""
+    env = get_env("swimmer")
+    for hidden in ((), (16, 16)):
+        arch = PolicyArch(8, 2, hidden, discrete=False)
+        pairs = {"fingerprint": np.stack([_params(arch, s, 0.5 + s) for s in range(3)]), "flattened": None}
+        pairs["flattened"] = pairs["fingerprint"][::-1] * 0.7
+        calls = []
+        made = replay_all(env.replay, arch, pairs, 120, 4, lambda *a, c=calls: c.append(a))
+        assert [done for done, _, _ in calls] == [0, 6]  # one batch, not one rollout per pair
+        for (mode, start), replay in made.items():
+            alone = env.replay(arch, pairs[mode][start], 120, 4)
+            assert replay.caption == alone.caption
+            for panel, single in zip(replay.panels, alone.panels, strict=True):
+                assert panel.summary == single.summary
+                for part, same in zip(panel.parts, single.parts, strict=True):
+                    np.testing.assert_array_equal(part.points, same.points)

@@ -83,10 +83,19 @@ def swimmer_bodies(
     """Swimmer's replay: the links seen from above (MuJoCo kinematics), stacked per policy, with the front's path.
 
     The swimmer's frames are its joint positions ``qpos`` (K, B, T + 1, nq); ``qpos[0]`` is the forward position.
+    Its policies are deterministic, so ``replay.many`` (see ``replay_all``) rolls out several sets of policies in
+    one batch: the same episodes as one rollout per set, for one pass of the time loop instead of one per set.
     """
 
     def replay(arch: PolicyArch, params: np.ndarray, horizon: int, seed: int) -> Replay:
-        traj = shared_start_episodes(dynamics, reset_states, arch, params, horizon, seed)
+        return draw(shared_start_episodes(dynamics, reset_states, arch, params, horizon, seed))
+
+    def many(arch: PolicyArch, stacks: Sequence[np.ndarray], horizon: int, seed: int) -> list[Replay]:
+        traj = shared_start_episodes(dynamics, reset_states, arch, np.concatenate(stacks), horizon, seed)
+        ends = np.cumsum([len(stack) for stack in stacks])
+        return [draw(Trajectories(*(a[end - len(s) : end] for a in traj))) for s, end in zip(stacks, ends)]
+
+    def draw(traj: Trajectories) -> Replay:
         qpos = traj.frames[:, 0]  # (K, T+1, nq)
         _, segments = body_frames(qpos, load_model(), body_names)  # (K, T+1, links, 2 ends, xyz)
         returns, distance = traj.returns[:, 0], qpos[:, -1, 0] - qpos[:, 0, 0]
@@ -112,6 +121,7 @@ def swimmer_bodies(
             "velocity).",
         )
 
+    replay.many = many
     return replay
 
 
@@ -154,8 +164,19 @@ def replay_all(
     on_progress: ProgressFn | None = None,
 ) -> dict[tuple[str, int], Replay]:
     """``replay`` of every start's (before, after) pair, ``pairs[mode]`` (starts, 2, P): {(mode, start): Replay},
-    each from the same start state (``seed``), so a page can switch between them without computing again."""
+    each from the same start state (``seed``), so a page can switch between them without computing again.
+
+    A replay of deterministic policies with a ``many`` (the Swimmer's) makes them all in one batched rollout.
+    """
     jobs = [(mode, start) for mode, stack in pairs.items() for start in range(len(stack))]
+    many = getattr(replay, "many", None)
+    if many is not None and not arch.discrete and jobs:  # no random draws in the episodes: one batch is the same
+        if on_progress is not None:
+            on_progress(0, len(jobs), Report(Stage.REPLAYS, f"all {len(jobs)} in one batch"))
+        made = many(arch, [pairs[mode][start] for mode, start in jobs], horizon, seed)
+        if on_progress is not None:
+            on_progress(len(jobs), len(jobs), Report(Stage.REPLAYS, "done"))
+        return dict(zip(jobs, made, strict=True))
     out = {}
     for done, (mode, start) in enumerate(jobs):
         if on_progress is not None:
