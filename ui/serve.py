@@ -15,7 +15,6 @@ import sys
 # what a results page imports on its first run, slowest first (python -X importtime): torch alone is about 2 s
 WARM = (
     "torch",
-    "scipy.stats",
     "pvnviz.runs.files",
     "pvnviz.runs.pipeline",
     "pvnviz.envs.registry",
