@@ -15,6 +15,7 @@ import hostile_inputs as hostile
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import ui.jobs
 from browserbench.browser import CHROMIUM, IDLE, launch, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,3 +152,51 @@ def fifo_runs(tmp_path):
             os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
         except OSError:
             pass  # no reader: nothing waits on it
+
+
+def tiny_configs() -> tuple:
+    """A CartPole and a Swimmer experiment small enough for a unit test (seconds), every stage included."""
+    import dataclasses
+
+    from pvnviz.runs.config import ExperimentConfig
+    from pvnviz.runs.presets import PRESETS
+
+    cartpole = ExperimentConfig(
+        num_policies=120,
+        num_episodes=10,
+        train_steps=200,
+        ascent_steps=40,
+        eval_every=10,
+        eval_episodes=10,
+        num_starts=3,
+        log_every=20,
+    )
+    swimmer = dataclasses.replace(
+        PRESETS["swimmer"]["quick"](),
+        num_policies=40,
+        num_episodes=2,
+        horizon=60,
+        train_steps=150,
+        ascent_steps=30,
+        eval_every=10,
+        eval_episodes=2,
+        num_starts=2,
+        log_every=10,
+    )
+    return cartpole, swimmer
+
+
+TINY_CARTPOLE, TINY_SWIMMER = tiny_configs()
+_REAL_SUBMIT = ui.jobs.submit
+
+
+def no_training(key, task, *args, **kwargs):
+    """``ui.jobs.submit`` refusing an experiment (replays of the run shown still go to a worker); monkeypatch it in."""
+    if task == "experiment":
+        raise AssertionError("the page trained although a shipped run matches")
+    return _REAL_SUBMIT(key, task, *args, **kwargs)
+
+
+def texts(at: AppTest) -> str:
+    """The page's captions, infos, warnings and markdown, as one string."""
+    return " ".join(e.value for kind in ("caption", "info", "warning", "markdown") for e in at.get(kind))

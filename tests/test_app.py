@@ -21,7 +21,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui.jobs
-from conftest import APP, PAGES, figures, open_page
+from conftest import APP, PAGES, figures, no_training, open_page, texts
 
 pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
 
@@ -36,7 +36,6 @@ JUNK = [
 WIDGETS = ("number_input", "slider", "text_input", "selectbox", "checkbox", "toggle", "radio", "select_slider")
 # AppTest cannot set a select_slider whose options are formatted (the validation policy's): links only, not set_value
 SETTABLE = tuple(w for w in WIDGETS if w != "select_slider")
-_SUBMIT = ui.jobs.submit
 
 
 @pytest.mark.parametrize("page_path", PAGES)
@@ -46,26 +45,15 @@ def test_every_page_renders_on_defaults(page_path):
     assert not at.error, [e.value for e in at.error]
 
 
-def _no_training(key, task, *args, **kwargs):
-    """``jobs.submit`` refusing an experiment (replays of the run shown still go to a worker)."""
-    if task == "experiment":
-        raise AssertionError("the page trained although a shipped run matches")
-    return _SUBMIT(key, task, *args, **kwargs)
-
-
-def _texts(at: AppTest) -> str:
-    return " ".join(e.value for kind in ("caption", "info", "warning", "markdown") for e in at.get(kind))
-
-
 @pytest.mark.parametrize(
     "page, folder", [("pages/cartpole.py", "cartpole-paper"), ("pages/swimmer.py", "swimmer-beyond")]
 )
 def test_pages_open_on_shipped_runs_without_training(monkeypatch, page, folder):
-    monkeypatch.setattr(ui.jobs, "submit", _no_training)
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
     at = open_page(page)
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["seed"] == 0  # the sidebar shows the seed of what is drawn
-    assert f"data/{folder}" in _texts(at)
+    assert f"data/{folder}" in texts(at)
     assert len(figures(at)) >= 5
 
 

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 import ui.experiment
 import ui.jobs
-from conftest import APP, figures, frame_figures, open_page, players, trace_names
+from conftest import APP, figures, frame_figures, no_training, open_page, players, texts, trace_names
 from pvnviz.runs import archive
 from pvnviz.runs.files import load_result
 from pvnviz.runs.presets import PRESETS
@@ -23,34 +23,22 @@ PAPER = PRESETS["cartpole"]["paper"]()
 ROOT = Path(__file__).resolve().parents[1]
 FIELDS = [field for _, fields in ui.experiment.FIELDS for field, _, kind, _ in fields if kind in ("int", "float")]
 
-_SUBMIT = ui.jobs.submit
-
-
-def _no_training(key, task, *args, **kwargs):
-    """``jobs.submit`` refusing an experiment (replays of the run shown still go to a worker)."""
-    if task == "experiment":
-        raise AssertionError("the page trained although a shipped run matches")
-    return _SUBMIT(key, task, *args, **kwargs)
-
-
-def _texts(at: AppTest) -> str:
-    return " ".join(e.value for kind in ("caption", "info", "warning", "markdown") for e in at.get(kind))
 
 
 def test_cartpole_quick_preset_opens_its_shipped_run(monkeypatch):
-    monkeypatch.setattr(ui.jobs, "submit", _no_training)
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
     at = open_page("pages/cartpole.py")
     at.selectbox(key="cartpole_preset").set_value("quick").run()
     assert at.number_input(key="cartpole_num_policies").value == QUICK.num_policies
-    assert "data/cartpole-quick" in _texts(at)
+    assert "data/cartpole-quick" in texts(at)
 
 
 def test_cartpole_beyond_preset_opens_its_shipped_run_with_fresh_numbers(monkeypatch):
-    monkeypatch.setattr(ui.jobs, "submit", _no_training)
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
     at = open_page("pages/cartpole.py")
     at.selectbox(key="cartpole_preset").set_value("beyond").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "data/cartpole-beyond" in _texts(at)
+    assert "data/cartpole-beyond" in texts(at)
     fresh = load_result("data/cartpole-beyond", "cartpole").summary()["inputs"]["fingerprint"]["fresh_mean_return"]
     shown = [m for m in at.metric if "fingerprint" in m.label and "fresh" in m.label]
     assert [m.value for m in shown] == [f"{fresh:.1f}"]
@@ -74,7 +62,7 @@ def test_a_preset_link_fills_every_field_with_the_preset():
     assert at.selectbox(key="cartpole_preset").value == "quick"
     for field in FIELDS:
         assert at.number_input(key=f"cartpole_{field}").value == pytest.approx(getattr(QUICK, field)), field
-    assert "data/cartpole-quick" in _texts(at)  # and the Quick results are drawn, not the Paper ones
+    assert "data/cartpole-quick" in texts(at)  # and the Quick results are drawn, not the Paper ones
     assert at.metric[0].value.endswith(f"/ {QUICK.num_policies}")
 
 
@@ -83,7 +71,7 @@ def test_a_link_with_a_changed_field_keeps_it_on_top_of_the_preset():
     assert at.session_state["seed"] == 3
     assert at.number_input(key="cartpole_train_steps").value == 700
     assert at.number_input(key="cartpole_num_policies").value == QUICK.num_policies
-    assert "not been run yet" in _texts(at)  # shown honestly: no run of these settings exists
+    assert "not been run yet" in texts(at)  # shown honestly: no run of these settings exists
 
 
 def test_reset_to_the_paper_restores_preset_fields_and_seed():
@@ -97,7 +85,7 @@ def test_reset_to_the_paper_restores_preset_fields_and_seed():
     assert at.selectbox(key="cartpole_preset").value == "paper"
     for field in FIELDS:
         assert at.number_input(key=f"cartpole_{field}").value == pytest.approx(getattr(PAPER, field)), field
-    assert "data/cartpole-paper" in _texts(at)
+    assert "data/cartpole-paper" in texts(at)
 
 
 def _small(at: AppTest, train_steps: int) -> None:
@@ -123,13 +111,13 @@ def _wait_for_job(at: AppTest, key: str = "cartpole_job", seconds: float = 180) 
 def test_run_button_trains_in_a_worker_and_the_page_shows_the_result():
     at = open_page("pages/cartpole.py")
     _small(at, train_steps=60)
-    assert "not been run yet" in _texts(at)
+    assert "not been run yet" in texts(at)
     at.button(key="cartpole_run_button").click().run()
     job = _wait_for_job(at)
     assert job.state == "done" and not job.error
     assert ("experiment", job.key[1], job.key[2]) == job.key and job.key[2] == at.session_state["seed"]
     at.run()
-    assert "live run of these settings" in _texts(at)
+    assert "live run of these settings" in texts(at)
     assert not at.exception
 
 
@@ -146,8 +134,8 @@ def test_stop_cancels_a_running_job_and_keeps_the_last_result():
         time.sleep(0.05)
     assert ui.jobs.job_queue().view(job_id).state == "cancelled"  # nobody else waited: the worker stopped it
     at.run()
-    assert "Run stopped" in _texts(at)
-    assert "Shown below: preset Paper (MLP [30]), seed 0" in _texts(at)  # the last finished result stays
+    assert "Run stopped" in texts(at)
+    assert "Shown below: preset Paper (MLP [30]), seed 0" in texts(at)  # the last finished result stays
     assert len(figures(at)) >= 5
 
 
@@ -171,7 +159,7 @@ def test_two_sessions_with_the_same_settings_share_one_job():
     job = _wait_for_job(first)
     assert job.state == "done", job
     first.run()
-    assert "live run of these settings" in _texts(first)
+    assert "live run of these settings" in texts(first)
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +175,7 @@ def test_page_opens_an_uploaded_zip_and_refuses_a_damaged_one(quick_run):
     zipped = archive.run_zip(quick_run)
     at.file_uploader(key="cartpole_upload").set_value(("run.zip", zipped, "application/zip")).run()
     assert not at.error and not at.exception
-    assert "uploaded run `run.zip` (preset Quick, seed 0)" in _texts(at)
+    assert "uploaded run `run.zip` (preset Quick, seed 0)" in texts(at)
 
 
 def test_projector_toggle_enlarges_fonts_and_lines():

@@ -9,33 +9,12 @@ import re
 import numpy as np
 import pytest
 
+from conftest import TINY_CARTPOLE, TINY_SWIMMER
 from pvnviz.core.configs import ConfigError
 from pvnviz.core.ensemble import PVNEnsemble, train_ensemble
 from pvnviz.runs.pipeline import ExperimentConfig, run_experiment
-from pvnviz.runs.presets import PRESETS
 
-CARTPOLE = ExperimentConfig(
-    num_policies=120,
-    num_episodes=10,
-    train_steps=200,
-    ascent_steps=40,
-    eval_every=10,
-    eval_episodes=10,
-    num_starts=3,
-    log_every=20,
-)
-SWIMMER = dataclasses.replace(
-    PRESETS["swimmer"]["quick"](),
-    num_policies=40,
-    num_episodes=2,
-    horizon=60,
-    train_steps=150,
-    ascent_steps=30,
-    eval_every=10,
-    eval_episodes=2,
-    num_starts=2,
-    log_every=10,
-)
+CARTPOLE, SWIMMER = TINY_CARTPOLE, TINY_SWIMMER
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+from conftest import TINY_CARTPOLE, TINY_SWIMMER
 from gym_reference import cartpole_episode_returns
 from pvnviz.cli.main import main
 from pvnviz.core.configs import ConfigError
@@ -19,28 +20,7 @@ from pvnviz.runs.pipeline import ExperimentConfig, collect, run_experiment, spli
 from pvnviz.runs.presets import PRESETS
 from pvnviz.runs.store import write_manifest
 
-TINY = ExperimentConfig(
-    num_policies=120,
-    num_episodes=10,
-    train_steps=200,
-    ascent_steps=40,
-    eval_every=10,
-    eval_episodes=10,
-    num_starts=3,
-    log_every=20,
-)
-SWIMMER_TINY = dataclasses.replace(
-    PRESETS["swimmer"]["quick"](),
-    num_policies=40,
-    num_episodes=2,
-    horizon=60,
-    train_steps=150,
-    ascent_steps=30,
-    eval_every=10,
-    eval_episodes=2,
-    num_starts=2,
-    log_every=10,
-)
+TINY, SWIMMER_TINY = TINY_CARTPOLE, TINY_SWIMMER
 NOISY = ExperimentConfig(
     num_policies=150,
     num_episodes=10,
