@@ -32,6 +32,19 @@ def open_page(page: str, timeout: float = 300) -> AppTest:
     return at
 
 
+def open_link(params: dict[str, str], page: str = "pages/cartpole.py", *, clean: bool = True) -> AppTest:
+    """A fresh session opened on a copied URL: the query parameters are there before the first run. ``clean``:
+    the page must run without an exception."""
+    at = AppTest.from_file(APP, default_timeout=300)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.switch_page(page)
+    at.run()
+    if clean:
+        assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def figures(at: AppTest) -> list[dict]:
     """The plotly figures on the page (``ui.components.chart``, drawn by its ``plotly_view``), as JSON dicts."""
     views = [e for e in at.get("bidi_component") if e.proto.component_name == "pvn_plotly_view"]

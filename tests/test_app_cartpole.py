@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 import ui.experiment
 import ui.jobs
-from conftest import APP, figures, frame_figures, no_training, open_page, players, texts, trace_names
+from conftest import figures, frame_figures, no_training, open_link, open_page, players, texts, trace_names
 from pvnviz.runs import archive
 from pvnviz.runs.files import load_result
 from pvnviz.runs.presets import PRESETS
@@ -46,19 +46,8 @@ def test_cartpole_beyond_preset_opens_its_shipped_run_with_fresh_numbers(monkeyp
     assert f"checks {spent:,}" in shown[0].help  # every env step beyond the dataset is shown
 
 
-def _open_link(params: dict[str, str], page: str = "pages/cartpole.py") -> AppTest:
-    """A fresh session opened on a copied URL: the query parameters are there before the first run."""
-    at = AppTest.from_file(APP, default_timeout=300)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.switch_page(page)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def test_a_preset_link_fills_every_field_with_the_preset():
-    at = _open_link({"seed": "0", "cartpole_preset": "quick"})
+    at = open_link({"seed": "0", "cartpole_preset": "quick"})
     assert at.selectbox(key="cartpole_preset").value == "quick"
     for field in FIELDS:
         assert at.number_input(key=f"cartpole_{field}").value == pytest.approx(getattr(QUICK, field)), field
@@ -67,7 +56,7 @@ def test_a_preset_link_fills_every_field_with_the_preset():
 
 
 def test_a_link_with_a_changed_field_keeps_it_on_top_of_the_preset():
-    at = _open_link({"seed": "3", "cartpole_preset": "quick", "cartpole_train_steps": "700"})
+    at = open_link({"seed": "3", "cartpole_preset": "quick", "cartpole_train_steps": "700"})
     assert at.session_state["seed"] == 3
     assert at.number_input(key="cartpole_train_steps").value == 700
     assert at.number_input(key="cartpole_num_policies").value == QUICK.num_policies
@@ -273,17 +262,9 @@ def test_cartpole_page_opens_a_saved_run(tmp_path, monkeypatch):
     assert not at.exception and len(figures(at)) > 0
 
 
-def _open(page: str, **params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.switch_page(page)
-    for key, value in params.items():
-        at.query_params[key] = value
-    return at.run()
-
-
 def test_a_link_to_a_server_path_opens_nothing_and_says_so():
     for path in ("/etc", "~", "../../etc", "data/../../etc", "x" * 5000):
-        at = _open("pages/cartpole.py", cartpole_run=path)
+        at = open_link(dict(cartpole_run=path), clean=False)
         assert not at.exception, [e.value for e in at.exception]
         assert at.selectbox(key="cartpole_run").value == ""  # not opened
         warning = next(w.value for w in at.warning if "link holds values" in w.value)
@@ -292,13 +273,13 @@ def test_a_link_to_a_server_path_opens_nothing_and_says_so():
 
 
 def test_a_shipped_run_opens_from_its_name_in_a_link():
-    at = _open("pages/cartpole.py", cartpole_run="data/cartpole-quick")
+    at = open_link(dict(cartpole_run="data/cartpole-quick"), clean=False)
     assert not at.exception and not at.error
     assert any("Showing the saved run in `data/cartpole-quick`" in i.value for i in at.info)
 
 
 def test_bad_link_values_are_named_with_the_value_used_instead():
-    at = _open("pages/cartpole.py", cartpole_num_policies="lots", seed="inf", cartpole_preset="Mine")
+    at = open_link(dict(cartpole_num_policies="lots", seed="inf", cartpole_preset="Mine"), clean=False)
     assert not at.exception, [e.value for e in at.exception]
     warning = next(w.value for w in at.warning if "link holds values" in w.value)
     for key in ("cartpole_num_policies", "seed", "cartpole_preset"):
@@ -307,7 +288,7 @@ def test_bad_link_values_are_named_with_the_value_used_instead():
 
 def test_run_refuses_settings_over_the_live_budget_and_says_what_to_lower(monkeypatch):
     monkeypatch.setenv("PVN_LIVE_BUDGET_SECONDS", "60")
-    at = _open("pages/cartpole.py")
+    at = open_link({}, clean=False)
     assert not at.button(key="cartpole_run_button").disabled  # the paper preset fits (about 7 s)
     at.number_input(key="cartpole_train_steps").set_value(50000).run()
     at.number_input(key="cartpole_batch_size").set_value(1024).run()
@@ -321,14 +302,14 @@ def test_run_refuses_settings_over_the_live_budget_and_says_what_to_lower(monkey
 def test_the_replay_start_shown_is_always_in_the_url():
     """Issue 18, item 5: the opening start is written too, so a copied link opens the start on screen; the
     player opens on the link's start and PVN, and a start this result does not have is named."""
-    at = _open("pages/cartpole.py")
+    at = open_link({}, clean=False)
     replay = players(at)["cartpole_replay"]
     shown = replay["choice"]["start"] + 1
     assert at.query_params["cartpole_replay_start"] == str(shown)
     assert replay["choices"][1]["options"] == ["1", "2", "3", "4", "5"]
-    at = _open("pages/cartpole.py", cartpole_replay_start="2", cartpole_replay_mode="flattened")
+    at = open_link(dict(cartpole_replay_start="2", cartpole_replay_mode="flattened"), clean=False)
     assert players(at)["cartpole_replay"]["choice"] == {"mode": 1, "start": 1}
-    at = _open("pages/cartpole.py", cartpole_replay_start="99")  # not a start of this result
+    at = open_link(dict(cartpole_replay_start="99"), clean=False)  # not a start of this result
     assert not at.exception
     assert players(at)["cartpole_replay"]["choice"]["start"] + 1 == shown
     assert at.query_params["cartpole_replay_start"] == str(shown)
@@ -336,9 +317,9 @@ def test_the_replay_start_shown_is_always_in_the_url():
 
 
 def test_the_probe_axes_of_a_link_open_and_a_bad_one_is_named():
-    at = _open("pages/cartpole.py", cartpole_probe_x="1", cartpole_probe_y="3")
+    at = open_link(dict(cartpole_probe_x="1", cartpole_probe_y="3"), clean=False)
     assert players(at)["cartpole_probes"]["choice"] == {"x": 1, "y": 3}
-    at = _open("pages/cartpole.py", cartpole_probe_x="9")
+    at = open_link(dict(cartpole_probe_x="9"), clean=False)
     assert not at.exception and players(at)["cartpole_probes"]["choice"] == {"x": 0, "y": 2}
     assert any("cartpole_probe_x" in w.value for w in at.warning if "link holds values" in w.value)
 

@@ -5,7 +5,7 @@ tests/test_ui_polytope_instrument.py)."""
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import APP, figures, instrument, open_page, trace_names
+from conftest import APP, figures, instrument, open_link, open_page, trace_names
 from ui.polytope_instrument import CONTROLS
 
 
@@ -47,14 +47,6 @@ def test_the_cloud_sent_is_the_exact_views_cloud():
     cloud = instrument(at)["cloud"]
     sent = np.frombuffer(base64.b64decode(cloud["bdata"]), dtype="<f8").reshape(-1, 2)
     assert sent == pytest.approx(exact_view(PolytopeConfig(), 4).cloud_policies)  # seed 4, the page's default
-
-
-def _open(page: str, **params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.switch_page(page)
-    for key, value in params.items():
-        at.query_params[key] = value
-    return at.run()
 
 
 @pytest.mark.slow
@@ -113,7 +105,7 @@ def test_random_mdp_and_paper_buttons():
 
 @pytest.mark.slow
 def test_polytope_link_out_of_range_is_named():
-    at = _open("pages/polytope.py", gamma="7", start1="0.25")
+    at = open_link(dict(gamma="7", start1="0.25"), "pages/polytope.py", clean=False)
     assert not at.exception
     warning = next(w.value for w in at.warning if "link holds values" in w.value)
     assert "gamma" in warning and "start1" not in warning  # a valid value is taken silently

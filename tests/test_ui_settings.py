@@ -4,7 +4,7 @@ made when URLs held labels still open their preset, and a link naming no preset 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import APP, open_page
+from conftest import open_link, open_page
 from pvnviz.runs.presets import PRESETS, preset_label
 
 pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
@@ -12,17 +12,6 @@ pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `m
 QUICK = PRESETS["cartpole"]["quick"]()
 PAPER = PRESETS["cartpole"]["paper"]()
 OLD_SWIMMER_BEYOND = "Beyond zero-shot: 10,000 x 1, best-policy starts, 6 active rounds"  # its label until issue 19
-
-
-def _open_link(params: dict[str, str], page: str = "pages/cartpole.py") -> AppTest:
-    """A fresh session opened on a copied URL: the query parameters are there before the first run."""
-    at = AppTest.from_file(APP, default_timeout=300)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.switch_page(page)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def _in_url(at: AppTest, key: str) -> str | None:
@@ -39,7 +28,7 @@ def _texts(at: AppTest) -> str:
 
 
 def test_an_old_link_with_a_label_opens_its_preset_and_the_url_then_holds_the_id():
-    at = _open_link({"seed": "0", "cartpole_preset": "Quick"})
+    at = open_link({"seed": "0", "cartpole_preset": "Quick"})
     assert at.selectbox(key="cartpole_preset").value == "quick"
     assert at.number_input(key="cartpole_num_policies").value == QUICK.num_policies  # Quick's fields, not Paper's
     assert "data/cartpole-quick" in _texts(at)
@@ -48,7 +37,7 @@ def test_an_old_link_with_a_label_opens_its_preset_and_the_url_then_holds_the_id
 
 
 def test_the_old_swimmer_beyond_label_opens_beyond_whose_label_now_says_its_rounds():
-    at = _open_link({"swimmer_preset": OLD_SWIMMER_BEYOND}, "pages/swimmer.py")
+    at = open_link({"swimmer_preset": OLD_SWIMMER_BEYOND}, "pages/swimmer.py")
     box = at.selectbox(key="swimmer_preset")
     assert box.value == "beyond" and _in_url(at, "swimmer_preset") == "beyond"
     rounds = PRESETS["swimmer"]["beyond"]().rounds
@@ -58,18 +47,18 @@ def test_the_old_swimmer_beyond_label_opens_beyond_whose_label_now_says_its_roun
 
 
 def test_a_link_with_an_id_opens_that_preset():
-    at = _open_link({"cartpole_preset": "beyond-linear"})
+    at = open_link({"cartpole_preset": "beyond-linear"})
     assert at.selectbox(key="cartpole_preset").value == "beyond-linear"
     assert at.text_input(key="cartpole_policy_hidden").value == ""  # linear policies
     assert not _link_warning(at)
 
 
 def test_a_link_naming_no_preset_is_named_and_the_page_opens_on_its_own():
-    at = _open_link({"cartpole_preset": "Mine"})
+    at = open_link({"cartpole_preset": "Mine"})
     warning = _link_warning(at)
     assert "`cartpole_preset=Mine`" in warning and "**cartpole_preset** is 'paper'" in warning, warning
     assert at.selectbox(key="cartpole_preset").value == "paper" and _in_url(at, "cartpole_preset") == "paper"
-    at = _open_link({"swimmer_preset": "beyond-linear"}, "pages/swimmer.py")  # an id of the other page only
+    at = open_link({"swimmer_preset": "beyond-linear"}, "pages/swimmer.py")  # an id of the other page only
     assert "`swimmer_preset=beyond-linear`" in _link_warning(at)
 
 
@@ -81,7 +70,7 @@ def test_the_box_shows_labels_and_puts_the_chosen_id_in_the_url():
     box.set_value("quick").run()
     assert _in_url(at, "cartpole_preset") == "quick"
     assert at.number_input(key="cartpole_num_policies").value == QUICK.num_policies
-    copied = _open_link({key: _in_url(at, key) for key in at.query_params})  # the URL, in a fresh tab
+    copied = open_link({key: _in_url(at, key) for key in at.query_params})  # the URL, in a fresh tab
     assert copied.selectbox(key="cartpole_preset").value == "quick"
     assert copied.number_input(key="cartpole_num_policies").value == QUICK.num_policies
 
