@@ -15,12 +15,19 @@ import sys
 # what a results page imports on its first run, slowest first (python -X importtime): torch alone is about 2 s
 WARM = (
     "torch",
+    "gymnasium",  # the environments' action spaces
+    "streamlit.emojis",  # the pages' emoji icons, checked on app.py's first run
+    "pandas",  # plotly's JSON encoder and Streamlit's component data import it on the first figure: 0.3 s
     "pvnviz.runs.files",
     "pvnviz.runs.pipeline",
     "pvnviz.envs.registry",
+    "pvnviz.envs.swimmer",  # MuJoCo: the Swimmer page's budget check builds the environment (0.3 s)
+    "pvnviz.envs.cartpole",
     "pvnviz.figures.experiment",
     "pvnviz.figures.replay",
     "pvnviz.figures.polytope",
+    "pvnviz.figures.diagram",
+    "pvnviz.figures.frames",
 )
 
 
