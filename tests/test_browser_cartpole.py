@@ -25,7 +25,18 @@ def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):
     page.get_by_role("button", name="Run with these settings").click()
     stop = page.get_by_role("button", name="Stop")
     stop.wait_for(timeout=60_000)
-    page.wait_for_selector("[data-testid='stProgress']", timeout=60_000)
+    panel = page.locator(".pvn-job-progress[data-state='running'] .pvn-job-text")
+    panel.wait_for(timeout=60_000)
+    # the page follows the worker's progress in the browser: its text moves on, and the server reruns nothing
+    page.evaluate(
+        "() => { window.__runs = 0; const app = document.querySelector(\"[data-testid='stApp']\");"
+        " new MutationObserver(() => { if (app.dataset.testScriptState === 'running') window.__runs += 1; })"
+        ".observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"
+    )
+    before = panel.inner_text()
+    page.wait_for_timeout(3000)
+    assert panel.inner_text() != before, "the progress text did not move"
+    assert page.evaluate("window.__runs") == 0, "the server reran the page while the run went"
     stop.click()
     page.get_by_text("Run stopped").wait_for(timeout=15_000)
     assert page.get_by_role("button", name="Stop").count() == 0

@@ -73,21 +73,32 @@ def ensure_plotly_js(static_dir: str) -> str:
     return hashlib.sha256(source).hexdigest()[:12]
 
 
-def plotly_js_url() -> str:
-    """The server path of plotly.min.js (``/<baseUrlPath>/app/static/plotly.min.js?v=<hash>``), copying the
-    file into the main script's ``static/`` folder first if needed."""
+def static_dir() -> Path:
+    """The folder Streamlit serves at ``<baseUrlPath>/app/static/``: ``static/`` beside the main script.
+
+    Raises RuntimeError outside a script run, or when static serving is off."""
     if not st.get_option("server.enableStaticServing"):
         raise RuntimeError(
-            "plotly components need Streamlit's static file serving: run from the repository's folder, whose "
+            "PVN Lab needs Streamlit's static file serving: run from the repository's folder, whose "
             ".streamlit/config.toml sets [server] enableStaticServing = true."
         )
     ctx = get_script_run_ctx()
     if ctx is None:
-        raise RuntimeError("plotly components can only be drawn while a Streamlit script runs")
-    version = ensure_plotly_js(str(Path(ctx.main_script_path).resolve().parent / "static"))
+        raise RuntimeError("the static folder is known only while a Streamlit script runs")
+    return Path(ctx.main_script_path).resolve().parent / "static"
+
+
+def static_url(name: str) -> str:
+    """The server path of ``static/<name>``: ``/<baseUrlPath>/app/static/<name>``."""
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
     prefix = f"/{base}/" if base else "/"
-    return f"{prefix}{STATIC_ROUTE}/plotly.min.js?v={version}"
+    return f"{prefix}{STATIC_ROUTE}/{name}"
+
+
+def plotly_js_url() -> str:
+    """The server path of plotly.min.js (``/<baseUrlPath>/app/static/plotly.min.js?v=<hash>``), copying the
+    file into the main script's ``static/`` folder first if needed."""
+    return static_url(f"plotly.min.js?v={ensure_plotly_js(str(static_dir()))}")
 
 
 def figure_data(figure_json: dict, key: str, name: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pvnviz.runs.store import RUNS_ROOTS_ENV, RunError, list_runs, read_run, res
 from pvnviz.workers.jobqueue import JobView
 from ui import computed, jobs, result_store, urlcheck
 from ui.errors import guarded
-from ui.live_chart import live_loss_chart
+from ui.job_progress import show as show_progress
 from ui.result_choice import ResultChoice, ShippedRuns, Source, choose_result
 from ui.settings import FIELDS, PRESET_CONFIGS, current_preset, sidebar_config, state_key  # noqa: F401 (pages)
 
@@ -40,7 +40,6 @@ def _resolve(run_dir: str) -> str:
 
 
 NO_RUN = ""
-POLL_SECONDS = 1.0  # how often a page with a job looks at it (each look costs the server a fragment rerun)
 
 
 def _run_label(name: str) -> str:
@@ -142,7 +141,8 @@ def _job_panel(env_name: str) -> None:
     job = jobs.view(job_id)
     if job is not None and job.active:
         left, right = st.columns([5, 1])
-        left.progress(jobs.fraction(job), text=jobs.waiting_text(job))
+        with left:  # the browser follows it from here; it reruns this panel when the job's state changes
+            show_progress(jobs.progress_files(), job, state_key(env_name, "progress"), on_state=lambda: None)
         label = "Leave the queue" if job.state == "queued" else "Stop"
         right.button(
             label,
@@ -152,8 +152,6 @@ def _job_panel(env_name: str) -> None:
             type="primary",
             help="Stop waiting for this run (it is cancelled unless another session waits on it).",
         )
-        if job.history:
-            live_loss_chart(job.history, state_key(env_name, "live_chart"), "PVN training (live)")
         return
     if job is not None:  # it ended since the last look: remember how, and draw the page once more
         st.session_state[state_key(env_name, "job")] = None
@@ -200,7 +198,7 @@ def obtain_result(
     """
     busy = _active_job(env_name, config, seed) is not None
     run_dir, uploaded = _run_sidebar(env_name, config, seed, default_run=default_run, busy=busy)
-    st.fragment(guarded(_job_panel), run_every=POLL_SECONDS if busy else None)(env_name)
+    st.fragment(guarded(_job_panel))(env_name)
     shipped_runs = _shipped(env_name, shipped or {})
     inputs = dict(
         run_dir=run_dir,

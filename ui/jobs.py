@@ -2,8 +2,9 @@
 
 One ``pvnviz.workers.jobqueue.JobQueue`` per server (``st.cache_resource``) runs every live computation in worker
 processes (``pvnviz.workers.pool``: a local pool, or the Ray cluster at ``$PVN_RAY_ADDRESS``). A session knows
-its jobs by id in ``st.session_state``; its polling fragment's calls keep it counted as waiting, and the
-queue cancels a job once every session waiting on it has stopped or gone. Finished results go into the shared
+its jobs by id in ``st.session_state``; the queue counts it as waiting while its browser session is connected,
+and cancels a job once every session waiting on it has stopped or gone. A page follows its job's progress in the
+browser (``ui.job_progress``), from files ``progress_files`` writes. Finished results go into the shared
 result cache (``ui.result_store``), keyed like the pages look them up, so a page never waits on a worker.
 """
 
@@ -56,6 +57,17 @@ def job_queue() -> JobQueue:
     queue = JobQueue(make_backend, on_done=on_done, is_alive=_session_alive)
     atexit.register(queue.shutdown)
     return queue
+
+
+@st.cache_resource(show_spinner=False)
+def progress_files() -> Any:
+    """The server's writer of its jobs' progress files, which the pages' job panels read in the browser
+    (``ui.job_progress``)."""
+    from ui.components import static_dir
+    from ui.job_progress import ProgressFiles
+
+    queue = job_queue()
+    return ProgressFiles(static_dir(), queue.view, waiting_text, fraction)
 
 
 def submit(key: Hashable, task: str, kwargs: dict[str, Any], *, lane: str, label: str, estimate: float) -> JobView:

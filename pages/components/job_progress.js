@@ -1,0 +1,215 @@
+// A run's progress in the browser (issue 17): its place in the queue or its progress bar and text, and the live
+// loss chart of Algorithm 2's training (Section 4) on a canvas, read from a small JSON file that the server
+// rewrites as the worker reports (ui/job_progress.py). The page fetches it twice a second: no server rerun while
+// a run goes. A rerun of the page's job panel once per change of the job's state (queued -> running -> ended)
+// redraws its Stop button and, at the end, the result: the component sets the trigger "state" to it.
+//
+// data = {url, pollMs, payload}; payload (the file's content) = {id, state, active, text, fraction, chart};
+// chart = {title, xTitle, yTitle, series: [{name, color, dash, x: [...], y: [...]}]} or null; x is drawn on a
+// log axis. A plotly figure re-laid out per poll cost about a third of a core per watching tab; a canvas redraw
+// costs a millisecond.
+
+const PAD = { left: 64, right: 12, top: 34, bottom: 44 };
+const HEIGHT = 300;
+
+function logRange(values) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of values) {
+    if (v > 0) {
+      lo = Math.min(lo, Math.log10(v));
+      hi = Math.max(hi, Math.log10(v));
+    }
+  }
+  if (!Number.isFinite(lo)) return [0, 1];
+  return hi - lo < 1e-9 ? [lo - 0.5, hi + 0.5] : [lo, hi];
+}
+
+function linRange(values) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of values) {
+    if (Number.isFinite(v)) {
+      lo = Math.min(lo, v);
+      hi = Math.max(hi, v);
+    }
+  }
+  if (!Number.isFinite(lo)) return [0, 1];
+  const pad = hi - lo < 1e-12 ? 0.5 : 0.05 * (hi - lo);
+  return [lo - pad, hi + pad];
+}
+
+function niceTicks(lo, hi, count) {
+  const span = hi - lo;
+  const step0 = Math.pow(10, Math.floor(Math.log10(span / count)));
+  const step = [1, 2, 5, 10].map((m) => m * step0).find((s) => span / s <= count) || 10 * step0;
+  const ticks = [];
+  for (let t = Math.ceil(lo / step) * step; t <= hi + 1e-12; t += step) ticks.push(t);
+  return ticks;
+}
+
+function axes(ctx, box, xr, yr, data, style) {
+  ctx.strokeStyle = style.grid;
+  ctx.fillStyle = style.text;
+  ctx.lineWidth = 1;
+  ctx.font = "12px sans-serif";
+  ctx.textAlign = "center";
+  for (let p = Math.ceil(xr[0]); p <= Math.floor(xr[1]); p++) {
+    const x = box.x(p);
+    ctx.beginPath(); ctx.moveTo(x, box.top); ctx.lineTo(x, box.bottom); ctx.stroke();
+    ctx.fillText(p >= 3 ? `${Math.pow(10, p - 3)}k` : `${Math.pow(10, p)}`, x, box.bottom + 16);
+  }
+  ctx.textAlign = "right";
+  for (const t of niceTicks(yr[0], yr[1], 5)) {
+    const y = box.y(t);
+    ctx.beginPath(); ctx.moveTo(box.left, y); ctx.lineTo(box.right, y); ctx.stroke();
+    ctx.fillText(t.toPrecision(3).replace(/\.?0+$/, ""), box.left - 6, y + 4);
+  }
+  ctx.textAlign = "center";
+  ctx.fillText(data.xTitle || "", (box.left + box.right) / 2, box.bottom + 36);
+  ctx.save();
+  ctx.translate(14, (box.top + box.bottom) / 2);
+  ctx.rotate(-Math.PI / 2);
+  ctx.fillText(data.yTitle || "", 0, 0);
+  ctx.restore();
+  ctx.font = "bold 14px sans-serif";
+  ctx.textAlign = "left";
+  ctx.fillText(data.title || "", box.left, 18);
+}
+
+function legend(ctx, box, series) {
+  ctx.font = "12px sans-serif";
+  ctx.textAlign = "left";
+  let y = box.top + 14;
+  for (const s of series) {
+    ctx.strokeStyle = s.color;
+    ctx.lineWidth = 2;
+    ctx.setLineDash(s.dash === "dot" ? [2, 3] : []);
+    ctx.beginPath(); ctx.moveTo(box.right - 190, y - 4); ctx.lineTo(box.right - 166, y - 4); ctx.stroke();
+    ctx.setLineDash([]);
+    ctx.fillText(s.name, box.right - 160, y);
+    y += 16;
+  }
+}
+
+function draw(canvas, data) {
+  const width = Math.max(canvas.clientWidth, 300);
+  const ratio = window.devicePixelRatio || 1;
+  canvas.width = Math.round(width * ratio);
+  canvas.height = Math.round(HEIGHT * ratio);
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.clearRect(0, 0, width, HEIGHT);
+  const series = data.series || [];
+  const xr = logRange(series.flatMap((s) => s.x));
+  const yr = linRange(series.flatMap((s) => s.y));
+  const box = { left: PAD.left, right: width - PAD.right, top: PAD.top, bottom: HEIGHT - PAD.bottom };
+  box.x = (v) => box.left + ((v - xr[0]) / (xr[1] - xr[0])) * (box.right - box.left);
+  box.y = (v) => box.bottom - ((v - yr[0]) / (yr[1] - yr[0])) * (box.bottom - box.top);
+  const style = getComputedStyle(canvas);
+  axes(ctx, box, xr, yr, data, { grid: "rgba(128,128,128,0.25)", text: style.color || "#333" });
+  for (const s of series) {
+    ctx.strokeStyle = s.color;
+    ctx.lineWidth = 2;
+    ctx.setLineDash(s.dash === "dot" ? [2, 3] : []);
+    ctx.beginPath();
+    s.x.forEach((xv, i) => {
+      const px = box.x(Math.log10(Math.max(xv, 1)));
+      const py = box.y(s.y[i]);
+      if (i === 0) ctx.moveTo(px, py); else ctx.lineTo(px, py);
+    });
+    ctx.stroke();
+  }
+  ctx.setLineDash([]);
+  legend(ctx, box, series);
+  canvas.dataset.points = String(series.reduce((n, s) => n + s.x.length, 0));
+}
+
+const PANEL = Symbol("pvnJobProgress");
+
+// One panel per parentElement: its DOM, its poller, and the job state Python last drew.
+class Panel {
+  constructor(parent) {
+    this.parent = parent;
+    this.root = document.createElement("div");
+    this.root.className = "pvn-job-progress";
+    this.text = document.createElement("p");
+    this.text.className = "pvn-job-text";
+    const track = document.createElement("div");
+    track.className = "pvn-job-track";
+    track.setAttribute("role", "progressbar");
+    track.setAttribute("aria-valuemin", "0");
+    track.setAttribute("aria-valuemax", "100");
+    this.bar = document.createElement("div");
+    this.bar.className = "pvn-job-bar";
+    track.appendChild(this.bar);
+    this.track = track;
+    this.canvas = document.createElement("canvas");
+    this.canvas.className = "pvn-loss-chart";
+    this.canvas.setAttribute("role", "img");
+    this.canvas.hidden = true;
+    this.root.append(this.text, track, this.canvas);
+    parent.appendChild(this.root);
+    this.timer = null;
+    this.fetching = false;
+    this.generation = 0;
+  }
+
+  update(data, setTriggerValue) {
+    this.generation += 1;
+    this.setTrigger = setTriggerValue;
+    this.drawnState = data.payload.state; // what the server drew this panel for
+    this.url = data.url;
+    this.pollMs = data.pollMs;
+    this.reported = null;
+    this.show(data.payload);
+    clearInterval(this.timer);
+    this.timer = setInterval(() => this.poll(), this.pollMs);
+    return this.generation;
+  }
+
+  async poll() {
+    if (this.fetching) return; // a slow answer: no second request on top of it
+    this.fetching = true;
+    try {
+      const response = await fetch(`${this.url}?t=${Date.now()}`, { cache: "no-store" });
+      if (response.ok) this.show(await response.json());
+    } catch (error) {
+      // the server is busy or restarting: the next poll tries again
+    } finally {
+      this.fetching = false;
+    }
+  }
+
+  show(payload) {
+    this.text.textContent = payload.text || "";
+    const percent = Math.round(100 * Math.min(Math.max(payload.fraction || 0, 0), 1));
+    this.bar.style.width = `${percent}%`;
+    this.track.setAttribute("aria-valuenow", String(percent));
+    if (payload.chart && payload.chart.series && payload.chart.series.length) {
+      this.canvas.hidden = false;
+      this.canvas.setAttribute("aria-label", payload.chart.title || "loss chart");
+      draw(this.canvas, payload.chart);
+    }
+    this.root.dataset.state = payload.state;
+    if (payload.state !== this.drawnState && payload.state !== this.reported) {
+      this.reported = payload.state; // once per state: Python reruns the panel, which draws it anew
+      if (!payload.active) clearInterval(this.timer);
+      this.setTrigger("state", payload.state);
+    }
+  }
+
+  destroy(generation) {
+    // Only the latest call's cleanup ends the panel: Streamlit runs a superseded call's cleanup at once.
+    if (generation !== this.generation) return;
+    clearInterval(this.timer);
+    this.root.remove();
+    delete this.parent[PANEL];
+  }
+}
+
+export default function jobProgress({ data, parentElement, setTriggerValue }) {
+  const panel = (parentElement[PANEL] ??= new Panel(parentElement));
+  const generation = panel.update(data, setTriggerValue);
+  return () => panel.destroy(generation);
+}

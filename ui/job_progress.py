@@ -1,0 +1,196 @@
+"""A live run's progress in the browser, without server reruns (issue 17: a server a class can share).
+
+The job panel of a page used to be a fragment the server reran every second: each rerun cost the server about
+40 ms and the watching tab's browser 110-190 ms (Streamlit re-renders the page's elements on every run), and with
+a class watching their runs the browsers and the server together starved a new visitor's page (8.8 s to open
+with four runs going, 5.6 s with the reruns three times rarer). Now:
+
+* ``ProgressFiles``, one per server, writes each watched job's progress (the queue's place or the worker's
+  report, and Algorithm 2's live losses, Section 4) as a small JSON file under the app's ``static/`` folder,
+  which Streamlit serves (``[server] enableStaticServing``), within ``WRITE_EVERY`` seconds of a change; the
+  file name holds a random token, so only a page the server gave it to can read it;
+* ``show`` draws the component ``pages/components/job_progress.js``: the text, a progress bar and the loss chart
+  on a canvas, fetched from that file every ``POLL_MS`` ms. It sets its trigger ``state`` when the job's state
+  differs from the one Python drew it for (queued -> running, or its end): the page reruns its job panel then,
+  and only then.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import secrets
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from pvnviz.figures.experiment import MODE_COLOR, MODE_LABEL
+from pvnviz.workers.jobqueue import JobView
+from ui.components import COMPONENTS_DIR, static_url
+
+MAX_POINTS = 300  # per curve: a canvas 1,000 px wide shows no more
+WRITE_EVERY = 0.25  # seconds between two looks at the watched jobs
+POLL_MS = 500  # how often a page reads its job's file
+KEEP_ENDED = 120.0  # seconds an ended job's file stays (a page that reruns late still reads its end)
+CHART_TITLE = "PVN training (live)"
+
+_progress = st.components.v2.component(
+    "pvn_job_progress",
+    js=(COMPONENTS_DIR / "job_progress.js").read_text(encoding="utf-8"),
+    css="""
+.pvn-job-text { margin: 0 0 0.4rem 0; font-family: var(--st-font); color: var(--st-text-color); }
+.pvn-job-track { height: 0.5rem; border-radius: 0.25rem; background: var(--st-secondary-background-color);
+  overflow: hidden; margin-bottom: 0.5rem; }
+.pvn-job-bar { height: 100%; width: 0; background: var(--st-primary-color); transition: width 0.2s linear; }
+.pvn-loss-chart { width: 100%; height: 300px; display: block; color: var(--st-text-color); }
+""",
+)
+
+
+def _thin(values: tuple, keep: list[int]) -> list[float]:
+    return [float(values[i]) for i in keep]
+
+
+def chart_data(history: dict[str, list[tuple[int, float, float]]], title: str = CHART_TITLE) -> dict | None:
+    """The loss chart's data: training (dotted) and validation (solid) KL per input, at most MAX_POINTS each;
+    None before the first loss."""
+    series = []
+    for mode, rows in history.items():
+        if not rows:
+            continue
+        steps, train, val = zip(*rows)
+        stride = max(1, -(-len(steps) // MAX_POINTS))
+        keep = sorted({*range(0, len(steps), stride), len(steps) - 1})
+        x = _thin(steps, keep)
+        color, label = MODE_COLOR[mode], MODE_LABEL[mode]
+        series.append({"name": f"{label}: train", "color": color, "dash": "dot", "x": x, "y": _thin(train, keep)})
+        series.append({"name": f"{label}: validation", "color": color, "dash": "solid", "x": x, "y": _thin(val, keep)})
+    if not series:
+        return None
+    return {"title": title, "xTitle": "training step (log scale; step 0 at 1)", "yTitle": "KL(target ‖ PVN)",
+            "series": series}  # fmt: skip
+
+
+def payload(job: JobView, text: Callable[[JobView], str], fraction: Callable[[JobView], float]) -> dict[str, Any]:
+    """What a page shows of ``job``: its state, the line of text and the bar's fraction, and its loss chart."""
+    return {
+        "id": job.id,
+        "state": job.state,
+        "active": job.active,
+        "text": text(job) if job.active else "",
+        "fraction": fraction(job),
+        "chart": chart_data(job.history) if job.active else None,
+    }
+
+
+class ProgressFiles:
+    """The server's writer of its watched jobs' progress files, in ``<static>/jobs/<pid>-<token>/``.
+
+    ``view(job_id)`` is the queue's look at a job (None once it is forgotten); ``text`` and ``fraction`` format
+    it as the pages do. A daemon thread rewrites a file when its content changes; a file is written to a
+    temporary name and renamed, so a browser never reads half of one. Folders of servers that are gone are
+    removed at start, this server's own at exit.
+    """
+
+    def __init__(
+        self,
+        static: Path,
+        view: Callable[[str], JobView | None],
+        text: Callable[[JobView], str],
+        fraction: Callable[[JobView], float],
+    ):
+        self._view, self._text, self._fraction = view, text, fraction
+        root = static / "jobs"
+        _remove_dead_servers(root)
+        self.folder = root / f"{os.getpid()}-{secrets.token_hex(4)}"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._files: dict[str, tuple[str, str, float | None]] = {}  # job id -> (file name, last text, ended at)
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="pvn-job-progress", daemon=True)
+        self._thread.start()
+        atexit.register(self.close)
+
+    def watch(self, job: JobView) -> tuple[str, dict[str, Any]]:
+        """The file name of ``job``'s progress (relative to ``static/``), written now, and its content."""
+        with self._lock:
+            if job.id not in self._files:
+                self._files[job.id] = (f"{job.id}-{secrets.token_urlsafe(12)}.json", "", None)
+            content = payload(job, self._text, self._fraction)
+            self._write(job.id, content)
+            return f"jobs/{self.folder.name}/{self._files[job.id][0]}", content
+
+    def close(self) -> None:
+        self._closed.set()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _loop(self) -> None:
+        while not self._closed.wait(WRITE_EVERY):
+            with self._lock:
+                for job_id in list(self._files):
+                    self._refresh(job_id)
+
+    def _refresh(self, job_id: str) -> None:
+        name, _, ended = self._files[job_id]
+        if ended is not None:
+            if time.monotonic() - ended > KEEP_ENDED:
+                (self.folder / name).unlink(missing_ok=True)
+                del self._files[job_id]
+            return
+        job = self._view(job_id)
+        if job is None:  # forgotten by the queue: a page that still asks reruns and finds no job
+            content = {"id": job_id, "state": "gone", "active": False, "text": "", "fraction": 0.0, "chart": None}
+        else:
+            content = payload(job, self._text, self._fraction)
+        self._write(job_id, content)
+
+    def _write(self, job_id: str, content: dict[str, Any]) -> None:
+        name, last, _ = self._files[job_id]
+        text = json.dumps(content, separators=(",", ":"), allow_nan=False)
+        ended = None if content["active"] else time.monotonic()
+        if text != last and not self._closed.is_set():
+            tmp = self.folder / f".{name}.tmp"
+            try:
+                tmp.write_text(text, encoding="utf-8")
+                os.replace(tmp, self.folder / name)
+            except OSError:  # a full disk or a removed folder: the page keeps the last progress it read
+                return
+        self._files[job_id] = (name, text, ended)
+
+
+def _remove_dead_servers(root: Path) -> None:
+    """Remove the progress folders of servers that no longer run (named ``<pid>-<token>``)."""
+    if not root.is_dir():
+        return
+    for folder in root.iterdir():
+        pid = folder.name.split("-", 1)[0]
+        if folder.is_dir() and not folder.is_symlink() and pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def show(files: ProgressFiles, job: JobView, key: str, on_state: Callable[[], None]) -> None:
+    """Draw ``job``'s progress panel under ``key``; ``on_state`` runs when the browser reports a new job state."""
+    name, content = files.watch(job)
+    _progress(
+        key=key,
+        data={"url": static_url(name), "pollMs": POLL_MS, "payload": content},
+        on_state_change=on_state,
+        width="stretch",
+        height="content",
+    )
