@@ -51,8 +51,11 @@ function paced(stepMs, advance) {
   let raf = 0;
   let since = performance.now();
   const frame = (now) => {
-    if (now - since >= 0.85 * stepMs()) {
-      since = now;
+    const step = stepMs();
+    if (now - since >= 0.85 * step) {
+      // The next frame is due one step after this one was due, not after it was drawn: a frame that came a tick
+      // late (a slow redraw) does not slow the whole animation; after a long stall (a hidden tab) it restarts.
+      since = now - since > 3 * step ? now : since + step;
       if (advance() === false) return;
     }
     raf = requestAnimationFrame(frame);
