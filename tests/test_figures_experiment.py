@@ -110,6 +110,26 @@ def test_ascent_figure_labels_neither_placeholder_nor_overlapping(quick_run):
 
 
 @pytest.mark.slow
+def test_ascent_figure_draws_each_reference_line_across_each_panel_as_add_hline_does(quick_run):
+    """The reference lines are built as shapes directly (fig.add_hline copied every shape per call); checked
+    against plotly's own add_hline on the same figure without them."""
+    baselines = {"DDPG 143": 143.0, "SAC 43": 43.0}
+    fig = figs.ascent_figure(quick_run.traces, 30.0, 29.9, baselines, "Spinning Up baselines")
+    bare = figs.ascent_figure(quick_run.traces, None, None, None)
+    assert len(quick_run.traces) == 2 and not bare.layout.shapes  # two panels, here with no lines
+    for col in (1, 2):
+        label = dict(annotation_text="training-set limit") if col == 1 else {}
+        bare.add_hline(y=30.0, line=dict(color=theme.LIMIT, dash="dash", width=2), row=1, col=col, **label)
+        label = dict(annotation_text="best kept policy", annotation_position="bottom right") if col == 1 else {}
+        bare.add_hline(y=29.9, line=dict(color=theme.TRAIN, dash="dot", width=1.5), row=1, col=col, **label)
+        for value in baselines.values():
+            bare.add_hline(y=value, line=dict(color=theme.BASELINE, dash="dash", width=1), row=1, col=col)
+    assert fig.to_plotly_json()["layout"]["shapes"] == bare.to_plotly_json()["layout"]["shapes"]
+    notes = [a for a in fig.to_plotly_json()["layout"]["annotations"] if a["text"] not in baselines]
+    assert notes == bare.to_plotly_json()["layout"]["annotations"]
+
+
+@pytest.mark.slow
 def test_loss_curve_uses_a_log_step_axis(quick_run):
     fig = figs.loss_figure(figs.trained_curves(quick_run.trained))
     assert fig.layout.xaxis.type == "log"

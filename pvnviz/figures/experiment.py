@@ -112,13 +112,17 @@ def ascent_figure(
         horizontal_spacing=0.04,
         subplot_titles=[f"through the {MODE_LABEL[m]}" for m in modes],
     )
+    shapes: list[dict] = []
+    notes: list[dict] = list(fig.layout.annotations)  # the panels' titles
     for col, mode in enumerate(modes, start=1):
         _ascent_lines(fig, traces[mode], mode, col)
-        _reference_lines(fig, col, return_limit, dataset_best, baselines)
+        _reference_lines(shapes, notes, col, return_limit, dataset_best, baselines)
         fig.update_xaxes(title_text="ascent step", row=1, col=col)
     if baselines:
         values = [v for t in traces.values() for v in (t.true_returns.min(), t.true_returns.max())]
-        _baseline_labels(fig, baselines, min(values + list(baselines.values())), max(values + list(baselines.values())))
+        values += list(baselines.values())
+        notes += _baseline_labels(baselines, min(values), max(values))
+    fig.update_layout(shapes=shapes, annotations=notes)  # at once: fig.add_hline copies every shape per call
     fig.update_yaxes(title_text="true mean return (Monte Carlo)", row=1, col=1)
     title = "Zero-shot gradient ascent through the PVN"
     if baseline_source:
@@ -161,36 +165,45 @@ def _ascent_lines(fig: go.Figure, trace: AscentTrace, mode: str, col: int) -> No
     )
 
 
-def _reference_lines(fig: go.Figure, col: int, limit: float | None, best: float | None, baselines: dict | None) -> None:
-    """Panel ``col``'s horizontal lines: the training-set limit, the best kept policy, the baselines."""
-    # annotation kwargs only on the panel that carries the label: plotly fills a bare one with "new text"
+def _reference_lines(
+    shapes: list[dict], notes: list[dict], col: int, limit: float | None, best: float | None, baselines: dict | None
+) -> None:
+    """Panel ``col``'s horizontal lines (what ``fig.add_hline`` makes, without its copying of every shape per
+    call): the training-set limit, the best kept policy, the baselines; the labels only on the first panel."""
+    axis = "" if col == 1 else str(col)
+
+    def line(y: float, **style) -> None:
+        shapes.append(dict(type="line", xref=f"x{axis} domain", x0=0, x1=1, yref=f"y{axis}", y0=y, y1=y, line=style))
+
+    def label(y: float, text: str, below: bool) -> None:
+        notes.append(dict(text=text, showarrow=False, xref=f"x{axis} domain", x=1, xanchor="right", yref=f"y{axis}",
+                          y=y, yanchor="top" if below else "bottom"))  # fmt: skip
+
     if limit is not None:
-        label = dict(annotation_text="training-set limit") if col == 1 else {}
-        fig.add_hline(y=limit, line=dict(color=theme.LIMIT, dash="dash", width=2), row=1, col=col, **label)
+        line(limit, color=theme.LIMIT, dash="dash", width=2)
+        if col == 1:
+            label(limit, "training-set limit", below=False)
     if best is not None:
-        label = dict(annotation_text="best kept policy", annotation_position="bottom right") if col == 1 else {}
-        fig.add_hline(y=best, line=dict(color=theme.TRAIN, dash="dot", width=1.5), row=1, col=col, **label)
+        line(best, color=theme.TRAIN, dash="dot", width=1.5)
+        if col == 1:
+            label(best, "best kept policy", below=True)
     for value in (baselines or {}).values():
-        fig.add_hline(y=value, line=dict(color=theme.BASELINE, dash="dash", width=1), row=1, col=col)
+        line(value, color=theme.BASELINE, dash="dash", width=1)
 
 
-def _baseline_labels(fig: go.Figure, baselines: dict[str, float], low: float, high: float) -> None:
+def _baseline_labels(baselines: dict[str, float], low: float, high: float) -> list[dict]:
     """Baseline names in the right margin at their lines, pushed apart so that none overlaps another."""
     gap = 0.06 * (high - low)  # about one text line on a 440 px figure
     placed: list[float] = []
+    labels = []
     for name, value in sorted(baselines.items(), key=lambda item: item[1]):
         y = value if not placed else max(value, placed[-1] + gap)
         placed.append(y)
-        fig.add_annotation(
-            text=name,
-            x=1.0,
-            xref="paper",
-            xanchor="left",
-            y=y,
-            yref="y",
-            showarrow=False,
-            font=dict(color=theme.BASELINE, size=11),
-        )
+        labels.append(
+            dict(text=name, x=1.0, xref="paper", xanchor="left", y=y, yref="y", showarrow=False,
+                 font=dict(color=theme.BASELINE, size=11))
+        )  # fmt: skip
+    return labels
 
 
 def prediction_figure(predictions: dict[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
