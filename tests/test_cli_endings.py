@@ -196,6 +196,22 @@ RULES = {
         143,
         "terminated (SIGTERM) after ['saved']",
     ),
+    # Python code of torch or mujoco may be running under their C++ (pybind11 ends the process if an exception
+    # crosses it): a signal there is raised once the main thread is back in other code. A module under a folder
+    # named torch stands for it (the real torch is not shadowed: it is loaded from its file, under another name).
+    "a signal inside a native library's Python code, raised once back in ours": (
+        "import importlib.util, pathlib, tempfile, threading\n"
+        "folder = pathlib.Path(tempfile.mkdtemp()) / 'torch'\nfolder.mkdir()\n"
+        "(folder / 'slow.py').write_text('import time\\ndef work(done):\\n    end = time.time() + 0.5\\n'\n"
+        "    '    while time.time() < end:\\n        pass\\n    done.append(\"returned\")\\n')\n"
+        "spec = importlib.util.spec_from_file_location('slow', folder / 'slow.py')\n"
+        "slow = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(slow)\ndone = []\n"
+        "try:\n    threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT)).start()\n    slow.work(done)\n"
+        "    time.sleep(5)\nexcept KeyboardInterrupt as err:\n"
+        "    print(f'error: {err} after {done}', file=sys.stderr)\nendings.finish(130)",
+        130,
+        "interrupted (Ctrl-C) after ['returned']",
+    ),
 }
 
 

@@ -11,6 +11,11 @@ The rules, at any moment of the process:
   shutdown) runs under ``hold``, then the last ``atexit`` callback, with both signals blocked, flushes the
   streams and calls ``os._exit``. A signal that came after a successful ending still ends with 130 or 143
   and its one line; an ending already written (an error line) stands.
+- the first signal is not raised inside a library whose C++ calls back into Python (torch, mujoco: a
+  ``KeyboardInterrupt`` raised in such a callback reaches pybind11, which ends the process with
+  ``std::terminate``, status -6 and no line; seen once in CI, during a run's first torch calls): while any frame
+  of the main thread's stack is that library's Python code, the handler looks again every ``RETRY_S`` seconds
+  (SIGALRM) and raises as soon as the main thread is back in other code;
 - "Exception ignored in ..." reports of half-closed files collected after a signal are dropped
   (``sys.unraisablehook``); ``PVN_DEBUG=1`` keeps them.
 """
@@ -46,12 +51,34 @@ class _State:
 _state = _State()
 
 
+RETRY_S = 0.05  # how soon a signal deferred out of a native library's Python code is looked at again
+NATIVE = (f"{os.sep}torch{os.sep}", f"{os.sep}mujoco{os.sep}")  # libraries whose C++ calls Python code
+
+
+def _in_native_library(frame) -> bool:
+    """Whether a frame of this stack is Python code of a library in ``NATIVE`` (its C++ may be the caller)."""
+    while frame is not None:
+        if any(part in frame.f_code.co_filename for part in NATIVE):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _on_signal(signum: int, frame) -> None:
     if _state.signum is None:
         _state.signum = signum
     if _state.raising:
+        if _in_native_library(frame):
+            signal.setitimer(signal.ITIMER_REAL, RETRY_S)  # look again soon (``_on_retry``)
+            return
         _state.raising = False
         raise Interrupted(signum)
+
+
+def _on_retry(signum: int, frame) -> None:
+    """SIGALRM after a signal was deferred out of a native library: raise it now if the stack allows."""
+    if _state.signum is not None:
+        _on_signal(_state.signum, frame)
 
 
 def _unraisable(unraisable) -> None:
@@ -88,6 +115,7 @@ def install() -> None:
     sys.unraisablehook = _unraisable
     for signum in STATUS:
         signal.signal(signum, _on_signal)
+    signal.signal(signal.SIGALRM, _on_retry)
     _state.installed = True
 
 
@@ -103,6 +131,7 @@ class handled:  # noqa: N801 - used as ``with endings.handled():``, like a funct
             return
         _state.raising, _state.signum = True, None
         self.previous = {signum: signal.signal(signum, _on_signal) for signum in STATUS}
+        self.previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, _on_retry)
 
     def __exit__(self, *exc_info) -> None:
         for signum, handler in self.previous.items():
