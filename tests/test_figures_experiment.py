@@ -3,6 +3,7 @@
 baseline labels, the loss curve's log axis; the validation player's frames, given as changes, draw what
 ``distribution_figure`` builds (tests/conftest.frame_figures applies them as the browser player does)."""
 
+import copy
 import json
 from types import SimpleNamespace
 
@@ -39,6 +40,17 @@ def test_highlight_start_finds_its_lines_by_role_whatever_their_names():
         assert list(fig.data[index].y) == pytest.approx(ascents[mode].true_returns[:, 2])
         assert fig.data[index].name == "start 3 (replayed)"
     assert [fig.data[i].showlegend for i in lit] == [True, False]  # one legend entry
+
+
+def test_highlight_start_on_plotly_json_equals_it_on_the_figure_and_leaves_the_json_as_it_was():
+    ascents = _ascents()
+    built = figs.ascent_figure(ascents, return_limit=None)
+    shared = figs.ascent_figure(ascents, return_limit=None).to_plotly_json()  # as shared between sessions
+    before = copy.deepcopy(shared)
+    for start in (0, 2):
+        fig = figs.ascent_figure(ascents, return_limit=None)
+        assert figs.highlight_start(shared, start) == figs.highlight_start(fig, start).to_plotly_json()
+    assert shared == before == built.to_plotly_json()
 
 
 def test_highlight_start_without_a_replay_or_with_one_pvn():

@@ -62,3 +62,30 @@ def test_plotly_view_sends_plain_json_with_the_apps_config(tmp_path):
         "displaylogo": False,
     }
     assert squares["plotly"].startswith("/app/static/plotly.min.js?v=")
+
+
+def test_per_result_makes_a_value_once_per_result_object_and_forgets_it_with_the_result():
+    import gc
+
+    import ui
+
+    class Result:  # a result object of the shared cache, as the pages hold it
+        pass
+
+    made = []
+
+    def make(tag):
+        made.append(tag)
+        return {"figure": tag}
+
+    first, second = Result(), Result()
+    assert ui.per_result(first, "a", lambda: make(1)) == {"figure": 1}
+    assert ui.per_result(first, "a", lambda: make(2)) is ui.per_result(first, "a", lambda: make(3))
+    assert ui.per_result(first, "b", lambda: make(4)) == {"figure": 4}  # another key: made
+    assert ui.per_result(second, "a", lambda: make(5)) == {"figure": 5}  # another result: made
+    assert made == [1, 4, 5]
+    ident = id(first)
+    assert ident in ui._PER_RESULT
+    del first
+    gc.collect()
+    assert ident not in ui._PER_RESULT  # gone with its result

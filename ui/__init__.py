@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -58,6 +59,31 @@ def computed(fn: Callable[..., Any], *args: Any, label: str, **live: Any) -> Any
         bar.empty()
     remember((store, lock), key, result)
     return result
+
+
+_PER_RESULT: dict[int, dict[Any, Any]] = {}  # id(result) -> {key: value}, while the result lives
+_PER_RESULT_LOCK = threading.Lock()
+
+
+def per_result(result: object, key: Any, make: Callable[[], Any]) -> Any:
+    """``make()`` once per result object and ``key``, for every session and rerun that shows this result.
+
+    A result in the shared cache is one object for all the sessions showing it (a class on one preset), and a
+    page's rerun (a Run click, a widget) draws the same figures again: their plotly JSON is made once, and
+    forgotten with the result (a ``weakref.finalize`` on it, so an object id is never reused for another
+    result's entries). Callers must not change what they get.
+    """
+    ident = id(result)
+    with _PER_RESULT_LOCK:
+        table = _PER_RESULT.get(ident)
+        if table is None:
+            table = _PER_RESULT[ident] = {}
+            weakref.finalize(result, _PER_RESULT.pop, ident, None)
+        if key in table:
+            return table[key]
+    value = make()
+    with _PER_RESULT_LOCK:
+        return table.setdefault(key, value)
 
 
 def remember(cache: tuple[OrderedDict, threading.Lock], key: Any, value: Any) -> None:

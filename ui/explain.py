@@ -6,6 +6,8 @@ The equations are the paper's (Sections 2-5); the pseudo-code follows Algorithms
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from pvnviz.figures.diagram import pvn_diagram
@@ -62,7 +64,13 @@ def _algorithms() -> None:
 
 def diagram() -> None:
     """Fig. 1, drawn."""
-    chart(pvn_diagram(), "pvn-fig1", key="explain_fig1")
+    chart(_diagram(), "pvn-fig1", key="explain_fig1")
+
+
+@functools.cache
+def _diagram() -> dict:
+    """Fig. 1 as plotly JSON, built once per server (it never changes; every page run drew it anew)."""
+    return pvn_diagram().to_plotly_json()
 
 
 def polytope() -> None:

@@ -14,7 +14,7 @@ from pvnviz.figures import gif
 from pvnviz.figures.replay import replay_steps, replay_variants
 from pvnviz.runs import archive
 from pvnviz.runs.pipeline import ExperimentResult
-from ui import gif_download, jobs, what_to_look_at
+from ui import gif_download, jobs, per_result, what_to_look_at
 from ui.beyond import render_beyond
 from ui.browser_player import Choice, play
 from ui.components import chart
@@ -90,7 +90,12 @@ def _render_dataset_and_training(result: ExperimentResult) -> None:
     config = result.config
     left, right = st.columns(2)
     with left:
-        chart(figs.returns_histogram(result.dataset, result.split, config.return_limit), f"{config.env}-dataset")
+        histogram = per_result(
+            result,
+            "dataset",
+            lambda: figs.returns_histogram(result.dataset, result.split, config.return_limit).to_plotly_json(),
+        )
+        chart(histogram, f"{config.env}-dataset")
     with left:
         if config.return_limit is not None:
             what_to_look_at(
@@ -104,7 +109,10 @@ def _render_dataset_and_training(result: ExperimentResult) -> None:
                 "(no limit here, as in Section 6.3). Most random policies barely move; a thin tail swims."
             )
     with right:
-        chart(figs.loss_figure(figs.trained_curves(result.trained)), f"{config.env}-pvn-training")
+        losses = per_result(
+            result, "pvn-training", lambda: figs.loss_figure(figs.trained_curves(result.trained)).to_plotly_json()
+        )
+        chart(losses, f"{config.env}-pvn-training")
     with right:
         what_to_look_at(
             "Algorithm 2. KL divergence between each policy's return histogram and the PVN's prediction, "
@@ -126,26 +134,25 @@ def _render_ascent(
     """Algorithm 3: each start's true return along its ascent (Fig. 4 right, Fig. 5), the ``highlighted`` start
     (0-based; -1: none) the one the replay shows, under the page's note on the paper's figure."""
     config = result.config
-    figure = figs.ascent_figure(
-        result.traces, config.return_limit, summary["kept_best_mean_return"], baselines, baseline_source
-    )
+    best = summary["kept_best_mean_return"]
+
+    def build() -> dict:
+        return figs.ascent_figure(result.traces, config.return_limit, best, baselines, baseline_source).to_plotly_json()
+
+    figure = per_result(result, ("ascent", best, tuple((baselines or {}).items()), baseline_source), build)
     chart(figs.highlight_start(figure, highlighted), f"{config.env}-ascent")
     what_to_look_at(paper_note)
 
 
 def _render_validation(result: ExperimentResult) -> None:
     """The validation policies (never trained on): predicted against true mean return, and each one's distribution."""
-    config, dataset, split = result.config, result.dataset, result.split
+    config, split = result.config, result.split
     left, right = st.columns(2)
-    predictions = {}
     if not len(split.val_idx):
         st.caption("No validation policies (validation share 0): prediction panels are skipped.")
-    for mode, trained in result.trained.items() if len(split.val_idx) else []:
-        _, j_hat = trained.predict(dataset.params[split.val_idx])
-        predictions[mode] = (dataset.mean_returns[split.val_idx], j_hat)
-    if predictions:
+    else:
         with left:
-            chart(figs.prediction_figure(predictions), f"{config.env}-predictions")
+            chart(per_result(result, "predictions", lambda: _prediction_figure(result)), f"{config.env}-predictions")
     with left:
         what_to_look_at(
             "Validation policies, never trained on: the PVN's Ĵ (the histogram's mean, Section 3) against "
@@ -158,6 +165,16 @@ def _render_validation(result: ExperimentResult) -> None:
                 "Section 3: the PVN predicts a whole distribution over return bins; bars are this "
                 "policy's empirical histogram from its rollouts."
             )
+
+
+def _prediction_figure(result: ExperimentResult) -> dict:
+    """Each PVN's Ĵ against the Monte Carlo mean return on the validation policies, as plotly JSON."""
+    dataset, val = result.dataset, result.split.val_idx
+    predictions = {}
+    for mode, trained in result.trained.items():
+        _, j_hat = trained.predict(dataset.params[val])
+        predictions[mode] = (dataset.mean_returns[val], j_hat)
+    return figs.prediction_figure(predictions).to_plotly_json()
 
 
 def _render_probes(result: ExperimentResult) -> None:

@@ -400,10 +400,20 @@ def probes_data(trained: TrainedPVN, env: EnvSpec, name: str, projector: bool = 
     return json.loads(plotly.io.json.to_json_plotly(data))  # the snapshots as a typed array
 
 
-def highlight_start(fig: go.Figure, start: int) -> go.Figure:
-    """Bring out start ``start`` (0-based) in every panel of an ``ascent_figure``: the one the replay shows."""
+def highlight_start(fig: go.Figure | dict, start: int) -> go.Figure | dict:
+    """Bring out start ``start`` (0-based) in every panel of an ``ascent_figure``: the one the replay shows.
+
+    A go.Figure is changed in place; a plotly JSON dict (``fig.to_plotly_json()``, e.g. shared between sessions)
+    is left as it is and a new dict returned, sharing its unchanged traces."""
     role = roles(fig)
     lines = sorted(role[start_role(mode, start)] for mode in MODE_LABEL if start_role(mode, start) in role)
+    if isinstance(fig, dict):
+        data = list(fig["data"])
+        for n, index in enumerate(lines):
+            line = {**data[index].get("line", {}), "color": theme.HIGHLIGHT, "width": 3}
+            name = f"start {start + 1} (replayed)"
+            data[index] = {**data[index], "line": line, "name": name, "showlegend": n == 0}
+        return {**fig, "data": data}
     for n, index in enumerate(lines):  # one legend entry, the first panel's
         fig.data[index].update(
             line=dict(color=theme.HIGHLIGHT, width=3), name=f"start {start + 1} (replayed)", showlegend=n == 0
