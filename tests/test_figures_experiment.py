@@ -1,4 +1,5 @@
-"""Figures of the environment experiments (pvnviz/figures/experiment.py): they find their traces by role
+"""Figures of the environment experiments (pvnviz/figures/experiment.py, and its ascent figure,
+pvnviz/figures/ascent.py): they find their traces by role
 (plotly's ``meta``, pvnviz/figures/roles.py), so renaming a legend entry breaks nothing; the ascent figure's
 baseline labels, the loss curve's log axis; the validation player's frames, given as changes, draw what
 ``distribution_figure`` builds (tests/conftest.frame_figures applies them as the browser player does)."""
@@ -13,8 +14,8 @@ import plotly.io
 import pytest
 
 from conftest import frame_figures
+from pvnviz.figures import ascent, theme
 from pvnviz.figures import experiment as figs
-from pvnviz.figures import theme
 from pvnviz.figures.roles import roles, trace_index
 from pvnviz.runs.files import load_result
 
@@ -30,12 +31,12 @@ def _ascents(modes=MODES) -> dict:
 
 def test_highlight_start_finds_its_lines_by_role_whatever_their_names():
     ascents = _ascents()
-    fig = figs.ascent_figure(ascents, return_limit=30.0)
+    fig = ascent.ascent_figure(ascents, return_limit=30.0)
     for trace in fig.data:
         trace.update(name="renamed", legendgroup="regrouped")  # legend text and groups are free to change
-    figs.highlight_start(fig, 2)
+    ascent.highlight_start(fig, 2)
     lit = [i for i, trace in enumerate(fig.data) if trace.line.color == theme.HIGHLIGHT]
-    assert lit == [trace_index(fig, figs.start_role(mode, 2)) for mode in MODES]
+    assert lit == [trace_index(fig, ascent.start_role(mode, 2)) for mode in MODES]
     for index, mode in zip(lit, MODES):  # the replayed start's own returns, in each PVN's panel
         assert list(fig.data[index].y) == pytest.approx(ascents[mode].true_returns[:, 2])
         assert fig.data[index].name == "start 3 (replayed)"
@@ -44,26 +45,26 @@ def test_highlight_start_finds_its_lines_by_role_whatever_their_names():
 
 def test_highlight_start_on_plotly_json_equals_it_on_the_figure_and_leaves_the_json_as_it_was():
     ascents = _ascents()
-    built = figs.ascent_figure(ascents, return_limit=None)
-    shared = figs.ascent_figure(ascents, return_limit=None).to_plotly_json()  # as shared between sessions
+    built = ascent.ascent_figure(ascents, return_limit=None)
+    shared = ascent.ascent_figure(ascents, return_limit=None).to_plotly_json()  # as shared between sessions
     before = copy.deepcopy(shared)
     for start in (0, 2):
-        fig = figs.ascent_figure(ascents, return_limit=None)
-        assert figs.highlight_start(shared, start) == figs.highlight_start(fig, start).to_plotly_json()
+        fig = ascent.ascent_figure(ascents, return_limit=None)
+        assert ascent.highlight_start(shared, start) == ascent.highlight_start(fig, start).to_plotly_json()
     assert shared == before == built.to_plotly_json()
 
 
 def test_highlight_start_without_a_replay_or_with_one_pvn():
-    fig = figs.highlight_start(figs.ascent_figure(_ascents(), return_limit=None), -1)
+    fig = ascent.highlight_start(ascent.ascent_figure(_ascents(), return_limit=None), -1)
     assert not any(trace.line.color == theme.HIGHLIGHT for trace in fig.data)
     ascents = _ascents(("flattened",))
-    fig = figs.highlight_start(figs.ascent_figure(ascents, return_limit=None), 0)
+    fig = ascent.highlight_start(ascent.ascent_figure(ascents, return_limit=None), 0)
     (lit,) = [trace for trace in fig.data if trace.line.color == theme.HIGHLIGHT]
     assert list(lit.y) == pytest.approx(ascents["flattened"].true_returns[:, 0]) and lit.showlegend
 
 
 def test_each_ascent_line_has_its_own_role():
-    fig = figs.ascent_figure(_ascents(), return_limit=30.0)
+    fig = ascent.ascent_figure(_ascents(), return_limit=30.0)
     found = roles(fig)
     assert len(found) == len(fig.data) == 2 * (4 + 1)  # 4 starts and the mean, per PVN
     assert {f"mean:{mode}" for mode in MODES} <= set(found)
@@ -111,7 +112,7 @@ def quick_run():
 @pytest.mark.slow
 def test_ascent_figure_labels_neither_placeholder_nor_overlapping(quick_run):
     baselines = {"DDPG 143": 143.0, "PPO 117": 117.0, "TD3 91": 91.0, "VPG 52": 52.0, "SAC 43": 43.0}
-    fig = figs.ascent_figure(quick_run.traces, 30.0, 29.9, baselines, "Spinning Up baselines")
+    fig = ascent.ascent_figure(quick_run.traces, 30.0, 29.9, baselines, "Spinning Up baselines")
     texts = [a.text for a in fig.layout.annotations]
     assert "new text" not in texts  # plotly's placeholder for an annotation without text (flattened panel)
     labels = sorted((a.y, a.text) for a in fig.layout.annotations if a.text in baselines)
@@ -126,8 +127,8 @@ def test_ascent_figure_draws_each_reference_line_across_each_panel_as_add_hline_
     """The reference lines are built as shapes directly (fig.add_hline copied every shape per call); checked
     against plotly's own add_hline on the same figure without them."""
     baselines = {"DDPG 143": 143.0, "SAC 43": 43.0}
-    fig = figs.ascent_figure(quick_run.traces, 30.0, 29.9, baselines, "Spinning Up baselines")
-    bare = figs.ascent_figure(quick_run.traces, None, None, None)
+    fig = ascent.ascent_figure(quick_run.traces, 30.0, 29.9, baselines, "Spinning Up baselines")
+    bare = ascent.ascent_figure(quick_run.traces, None, None, None)
     assert len(quick_run.traces) == 2 and not bare.layout.shapes  # two panels, here with no lines
     for col in (1, 2):
         label = dict(annotation_text="training-set limit") if col == 1 else {}

@@ -9,6 +9,7 @@ import streamlit as st
 
 from pvnviz.envs import registry as envs
 from pvnviz.envs.registry import get_env
+from pvnviz.figures import ascent as ascent_figs
 from pvnviz.figures import experiment as figs
 from pvnviz.figures import gif
 from pvnviz.figures.replay import replay_steps, replay_variants
@@ -137,10 +138,11 @@ def _render_ascent(
     best = summary["kept_best_mean_return"]
 
     def build() -> dict:
-        return figs.ascent_figure(result.traces, config.return_limit, best, baselines, baseline_source).to_plotly_json()
+        figure = ascent_figs.ascent_figure(result.traces, config.return_limit, best, baselines, baseline_source)
+        return figure.to_plotly_json()
 
     figure = per_result(result, ("ascent", best, tuple((baselines or {}).items()), baseline_source), build)
-    chart(figs.highlight_start(figure, highlighted), f"{config.env}-ascent")
+    chart(ascent_figs.highlight_start(figure, highlighted), f"{config.env}-ascent")
     what_to_look_at(paper_note)
 
 

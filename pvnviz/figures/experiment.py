@@ -7,9 +7,7 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io
-from plotly.subplots import make_subplots
 
-from pvnviz.core.ascent import AscentTrace
 from pvnviz.core.histogram import ReturnBins
 from pvnviz.core.pvn import TrainedPVN
 from pvnviz.envs.spec import EnvSpec
@@ -24,16 +22,6 @@ PROBES_TITLE = "Probing states through training"
 MODE_LABEL = {"fingerprint": "fingerprint PVN", "flattened": "flattened-weights PVN"}
 # Trace roles (``pvnviz.figures.roles``) of the probing states' figure, read by pages/components/player.js too.
 PROBES_START, PROBES_PATHS, PROBES_NOW = "probes:start", "probes:paths", "probes:now"
-
-
-def start_role(mode: str, start: int) -> str:
-    """The role of start ``start``'s (0-based) line in the ``mode`` panel of an ``ascent_figure``."""
-    return f"start:{mode}:{start}"
-
-
-def _rgba(hex_color: str, alpha: float) -> str:
-    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
 
 
 def returns_histogram(dataset: PolicyDataset, split: Split, return_limit: float | None) -> go.Figure:
@@ -89,121 +77,6 @@ def loss_figure(
 def trained_curves(trained: dict[str, TrainedPVN]) -> dict[str, tuple]:
     """The loss curves of trained PVNs, for ``loss_figure``."""
     return {mode: (t.steps, t.train_loss, t.val_loss) for mode, t in trained.items()}
-
-
-def live_curves(history: dict[str, list[tuple[int, float, float]]]) -> dict[str, tuple]:
-    """(step, train, val) rows recorded while training runs, for ``loss_figure``."""
-    return {mode: tuple(zip(*rows)) for mode, rows in history.items() if rows}
-
-
-def ascent_figure(
-    traces: dict[str, AscentTrace],
-    return_limit: float | None,
-    dataset_best: float | None = None,
-    baselines: dict[str, float] | None = None,
-    baseline_source: str = "",
-) -> go.Figure:
-    """True return along the ascent: each start light, the mean bold, one panel per input (Fig. 4-5)."""
-    modes = list(traces)
-    fig = make_subplots(
-        rows=1,
-        cols=len(modes),
-        shared_yaxes=True,
-        horizontal_spacing=0.04,
-        subplot_titles=[f"through the {MODE_LABEL[m]}" for m in modes],
-    )
-    shapes: list[dict] = []
-    notes: list[dict] = list(fig.layout.annotations)  # the panels' titles
-    for col, mode in enumerate(modes, start=1):
-        _ascent_lines(fig, traces[mode], mode, col)
-        _reference_lines(shapes, notes, col, return_limit, dataset_best, baselines)
-        fig.update_xaxes(title_text="ascent step", row=1, col=col)
-    if baselines:
-        values = [v for t in traces.values() for v in (t.true_returns.min(), t.true_returns.max())]
-        values += list(baselines.values())
-        notes += _baseline_labels(baselines, min(values), max(values))
-    fig.update_layout(shapes=shapes, annotations=notes)  # at once: fig.add_hline copies every shape per call
-    fig.update_yaxes(title_text="true mean return (Monte Carlo)", row=1, col=1)
-    title = "Zero-shot gradient ascent through the PVN"
-    if baseline_source:
-        title += f" (dashed grey: {baseline_source})"
-    theme.style(fig, title, height=440)
-    if baselines:
-        fig.update_layout(margin=dict(r=90))  # room for the baseline names
-    return fig
-
-
-def _ascent_lines(fig: go.Figure, trace: AscentTrace, mode: str, col: int) -> None:
-    """Panel ``col``'s lines: one light line per start, then their mean in bold."""
-    color = MODE_COLOR[mode]
-    for a in range(trace.true_returns.shape[1]):
-        fig.add_trace(
-            go.Scatter(
-                x=trace.eval_steps,
-                y=trace.true_returns[:, a],
-                mode="lines",
-                line=dict(color=_rgba(color, 0.35), width=1.5),
-                name="each start",
-                legendgroup=f"start-{mode}",
-                showlegend=(a == 0),
-                meta=start_role(mode, a),
-            ),
-            row=1,
-            col=col,
-        )
-    fig.add_trace(
-        go.Scatter(
-            x=trace.eval_steps,
-            y=trace.true_returns.mean(1),
-            mode="lines",
-            line=dict(color=color, width=4),
-            name=f"mean: {MODE_LABEL[mode]}",
-            meta=f"mean:{mode}",
-        ),
-        row=1,
-        col=col,
-    )
-
-
-def _reference_lines(
-    shapes: list[dict], notes: list[dict], col: int, limit: float | None, best: float | None, baselines: dict | None
-) -> None:
-    """Panel ``col``'s horizontal lines (what ``fig.add_hline`` makes, without its copying of every shape per
-    call): the training-set limit, the best kept policy, the baselines; the labels only on the first panel."""
-    axis = "" if col == 1 else str(col)
-
-    def line(y: float, **style) -> None:
-        shapes.append(dict(type="line", xref=f"x{axis} domain", x0=0, x1=1, yref=f"y{axis}", y0=y, y1=y, line=style))
-
-    def label(y: float, text: str, below: bool) -> None:
-        notes.append(dict(text=text, showarrow=False, xref=f"x{axis} domain", x=1, xanchor="right", yref=f"y{axis}",
-                          y=y, yanchor="top" if below else "bottom"))  # fmt: skip
-
-    if limit is not None:
-        line(limit, color=theme.LIMIT, dash="dash", width=2)
-        if col == 1:
-            label(limit, "training-set limit", below=False)
-    if best is not None:
-        line(best, color=theme.TRAIN, dash="dot", width=1.5)
-        if col == 1:
-            label(best, "best kept policy", below=True)
-    for value in (baselines or {}).values():
-        line(value, color=theme.BASELINE, dash="dash", width=1)
-
-
-def _baseline_labels(baselines: dict[str, float], low: float, high: float) -> list[dict]:
-    """Baseline names in the right margin at their lines, pushed apart so that none overlaps another."""
-    gap = 0.06 * (high - low)  # about one text line on a 440 px figure
-    placed: list[float] = []
-    labels = []
-    for name, value in sorted(baselines.items(), key=lambda item: item[1]):
-        y = value if not placed else max(value, placed[-1] + gap)
-        placed.append(y)
-        labels.append(
-            dict(text=name, x=1.0, xref="paper", xanchor="left", y=y, yref="y", showarrow=False,
-                 font=dict(color=theme.BASELINE, size=11))
-        )  # fmt: skip
-    return labels
 
 
 def prediction_figure(predictions: dict[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
@@ -358,7 +231,7 @@ def _probes_backdrop(fig: go.Figure, snaps: np.ndarray, env: EnvSpec, dims: tupl
             mode="lines",
             name="paths",
             meta=PROBES_PATHS,
-            line=dict(color=_rgba(theme.PROBE, 0.3), width=1),
+            line=dict(color=theme.rgba(theme.PROBE, 0.3), width=1),
             hoverinfo="skip",
         )
     )
@@ -398,24 +271,3 @@ def probes_data(trained: TrainedPVN, env: EnvSpec, name: str, projector: bool = 
         "title": PROBES_TITLE,
     }
     return json.loads(plotly.io.json.to_json_plotly(data))  # the snapshots as a typed array
-
-
-def highlight_start(fig: go.Figure | dict, start: int) -> go.Figure | dict:
-    """Bring out start ``start`` (0-based) in every panel of an ``ascent_figure``: the one the replay shows.
-
-    A go.Figure is changed in place; a plotly JSON dict (``fig.to_plotly_json()``, e.g. shared between sessions)
-    is left as it is and a new dict returned, sharing its unchanged traces."""
-    role = roles(fig)
-    lines = sorted(role[start_role(mode, start)] for mode in MODE_LABEL if start_role(mode, start) in role)
-    if isinstance(fig, dict):
-        data = list(fig["data"])
-        for n, index in enumerate(lines):
-            line = {**data[index].get("line", {}), "color": theme.HIGHLIGHT, "width": 3}
-            name = f"start {start + 1} (replayed)"
-            data[index] = {**data[index], "line": line, "name": name, "showlegend": n == 0}
-        return {**fig, "data": data}
-    for n, index in enumerate(lines):  # one legend entry, the first panel's
-        fig.data[index].update(
-            line=dict(color=theme.HIGHLIGHT, width=3), name=f"start {start + 1} (replayed)", showlegend=n == 0
-        )
-    return fig

@@ -134,3 +134,9 @@ def frame_steps(num_frames: int, every: int) -> list[int]:
     if steps[-1] != num_frames - 1:
         steps.append(num_frames - 1)
     return steps
+
+
+def rgba(hex_color: str, alpha: float) -> str:
+    """``#rrggbb`` with opacity ``alpha``, as plotly's ``rgba(r,g,b,a)``."""
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
