@@ -19,14 +19,21 @@ def _text(page) -> str:
 
 def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
+    received = []  # the server's messages to the tab: a page's rerun sends one per element (about 130 here)
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: received.append(len(frame))))
     page.goto(f"{server}/cartpole?seed=0&cartpole_preset=quick&cartpole_train_steps=50000")
     wait_idle(page)
     assert "not been run yet" in _text(page)
+    assert len(received) > 100 and sum(received) > 300_000, (len(received), sum(received))  # the first run
+    received.clear()
     page.get_by_role("button", name="Run with these settings").click()
     stop = page.get_by_role("button", name="Stop")
     stop.wait_for(timeout=60_000)
     panel = page.locator(".pvn-job-progress[data-state='running'] .pvn-job-text")
     panel.wait_for(timeout=60_000)
+    expect(page.get_by_role("button", name="Run with these settings")).to_be_disabled()
+    # Run and Stop rerun only the job panel (a fragment), not the page: a few messages, not one per element
+    assert 0 < len(received) < 50, f"{len(received)} messages sent to the tab for the Run click"
     # the page follows the worker's progress in the browser: its text moves on, and the server reruns nothing
     page.evaluate(
         "() => { window.__runs = 0; const app = document.querySelector(\"[data-testid='stApp']\");"
@@ -36,10 +43,23 @@ def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):
     before = panel.inner_text()
     page.wait_for_timeout(3000)
     assert panel.inner_text() != before, "the progress text did not move"
+    # ... and its bar moves with Algorithm 2's training (the losses once held every progress report back)
+    track, training = page.locator(".pvn-job-track"), set()
+    for _ in range(40):
+        if "train PVN" in panel.inner_text():
+            training.add(track.get_attribute("aria-valuenow"))
+            if len(training) > 1:
+                break
+        page.wait_for_timeout(500)
+    assert len(training) > 1, f"the bar stood still while the PVN trained: {training}"
     assert page.evaluate("window.__runs") == 0, "the server reran the page while the run went"
+    received.clear()
     stop.click()
     page.get_by_text("Run stopped").wait_for(timeout=15_000)
     assert page.get_by_role("button", name="Stop").count() == 0
+    expect(page.get_by_role("button", name="Run with these settings")).to_be_enabled()
+    page.wait_for_timeout(1000)
+    assert len(received) < 50, f"{len(received)} messages sent to the tab for Stop"
     assert page.locator(".pvn-plotly-view").count() >= 5  # the last result is still drawn (chart figures)
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()

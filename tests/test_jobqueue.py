@@ -285,3 +285,22 @@ def test_nobody_joins_a_job_being_cancelled_and_a_left_job_passes_to_its_other_w
     del backend.cancel
     for dying in backend.cancelled:
         backend.end(dying, "cancelled", None)
+
+
+def test_prepare_starts_a_lane_s_workers_before_its_first_job():
+    """A page with a Run button asks for the run workers early: the backend is made and asked for that lane at
+    once, once, with no job; a lane that is not one is refused."""
+    backend, asked = ScriptedBackend(), []
+    free = backend.free
+    backend.free = lambda lane: asked.append(lane) or free(lane)
+    queue = JobQueue(lambda: backend)
+    try:
+        assert queue.backend is None  # nothing starts before a page asks
+        queue.prepare("run")
+        queue.prepare("run")
+        settle(queue)
+        assert queue.backend is backend and asked == ["run"]
+        with pytest.raises(ValueError, match="lane must be one of"):
+            queue.prepare("gpu")
+    finally:
+        queue.shutdown()

@@ -17,6 +17,7 @@ import pytest
 from pvnviz.core.progress import Stage
 from pvnviz.polytope.experiment import PolytopeConfig, train_polytope_pvn
 from pvnviz.runs.pipeline import ExperimentConfig, run_experiment
+from pvnviz.workers.jobqueue import JobQueue
 from pvnviz.workers.pool import KILL_AFTER, NICE, LocalPool
 
 pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
@@ -283,3 +284,24 @@ def test_workers_run_in_a_session_of_their_own_at_their_lane_s_nice():
                 assert Path(f"/proc/{pid}/autogroup").read_text().split()[-1] == str(NICE[lane])
     finally:
         pool.shutdown()
+
+
+def test_prepared_run_workers_start_the_first_run_at_once():
+    """``JobQueue.prepare``: the run lane's workers start (torch imported) before any job, so the first Run is
+    running within a tick instead of waiting for a worker's start; the quick lane is not started with them."""
+    pool = LocalPool(1, num_quick=1)
+    queue = JobQueue(lambda: pool, grace=3600)
+    try:
+        queue.prepare("run")
+        deadline = time.monotonic() + 120
+        while not any(w.lane == "run" and w.ready for w in list(pool._workers)):
+            assert time.monotonic() < deadline, "the prepared run worker did not start"
+            time.sleep(0.05)
+        assert {w.lane for w in pool._workers} == {"run"}
+        job = queue.submit("s", "k", "experiment", {"config": SMALL, "seed": 0}, lane="run")
+        time.sleep(1.0)  # the idle dispatcher looks every 0.5 s; a worker's start alone takes seconds
+        assert queue.view(job.id).state in ("running", "done")
+    finally:
+        pids = pool.pids()
+        queue.shutdown()
+        assert not [pid for pid in pids if alive(pid)]

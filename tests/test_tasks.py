@@ -40,6 +40,25 @@ def test_what_the_throttle_held_goes_when_the_task_ends():
     assert sent[1:] == [("metrics", [("fingerprint", 50, 0.5, 0.6)]), ("progress", (2, 10, Report(Stage.ASCENT, "b")))]
 
 
+def test_losses_reported_with_the_progress_do_not_hold_it_back(monkeypatch):
+    """Algorithm 2 reports its losses, then its progress, at the same steps: both go on each interval (the
+    losses first). Both once shared one clock, and the losses held back every progress report of the training
+    stage: the page's bar and text stood still for the whole training."""
+    clock = [0.0]
+    monkeypatch.setattr("pvnviz.workers.tasks.time.monotonic", lambda: clock[0])
+    sent = []
+    ours = Reporter(lambda kind, payload: sent.append((kind, payload)), lambda: False, interval=0.1)
+    for step in range(0, 1001, 50):  # one log step every 0.05 s
+        clock[0] = step / 1000
+        ours.on_metrics("fingerprint", step, 1.0, 1.0)
+        ours.on_progress(step, 1000, Report(Stage.TRAIN_PVN, f"val KL at {step}"))
+    progress = [payload[0] for kind, payload in sent if kind == "progress"]
+    assert len(progress) >= 9 and progress[-1] == 1000, progress  # about one per 0.1 s, and the end
+    assert sum(len(payload) for kind, payload in sent if kind == "metrics") >= 20  # no loss lost
+    first_progress = next(i for i, (kind, _) in enumerate(sent) if kind == "progress" and _[0] == 100)
+    assert any(kind == "metrics" and payload[-1][1] == 100 for kind, payload in sent[:first_progress])
+
+
 def test_stop_raises_cancelled_at_the_next_report():
     ours, sent = reporter(cancelled=lambda: True)
     report = Report(Stage.COLLECTING, "chunk 1/4")

@@ -110,7 +110,6 @@ def _stop(env_name: str, job_id: str) -> None:
     st.session_state[state_key(env_name, "job")] = None
     st.session_state[state_key(env_name, "ended")] = "cancelled"
     st.session_state[state_key(env_name, "left")] = job_id  # not joined again by the settings' match below
-    st.session_state[state_key(env_name, "stopped")] = True
 
 
 def _active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> JobView | None:
@@ -134,37 +133,54 @@ def _active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> Jo
     return None
 
 
-def _job_panel(env_name: str) -> None:
-    """Queue position or progress, live losses and Stop of this session's job; on its end, one rerun draws it."""
-    just_stopped = st.session_state.pop(state_key(env_name, "stopped"), False)
+def _job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
+    """Run and Stop, with the queue's place or the progress and live losses of this session's job.
+
+    A fragment: a click on Run or Stop reruns only this panel, not the page (whose figures stay as they are
+    until the run ends; a whole page's rerun re-sent about 1 MB to the tab, which re-rendered all of it). The
+    browser follows the job from here, and reruns this panel when the job's state changes; at its end, the
+    page reruns once to draw the result.
+    """
     job_id = st.session_state.get(state_key(env_name, "job"))
     job = jobs.view(job_id)
-    if job is not None and job.active:
-        left, right = st.columns([5, 1])
-        with left:  # the browser follows it from here; it reruns this panel when the job's state changes
-            show_progress(jobs.progress_files(), job, state_key(env_name, "progress"), on_state=lambda: None)
-        label = "Leave the queue" if job.state == "queued" else "Stop"
-        right.button(
-            label,
-            key=state_key(env_name, "stop"),
-            on_click=_stop,
-            args=(env_name, job.id),
-            type="primary",
-            help="Stop waiting for this run (it is cancelled unless another session waits on it).",
-        )
-        return
-    if job is not None:  # it ended since the last look: remember how, and draw the page once more
+    if job is not None and not job.active:  # it ended since the last look: remember how, and draw the page
         st.session_state[state_key(env_name, "job")] = None
         st.session_state[state_key(env_name, "ended")] = job.state
         st.session_state[state_key(env_name, "error")] = job.error
         st.rerun(scope="app")
+    active = job is not None and job.active
+    refusal = _over_budget(config)
+    if refusal is not None and not active:
+        st.warning(f"Too big to run live: {refusal}")
+    with st.container(horizontal=True):
+        st.button(
+            "Run with these settings",
+            on_click=_start,
+            args=(env_name, config, seed),
+            disabled=active or config is None or refusal is not None,
+            type="primary",
+            help=(
+                "Train the sidebar's settings live in a worker process (Algorithms 1-3); the page keeps showing "
+                "the last result until done. Runs wait in line when every worker is busy; identical runs are shared."
+            ),
+            key=state_key(env_name, "run_button"),
+        )
+        if active:
+            st.button(
+                "Leave the queue" if job.state == "queued" else "Stop",
+                key=state_key(env_name, "stop"),
+                on_click=_stop,
+                args=(env_name, job.id),
+                help="Stop waiting for this run (it is cancelled unless another session waits on it).",
+            )
+    if active:  # the browser follows it from here; it reruns this panel when the job's state changes
+        show_progress(jobs.progress_files(), job, state_key(env_name, "progress"), on_state=lambda: None)
+        return
     ended = st.session_state.get(state_key(env_name, "ended"))
     if ended == "cancelled":
         st.warning("Run stopped. The figures below are the last finished result.")
     elif ended == "failed":
         st.error(f"Please change a setting: {st.session_state.get(state_key(env_name, 'error'))}")
-    if just_stopped:  # Stop reran only this fragment: the whole page follows (its Run button, its polling)
-        st.rerun(scope="app")
 
 
 def _shipped(env_name: str, shipped: dict[str, str]) -> ShippedRuns:
@@ -196,9 +212,10 @@ def obtain_result(
 
     Live training starts only from the Run button, in a background job with progress and Stop.
     """
-    busy = _active_job(env_name, config, seed) is not None
-    run_dir, uploaded = _run_sidebar(env_name, config, seed, default_run=default_run, busy=busy)
-    st.fragment(guarded(_job_panel))(env_name)
+    jobs.prepare_workers()
+    _active_job(env_name, config, seed)  # joins a running job of exactly these settings
+    run_dir, uploaded = _run_sidebar(env_name, default_run=default_run)
+    st.fragment(guarded(_job_panel))(env_name, config, seed)
     shipped_runs = _shipped(env_name, shipped or {})
     inputs = dict(
         run_dir=run_dir,
@@ -218,26 +235,9 @@ def obtain_result(
     return _show(choice, env_name, seed)
 
 
-def _run_sidebar(
-    env_name: str, config: ExperimentConfig | None, seed: int, *, default_run: str, busy: bool
-) -> tuple[str, Any]:
-    """The sidebar's Run button (with why it refuses), saved-run list and zip upload: (run folder, upload)."""
-    refusal = _over_budget(config)
+def _run_sidebar(env_name: str, *, default_run: str) -> tuple[str, Any]:
+    """The sidebar's saved-run list and zip upload: (run folder, upload)."""
     with st.sidebar:
-        if refusal is not None:
-            st.warning(f"Too big to run live: {refusal}")
-        st.button(
-            "Run with these settings",
-            on_click=_start,
-            args=(env_name, config, seed),
-            disabled=busy or config is None or refusal is not None,
-            type="primary",
-            help=(
-                "Train live in a worker process (Algorithms 1-3); the page keeps showing the last result until "
-                "done. Runs wait in line when every worker is busy; identical runs are shared."
-            ),
-            key=state_key(env_name, "run_button"),
-        )
         names = [NO_RUN, *list_runs(env_name)]
         run_dir = st.selectbox(
             "Open a saved run",
@@ -313,11 +313,11 @@ def _show(choice: ResultChoice, env_name: str, seed: int) -> ExperimentResult:
         last = choice.result if choice.result is not None else _open(choice.folder, env_name)
         st.warning(
             f"These settings have not been run yet (seed {seed}). Shown below: {_describe(last, env_name)}. "
-            "Press **Run with these settings** in the sidebar to train them, or **Reset to the paper** to see the "
+            "Press **Run with these settings** above to train them, or **Reset to the paper** to see the "
             "paper's run."
         )
         return last
-    st.info("No result for these settings yet: press **Run with these settings** in the sidebar.")
+    st.info("No result for these settings yet: press **Run with these settings** above.")
     urlcheck.stop()
 
 

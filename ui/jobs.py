@@ -70,6 +70,12 @@ def progress_files() -> Any:
     return ProgressFiles(static_dir(), queue.view, waiting_text, fraction)
 
 
+def prepare_workers() -> None:
+    """Start the run workers now if they are not yet running: called by the pages with a Run button, so that a
+    first Run does not wait for them to start (``JobQueue.prepare``)."""
+    job_queue().prepare("run")
+
+
 def submit(key: Hashable, task: str, kwargs: dict[str, Any], *, lane: str, label: str, estimate: float) -> JobView:
     return job_queue().submit(session_id(), key, task, kwargs, lane=lane, label=label, estimate=estimate)
 

@@ -11,14 +11,17 @@
 
 const PAD = { left: 64, right: 12, top: 34, bottom: 44 };
 const HEIGHT = 300;
+const WAITING = "Training losses appear here once the PVN trains (Algorithm 2).";
 
 function logRange(values) {
+  // step 0 is drawn at step 1 (the x title says so): the range covers it, so no line starts left of the axis
   let lo = Infinity;
   let hi = -Infinity;
   for (const v of values) {
-    if (v > 0) {
-      lo = Math.min(lo, Math.log10(v));
-      hi = Math.max(hi, Math.log10(v));
+    if (Number.isFinite(v)) {
+      const l = Math.log10(Math.max(v, 1));
+      lo = Math.min(lo, l);
+      hi = Math.max(hi, l);
     }
   }
   if (!Number.isFinite(lo)) return [0, 1];
@@ -101,6 +104,15 @@ function draw(canvas, data) {
   ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
   ctx.clearRect(0, 0, width, HEIGHT);
   const series = data.series || [];
+  canvas.dataset.points = String(series.reduce((n, s) => n + s.x.length, 0));
+  if (!series.length) {
+    // the chart's place is kept from the start: its first losses do not move the page below it
+    ctx.fillStyle = getComputedStyle(canvas).color || "#333";
+    ctx.font = "14px sans-serif";
+    ctx.textAlign = "center";
+    ctx.fillText(data.waiting || WAITING, width / 2, HEIGHT / 2);
+    return;
+  }
   const xr = logRange(series.flatMap((s) => s.x));
   const yr = linRange(series.flatMap((s) => s.y));
   const box = { left: PAD.left, right: width - PAD.right, top: PAD.top, bottom: HEIGHT - PAD.bottom };
@@ -122,7 +134,6 @@ function draw(canvas, data) {
   }
   ctx.setLineDash([]);
   legend(ctx, box, series);
-  canvas.dataset.points = String(series.reduce((n, s) => n + s.x.length, 0));
 }
 
 const PANEL = Symbol("pvnJobProgress");
@@ -147,12 +158,13 @@ class Panel {
     this.canvas = document.createElement("canvas");
     this.canvas.className = "pvn-loss-chart";
     this.canvas.setAttribute("role", "img");
-    this.canvas.hidden = true;
+    this.canvas.setAttribute("aria-label", WAITING);
     this.root.append(this.text, track, this.canvas);
     parent.appendChild(this.root);
     this.timer = null;
     this.fetching = false;
     this.generation = 0;
+    this.shown = { text: null, percent: null, chart: null };
   }
 
   update(data, setTriggerValue) {
@@ -182,16 +194,25 @@ class Panel {
   }
 
   show(payload) {
-    this.text.textContent = payload.text || "";
-    const percent = Math.round(100 * Math.min(Math.max(payload.fraction || 0, 0), 1));
-    this.bar.style.width = `${percent}%`;
-    this.track.setAttribute("aria-valuenow", String(percent));
-    if (payload.chart && payload.chart.series && payload.chart.series.length) {
-      this.canvas.hidden = false;
-      this.canvas.setAttribute("aria-label", payload.chart.title || "loss chart");
-      draw(this.canvas, payload.chart);
+    // only what changed is touched: an unchanged poll costs the tab no style, layout or paint
+    const text = payload.text || "";
+    if (text !== this.shown.text) {
+      this.text.textContent = this.text.title = this.shown.text = text;
     }
-    this.root.dataset.state = payload.state;
+    const percent = Math.round(100 * Math.min(Math.max(payload.fraction || 0, 0), 1));
+    if (percent !== this.shown.percent) {
+      this.bar.style.transform = `scaleX(${percent / 100})`;
+      this.track.setAttribute("aria-valuenow", String((this.shown.percent = percent)));
+    }
+    const chart = JSON.stringify(payload.chart ?? null);
+    if (chart !== this.shown.chart || this.canvas.clientWidth !== this.drawnWidth) {
+      this.shown.chart = chart;
+      this.drawnWidth = this.canvas.clientWidth;
+      const series = payload.chart?.series ?? [];
+      this.canvas.setAttribute("aria-label", series.length ? payload.chart.title || "loss chart" : WAITING);
+      draw(this.canvas, series.length ? payload.chart : {});
+    }
+    if (this.root.dataset.state !== payload.state) this.root.dataset.state = payload.state;
     if (payload.state !== this.drawnState && payload.state !== this.reported) {
       this.reported = payload.state; // once per state: Python reruns the panel, which draws it anew
       if (!payload.active) clearInterval(this.timer);

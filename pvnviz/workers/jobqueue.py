@@ -102,6 +102,8 @@ class JobQueue:
         self._capacity = {lane: 1 for lane in LANES}  # the backend's, as the dispatcher last read it
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._prepare: set[str] = set()  # lanes whose workers the dispatcher starts before their first job
+        self._prepared: set[str] = set()  # every lane ever asked for by ``prepare``
         self.backend: Backend | None = None
         self.backend_error = ""
         # measured / estimated seconds per lane, a moving average over finished jobs; it starts at what a worker
@@ -134,6 +136,19 @@ class JobQueue:
                 self._start_thread()
             job.waiters[session] = time.monotonic()
             return self._view(job)
+
+    def prepare(self, lane: str = "run") -> None:
+        """Start ``lane``'s workers now, before its first job (a page where Run is one click away): the first
+        Run then finds them ready instead of waiting for their start (torch's import, about 2 s of a core each,
+        far longer on a machine already busy with pages). Cheap to call again."""
+        if lane not in LANES:
+            raise ValueError(f"lane must be one of {LANES}, got {lane!r}.")
+        with self._lock:
+            if self._closed or lane in self._prepared:
+                return
+            self._prepared.add(lane)
+            self._prepare.add(lane)
+            self._start_thread()
 
     def find(self, key: Hashable) -> JobView | None:
         """The active job computing ``key``, if any (a page whose settings match can wait on it too)."""
@@ -293,6 +308,9 @@ class JobQueue:
                 if job.state == "queued" and job.lane in broken:
                     self._finish(job, "failed", broken[job.lane])
             lanes = {lane for lane in LANES if any(j.lane == lane and j.state == "queued" for j in self._jobs.values())}
+            warm, self._prepare = self._prepare - lanes, set()
+        for lane in warm:  # a backend starts a lane's workers when first asked what is free
+            backend.free(lane)
         free = {lane: backend.free(lane) for lane in lanes}
         with self._lock:
             starts = self._dispatch(free)

@@ -55,7 +55,9 @@ class Reporter:
 
     def __init__(self, emit: Emit, cancelled: Callable[[], bool], interval: float = PROGRESS_INTERVAL):
         self.emit, self.cancelled, self.interval = emit, cancelled, interval
-        self._sent = 0.0
+        self._sent = 0.0  # when the last progress report went
+        self._rows_sent = 0.0  # when the last losses went: a clock of their own, or the losses (reported at the
+        # same steps, just before) would hold back every progress report of the training stage
         self._rows: list[tuple[str, int, float, float]] = []
         self._stage: Stage | None = None  # the stage of the last report
         self._held: tuple[int, int, Report] | None = None  # the last report, if the throttle kept it back
@@ -84,13 +86,13 @@ class Reporter:
     def on_metrics(self, mode: str, step: int, train: float, val: float) -> None:
         self._check(f"{mode} PVN at step {step}")
         self._rows.append((str(mode), int(step), float(train), float(val)))
-        if time.monotonic() - self._sent >= self.interval:
-            self._sent = time.monotonic()
+        if time.monotonic() - self._rows_sent >= self.interval:
             self.flush()
 
     def flush(self) -> None:
         if self._rows:
             rows, self._rows = self._rows, []
+            self._rows_sent = time.monotonic()
             self.emit("metrics", rows)
 
     def finish(self) -> None:
