@@ -52,7 +52,7 @@ _progress = st.components.v2.component(
 .pvn-job-track { height: 0.5rem; border-radius: 0.25rem; background: var(--st-secondary-background-color);
   overflow: hidden; margin-bottom: 0.5rem; contain: strict; }
 .pvn-job-bar { height: 100%; width: 100%; transform-origin: left; transform: scaleX(0);
-  background: var(--st-primary-color); transition: transform 0.2s linear; will-change: transform; }
+  background: var(--st-primary-color); }
 .pvn-loss-chart { width: 100%; height: 300px; display: block; contain: strict; color: var(--st-text-color); }
 """,
 )
