@@ -44,13 +44,15 @@ def start_server(
     timeout: float = 60,
     env: dict[str, str] | None = None,
     script: str = "app.py",
+    log_path: Path | None = None,
 ) -> tuple[subprocess.Popen, str]:
     """``streamlit run app.py`` in ``root`` with the repository's config, through ``ui/serve.py`` as ``make run``
     starts it (where the checkout has it); returns (process, URL) once healthy.
 
     ``watch_files=False`` switches Streamlit's file watcher off (tests: no reruns while files change); ``env``
     adds environment variables (e.g. ``PVN_WORKERS``); ``script`` runs another script than ``app.py`` (a path
-    relative to ``root``; its folder's ``static/`` is what Streamlit serves at ``/app/static/``).
+    relative to ``root``; its folder's ``static/`` is what Streamlit serves at ``/app/static/``); ``log_path`` keeps
+    the server's output in that file (by default a temporary file, gone with the server).
     Raises RuntimeError with the end of the server's output if it is not healthy within ``timeout`` s.
     """
     port = free_port()
@@ -60,7 +62,8 @@ def start_server(
     command += ["--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     if not watch_files:
         command += ["--server.fileWatcherType", "none"]
-    log = tempfile.TemporaryFile()  # not a pipe: a server that is never read from must not block on a full one
+    # not a pipe: a server that is never read from must not block on a full one
+    log = tempfile.TemporaryFile() if log_path is None else open(log_path, "w+b")
     proc = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + timeout

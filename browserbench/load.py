@@ -22,6 +22,7 @@ a session without a result by then is printed as ``> T``.
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ class LoadResult:
     visitor_open: float | None = None
     visitor_all: float | None = None  # ... until every chart of the page is drawn
     stop_latency: float | None = None
+    jobs: list[tuple[str, float, float]] = field(default_factory=list)  # (label and end, waited s, ran s) per job
 
 
 def _proc_cpu(pid: int) -> float:
@@ -115,7 +117,8 @@ def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> Loa
     from playwright.sync_api import sync_playwright
 
     out = LoadResult(sessions, same_seed)
-    proc, base = start_server(root)
+    log = Path(tempfile.mkstemp(prefix="pvn-load-", suffix=".log")[1])
+    proc, base = start_server(root, log_path=log)
     try:
         with sync_playwright() as p:
             browser = launch(p)
@@ -139,7 +142,20 @@ def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> Loa
             browser.close()
     finally:
         stop_server(proc)
+        out.jobs = job_times(log.read_text(errors="replace"))
+        log.unlink()
     return out
+
+
+JOB_LINE = re.compile(r"job \S+ \((?P<label>.*)\) (?P<state>\w+): waited (?P<waited>[\d.]+) s, ran (?P<ran>[\d.]+) s")
+
+
+def job_times(server_log: str) -> list[tuple[str, float, float]]:
+    """Each job the queue ran, from its line in the server's log (``pvnviz.workers.jobqueue``): (label and how it
+    ended, seconds it waited for a worker, seconds it ran)."""
+    return [
+        (f"{m['label']} {m['state']}", float(m["waited"]), float(m["ran"])) for m in JOB_LINE.finditer(server_log)
+    ]
 
 
 def _while_full(browser, base: str, pages: list, out: LoadResult, timeout_s: float) -> None:
@@ -203,6 +219,8 @@ def report(label: str, r: LoadResult, timeout_s: float) -> str:
             f"  view switch, queue full: {_fmt_switch(r.loaded_switch)}; idle server: {_fmt_switch(r.idle_switch)} "
             "(goal: within 2x)",
             f"  Stop with every worker busy: {_fmt(r.stop_latency, timeout_s)} s to 'Run stopped' (goal < 1)",
+            "  jobs in the server's log (waited, ran): "
+            + ("; ".join(f"{label} {w:.1f} s, {t:.1f} s" for label, w, t in r.jobs) or "none logged"),
         ]
     )
 

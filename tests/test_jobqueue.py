@@ -304,3 +304,24 @@ def test_prepare_starts_a_lane_s_workers_before_its_first_job():
             queue.prepare("gpu")
     finally:
         queue.shutdown()
+
+
+def test_each_ended_job_logs_its_wait_and_run_and_the_load_bench_reads_them_back(queue_and_backend, caplog):
+    from browserbench.load import job_times
+
+    queue, backend, _ = queue_and_backend
+    caplog.set_level("INFO", logger="pvnlab.jobqueue")
+    done = queue.submit("a", ("exp", 1), "experiment", {}, label="cartpole seed 1").id
+    queue.submit("b", ("exp", 1), "experiment", {})
+    stopped = queue.submit("c", ("exp", 2), "experiment", {}, label="swimmer (wide) seed 2").id
+    never = queue.submit("d", ("exp", 3), "experiment", {}, label="third").id  # both run workers busy: queued
+    settle(queue, 0.4)
+    backend.end(done, "done", "RESULT")
+    queue.detach(stopped, "c")
+    queue.detach(never, "d")
+    settle(queue)
+    times = job_times(caplog.text)
+    assert [label for label, _, _ in times] == ["cartpole seed 1 done", "swimmer (wide) seed 2 cancelled"]
+    assert all(waited < 0.2 and 0.3 <= ran < 2.0 for _, waited, ran in times)  # each ran about 0.4 s
+    assert "cartpole seed 1) done" in caplog.text and "2 sessions waiting" in caplog.text
+    assert "(third) cancelled: waited" in caplog.text and "never started" in caplog.text
