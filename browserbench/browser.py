@@ -29,6 +29,48 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"  # the script finished and nothing runs
+# What a visitor sees of a page with figures is drawn: every figure in the first screen (a plotly view, a player's
+# stage, the polytope instrument), and at least one. Figures below the fold are drawn as the reader scrolls near
+# them (``pvnPlotly.near`` in pages/components/plotly_lib.js), so a count of drawn figures says nothing of an open.
+FIRST_SCREEN_DRAWN = """() => {
+  const seen = (el) => {  // some of it in the window, inside every clipping ancestor (a collapsed expander's is not)
+    const r = el.getBoundingClientRect();
+    let [top, bottom] = [Math.max(r.top, 0), Math.min(r.bottom, innerHeight)];
+    for (let p = el.parentElement; p && r.width > 0; p = p.parentElement) {
+      const css = getComputedStyle(p);
+      if (css.display === 'none') return false;
+      if (css.overflowY !== 'visible' || css.overflowX !== 'visible') {
+        const q = p.getBoundingClientRect();
+        [top, bottom] = [Math.max(top, q.top), Math.min(bottom, q.bottom)];
+      }
+    }
+    return r.width > 0 && bottom > top;
+  };
+  const shown = [...document.querySelectorAll('.pvn-plotly-view, .pvn-player-stage, .pvn-poly')].filter(seen);
+  return shown.length > 0 && shown.every((el) => el.querySelector('.main-svg') !== null);
+}"""
+# Scroll the page's scroll container through, a screen at a time, so every figure below the fold is drawn.
+SCROLL_THROUGH = """async () => {
+  const main = document.querySelector("[data-testid='stMain']") ?? document.scrollingElement;
+  for (let y = 0; y <= main.scrollHeight; y += main.clientHeight / 2) {
+    main.scrollTo(0, y);
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)));
+  }
+  main.scrollTo(0, 0);
+}"""
+
+
+def draw_every_figure(page, charts: int, timeout_ms: float = 120_000) -> None:
+    """Scroll ``page`` through (drawing the figures below its fold) until at least ``charts`` plotly figures are
+    drawn; back at the top after."""
+    deadline = time.time() + timeout_ms / 1000
+    while True:
+        page.evaluate(SCROLL_THROUGH)
+        if page.evaluate(f"document.querySelectorAll('.js-plotly-plot').length >= {charts}"):
+            return
+        if time.time() > deadline:
+            raise TimeoutError(f"fewer than {charts} figures drawn after scrolling the page through")
+        page.wait_for_timeout(250)
 
 
 def free_port() -> int:

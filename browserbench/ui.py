@@ -9,9 +9,9 @@ drives Debian's Chromium with Playwright. It prints:
 * each browser player's frames a second while playing, and the server reruns meanwhile (``browserbench.playback``);
 * each view switch of a player (``browserbench.views``): the probing states' axes and the replay's start and PVN,
   from the change to the redraw, and the server reruns meanwhile;
-* the time to open each page first on a fresh server, to an idle page with its charts drawn (a MutationObserver
-  in the page records the last change of the script state before the page stays idle for a second, so the number
-  does not include the benchmark's own polling).
+* the time to open each page first on a fresh server, to an idle page with the figures of its first screen drawn
+  (a MutationObserver in the page records the last change of the script state before the page stays idle for a
+  second, so the number does not include the benchmark's own polling).
 
 ``--baseline DIR`` opens the pages of a second checkout (e.g. ``git worktree add /tmp/before main``) too,
 alternating with this one, and prints the ratio: the machine's load is shared by both.
@@ -23,16 +23,16 @@ import statistics
 import time
 from pathlib import Path
 
-from browserbench.browser import IDLE, launch, start_server, stop_server
+from browserbench.browser import FIRST_SCREEN_DRAWN, IDLE, draw_every_figure, launch, start_server, stop_server
 from pvnviz.cli.argtypes import OneLineParser, positive_int
 
 ROOT = Path(__file__).resolve().parents[1]
-# page -> (URL path, plotly charts drawn at least, goal in seconds)
+# page -> (URL path, whether it has figures (open: those of its first screen drawn), goal in seconds)
 PAGES = {
-    "home": ("", 0, 6.0),
-    "polytope": ("polytope", 5, 6.0),
-    "cartpole": ("cartpole", 5, 6.0),
-    "swimmer": ("swimmer", 5, 6.0),
+    "home": ("", False, 6.0),
+    "polytope": ("polytope", True, 6.0),
+    "cartpole": ("cartpole", True, 6.0),
+    "swimmer": ("swimmer", True, 6.0),
 }
 INSTRUMENT = {  # measurement -> (the polytope instrument's control, whether the PVN retrains on its release)
     "ascent start P(a1|s1)": ("start1", False),
@@ -48,16 +48,14 @@ OBSERVER = """() => {
 }"""
 
 
-def wait_settled(page, since_ms: float, charts: int = 0, quiet_ms: int = 1000, timeout_s: float = 180) -> float:
-    """Seconds from ``since_ms`` (page clock) to the last switch to idle, once idle for ``quiet_ms``."""
+def wait_settled(page, since_ms: float, charts: bool = False, quiet_ms: int = 1000, timeout_s: float = 180) -> float:
+    """Seconds from ``since_ms`` (page clock) to the last switch to idle, once idle for ``quiet_ms`` (and, with
+    ``charts``, the figures of the first screen drawn)."""
     deadline = time.time() + timeout_s
     while time.time() < deadline:
         page.wait_for_selector(IDLE, timeout=timeout_s * 1000)
         if charts:
-            page.wait_for_function(
-                f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
-                timeout=timeout_s * 1000,
-            )
+            page.wait_for_function(FIRST_SCREEN_DRAWN, timeout=timeout_s * 1000)
         states = page.evaluate("window.__pvnStates || []")
         now = page.evaluate("performance.now()")
         idle = page.evaluate(f'document.querySelector("{IDLE}") !== null')
@@ -69,8 +67,8 @@ def wait_settled(page, since_ms: float, charts: int = 0, quiet_ms: int = 1000, t
     raise TimeoutError("the page did not become idle")
 
 
-def first_open(browser, root: Path, path: str, charts: int) -> float:
-    """A fresh server, a fresh tab: seconds from navigation start to the idle page with its charts."""
+def first_open(browser, root: Path, path: str, charts: bool) -> float:
+    """A fresh server, a fresh tab: seconds from navigation start to the idle page with its first screen drawn."""
     proc, url = start_server(root)
     try:
         page = browser.new_page(viewport={"width": 1280, "height": 720})
@@ -200,7 +198,7 @@ def _print_views(browser, url: str, repeats: int) -> None:
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.goto(f"{url}/{path}")
         page.wait_for_selector(IDLE, timeout=300_000)
-        page.wait_for_selector(".pvn-player[data-drawn]", timeout=300_000)
+        draw_every_figure(page, 1)
         page.wait_for_function("document.body.innerText.includes('time step 0 (1 of')", timeout=300_000)
         for caption, label in views:
             times, reruns = [], 0
@@ -224,7 +222,7 @@ def _print_playback(browser, url: str, repeats: int) -> None:
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.goto(f"{url}/{path}")
         page.wait_for_selector(IDLE, timeout=300_000)
-        page.wait_for_selector(".pvn-player[data-drawn]", timeout=300_000)
+        draw_every_figure(page, 1)
         for caption in captions:
             runs = [playback(page, caption) for _ in range(repeats)]
             fps = statistics.median(r[0] for r in runs)

@@ -128,6 +128,9 @@ def browser(server):
         b.close()
 
 
+CARTPOLE_FIGURES = 7  # plotly figures of the CartPole page's shipped run, its players' included
+
+
 def wait_idle(page, timeout_ms: int = 120_000) -> None:
     """Wait until the app's script is idle, and still idle a moment later (a rerun may follow the first)."""
     page.wait_for_selector(IDLE, timeout=timeout_ms)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import wait_idle
+from browserbench.browser import draw_every_figure
+from conftest import CARTPOLE_FIGURES, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -217,10 +218,14 @@ def test_cartpole_players_step_and_the_keys_follow_the_last_used(server, browser
     page = open_polytope(browser, server)  # the polytope's player owns the keys there, not on CartPole
     page.locator("[data-testid='stSidebarNav'] a").filter(has_text="CartPole").click()
     wait_idle(page, 300_000)
+    draw_every_figure(page, CARTPOLE_FIGURES)  # its players are below the fold: drawn once scrolled near
     page.wait_for_function("document.body.innerText.includes('time step 0 (1 of')", timeout=300_000)
 
     def caption(text: str) -> str:
-        return page.locator(".pvn-player-caption").filter(has_text=text).last.inner_text()
+        box = page.locator(".pvn-player-caption").filter(has_text=text).last
+        box.scroll_into_view_if_needed()  # a player the rerun mounted anew below the fold draws its frame once near
+        page.wait_for_function("(el) => / of \\d+\\)/.test(el.textContent)", arg=box.element_handle(), timeout=30_000)
+        return box.inner_text()
 
     assert caption("time step").startswith("time step 0 (1 of")  # the replay opens on its first frame
     assert caption("validation policy").startswith("validation policy #")

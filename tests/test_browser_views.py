@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from test_browser_player import RERUNS
 
-from conftest import array, wait_idle
+from browserbench.browser import draw_every_figure
+from conftest import CARTPOLE_FIGURES, array, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -40,6 +41,7 @@ def open_cartpole(browser, server, query: str = ""):
     page = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True).new_page()
     page.goto(f"{server}/cartpole{query}")
     wait_idle(page, 300_000)
+    draw_every_figure(page, CARTPOLE_FIGURES)  # its players are below the fold: drawn once scrolled near
     page.wait_for_function("document.body.innerText.includes('time step 0 (1 of')", timeout=300_000)
     return page
 
@@ -94,6 +96,7 @@ def test_probe_axes_and_replay_start_switch_in_the_page_and_equal_python(server,
     assert page.evaluate("window.__reruns") <= 8  # at most one per action (7 switches, 1 step): the URL
     page.goto(page.url)  # a copied link opens the same views
     wait_idle(page, 300_000)
+    draw_every_figure(page, CARTPOLE_FIGURES)
     page.wait_for_function("document.body.innerText.includes('time step 0 (1 of')", timeout=300_000)
     assert page.evaluate(FIGURE, "time step")["annotations"] == shown["annotations"]
     assert page.evaluate(FIGURE, "snapshot")["xtitle"] == env.state_labels[2]

@@ -4,6 +4,7 @@
 import json
 import os
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from ui import components
@@ -89,3 +90,40 @@ def test_per_result_makes_a_value_once_per_result_object_and_forgets_it_with_the
     del first
     gc.collect()
     assert ident not in ui._PER_RESULT  # gone with its result
+
+
+def test_per_result_sessions_asking_at_once_wait_for_one_make():
+    """Eight tabs rerun together when the run they shared ends: each figure is made once, not eight times."""
+    import threading
+    import time
+
+    import ui
+
+    class Result:
+        pass
+
+    result, made, start = Result(), [], threading.Barrier(8)
+
+    def make():
+        made.append(1)
+        time.sleep(0.2)  # a figure's plotly JSON takes a while: the other sessions arrive meanwhile
+        return {"figure": len(made)}
+
+    def session(out, i):
+        start.wait()
+        out[i] = ui.per_result(result, "ascent", make)
+
+    out = [None] * 8
+    threads = [threading.Thread(target=session, args=(out, i)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert made == [1] and all(o is out[0] for o in out)
+
+    def fails():
+        raise RuntimeError("a figure that cannot be made")
+
+    with pytest.raises(RuntimeError):
+        ui.per_result(result, "bad", fails)
+    assert ui.per_result(result, "bad", lambda: "made on the next try") == "made on the next try"

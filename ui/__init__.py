@@ -61,8 +61,17 @@ def computed(fn: Callable[..., Any], *args: Any, label: str, **live: Any) -> Any
     return result
 
 
-_PER_RESULT: dict[int, dict[Any, Any]] = {}  # id(result) -> {key: value}, while the result lives
+_PER_RESULT: dict[int, dict[Any, _Made]] = {}  # id(result) -> {key: its value}, while the result lives
 _PER_RESULT_LOCK = threading.Lock()
+
+
+class _Made:
+    """One ``per_result`` value, made under its own lock: sessions asking for it at once wait for the first."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.done = False
+        self.value: Any = None
 
 
 def per_result(result: object, key: Any, make: Callable[[], Any]) -> Any:
@@ -71,7 +80,9 @@ def per_result(result: object, key: Any, make: Callable[[], Any]) -> Any:
     A result in the shared cache is one object for all the sessions showing it (a class on one preset), and a
     page's rerun (a Run click, a widget) draws the same figures again: their plotly JSON is made once, and
     forgotten with the result (a ``weakref.finalize`` on it, so an object id is never reused for another
-    result's entries). Callers must not change what they get.
+    result's entries). Sessions that ask at once (every tab that waited on a shared run reruns when it ends)
+    wait for the one making it instead of making it too; if ``make`` raises, the next caller tries again.
+    Callers must not change what they get.
     """
     ident = id(result)
     with _PER_RESULT_LOCK:
@@ -79,11 +90,11 @@ def per_result(result: object, key: Any, make: Callable[[], Any]) -> Any:
         if table is None:
             table = _PER_RESULT[ident] = {}
             weakref.finalize(result, _PER_RESULT.pop, ident, None)
-        if key in table:
-            return table[key]
-    value = make()
-    with _PER_RESULT_LOCK:
-        return table.setdefault(key, value)
+        made = table.setdefault(key, _Made())
+    with made.lock:
+        if not made.done:
+            made.value, made.done = make(), True
+        return made.value
 
 
 def remember(cache: tuple[OrderedDict, threading.Lock], key: Any, value: Any) -> None:

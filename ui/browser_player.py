@@ -64,6 +64,7 @@ _BUILT = itertools.count(1)  # animation ids: a new id makes the browser take th
 # passes on as one string instead of encoding the nested animation again (twice: for the component's identity too)
 _SHARED: OrderedDict[tuple, tuple[str, dict, str]] = OrderedDict()
 _SHARED_LOCK = threading.Lock()
+DEFAULT_HEIGHT = 450  # px: plotly.js's height of a figure whose layout sets none
 MAX_SHARED = 32  # animations kept for every session: a class opening the same result builds its frames once
 
 
@@ -163,6 +164,7 @@ def play(
         plotly=plotly_js_url(),
         config={n: chart_config((names or {}).get(n, f"{key}-{n}")) for n in first["figures"]},
         frame=frame,
+        stageHeight=max(f.get("layout", {}).get("height") or DEFAULT_HEIGHT for f in first["figures"].values()),
         fps=fps,
         label=label,
         widths=widths or {},

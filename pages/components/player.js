@@ -11,6 +11,9 @@
 // (`animation.probes`) here, as pvnviz/figures/experiment.py's probes_animation does. A switch redraws at once
 // and is reported once (setStateValue "choice", so the server can put it in the URL).
 //
+// Below the fold, a player keeps its place (`data.stageHeight`) and parses and draws its animation only when the
+// reader scrolls near it (pvnPlotly.near); its caption names what it plays meanwhile.
+//
 // data = {id, plotly, config: {figure name: plotly config}, animation: {figures, frames, labels} | {variants} |
 //         {figures, probes}, frame, fps, label, widths: {figure name: flex weight}, choices: [{key, label,
 //         options}], choice: {key: option index}}
@@ -198,6 +201,7 @@ function createPlayer(parent) {
   }
 
   function show(t) {
+    if (!s.anim) return; // not drawn yet (below the fold): nothing to show or play
     const last = s.anim.frames.length - 1;
     s.frame = Math.min(Math.max(t, 0), last);
     ui.slider.value = String(s.frame);
@@ -222,6 +226,7 @@ function createPlayer(parent) {
   }
 
   function play() {
+    if (!s.anim) return;
     const last = s.anim.frames.length - 1;
     if (s.frame >= last) show(0);
     s.playing = true;
@@ -302,6 +307,16 @@ function createPlayer(parent) {
       if (!fresh) return;
       s.id = data.id;
       pause();
+      if (!s.seen) {
+        // below the fold: drawn (and its animation parsed) when the reader scrolls near it; its place is kept
+        stage.style.minHeight = `${data.stageHeight || 0}px`;
+        ui.caption.textContent = data.label; // what it plays (e.g. "time step"), its frames once drawn
+        s.waiting = pvnPlotly.near(root);
+        await s.waiting.promise;
+        s.seen = true;
+        stage.style.minHeight = "";
+        if (data.id !== s.id) return; // a newer animation came meanwhile: its own update draws it
+      }
       await pvnPlotly.load(data.plotly);
       // the animation comes as JSON text (one string for Streamlit to pass on), parsed once per animation id
       const sent = data.animation;
@@ -323,6 +338,7 @@ function createPlayer(parent) {
     },
     destroy() {
       s.playing = false;
+      s.waiting?.cancel();
       s.stopClock?.();
       unbindKeys();
       Object.values(s.divs).forEach((div) => pvnPlotly.Plotly?.purge(div));

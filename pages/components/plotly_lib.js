@@ -111,6 +111,33 @@ const pvnPlotly = (globalThis.pvnPlotly ??= (() => {
     return out;
   }
 
-  const api = { Plotly: null, load, register, unregister, figure, views, look: streamlitLook };
+  // Resolves once `el` is within a screen of what its scroll container shows (at once if it is there): a figure below
+  // the fold is drawn when the reader scrolls near it, not while the page opens. Hidden (a collapsed expander, an
+  // unselected tab): when it is shown. `cancel` stops waiting (an element that left the page).
+  function near(el) {
+    let io = null;
+    const promise = new Promise((resolve) => {
+      io = new IntersectionObserver(
+        (entries) => {
+          if (!entries.some((e) => e.isIntersecting)) return;
+          io.disconnect();
+          resolve();
+        },
+        { root: scrollParent(el), rootMargin: "100% 0px" },
+      );
+      io.observe(el);
+    });
+    return { promise, cancel: () => io.disconnect() };
+  }
+
+  function scrollParent(el) {
+    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      const y = getComputedStyle(p).overflowY;
+      if (y === "auto" || y === "scroll") return p;
+    }
+    return null; // the window's viewport
+  }
+
+  const api = { Plotly: null, load, register, unregister, figure, views, look: streamlitLook, near };
   return api;
 })());
