@@ -33,7 +33,9 @@ IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"  # the scrip
 # stage, the polytope instrument), and at least one. Figures below the fold are drawn as the reader scrolls near
 # them (``pvnPlotly.near`` in pages/components/plotly_lib.js), so a count of drawn figures says nothing of an open.
 FIRST_SCREEN_DRAWN = """() => {
-  const seen = (el) => {  // some of it in the window, inside every clipping ancestor (a collapsed expander's is not)
+  const seen = (el) => {  // some of it in the window, inside every clipping ancestor, and rendered (not in a
+    // collapsed expander: a closed <details>, whose content Chromium lays out but does not render)
+    if (!el.checkVisibility() || el.closest('details:not([open]) > :not(summary)')) return false;
     const r = el.getBoundingClientRect();
     let [top, bottom] = [Math.max(r.top, 0), Math.min(r.bottom, innerHeight)];
     for (let p = el.parentElement; p && r.width > 0; p = p.parentElement) {
