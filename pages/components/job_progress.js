@@ -1,6 +1,6 @@
 // A run's progress in the browser (issue 17): its place in the queue or its progress bar and text, and the live
 // loss chart of Algorithm 2's training (Section 4) on a canvas, read from a small JSON file that the server
-// rewrites as the worker reports (ui/job_progress.py). The page fetches it twice a second: no server rerun while
+// rewrites as the worker reports (ui/job_progress.py). The page fetches it once a second: no server rerun while
 // a run goes. A rerun of the page's job panel once per change of the job's state (queued -> running -> ended)
 // redraws its Stop button and, at the end, the result: the component sets the trigger "state" to it.
 //
