@@ -217,11 +217,9 @@ class JobQueue:
     def _finish(self, job: Job, state: str, error: str = "") -> None:
         job.state, job.error, job.finished = state, error, time.monotonic()
         job.kwargs = {}  # the settings and any dataset sent: not kept for the finished job's remaining minutes
-        # one line per job in the server's log: how long it waited and ran, for an instructor or a benchmark
-        waited = (job.started or job.finished) - job.submitted
         ran = f"ran {job.finished - job.started:.1f} s" if job.started is not None else "never started"
-        log.info("job %s (%s) %s: waited %.1f s, %s, %d sessions waiting", job.id, job.label, state, waited, ran,
-                 len(job.waiters))  # fmt: skip
+        log.info("job %s (%s) %s: waited %.1f s, %s, %d sessions waiting", job.id, job.label, state,
+                 (job.started or job.finished) - job.submitted, ran, len(job.waiters))  # fmt: skip
         if state == "done" and job.started is not None and job.estimate > 0:
             ratio = (job.finished - job.started) / job.estimate
             self._ratio[job.lane] = 0.7 * self._ratio[job.lane] + 0.3 * min(max(ratio, 0.05), 20.0)
