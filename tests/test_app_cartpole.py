@@ -46,6 +46,18 @@ def test_cartpole_beyond_preset_opens_its_shipped_run_with_fresh_numbers(monkeyp
     assert f"checks {spent:,}" in shown[0].help  # every env step beyond the dataset is shown
 
 
+def test_a_run_s_replays_use_its_own_seed_whatever_the_sidebar_s(monkeypatch):
+    """Seed 7's Quick settings have not been run, so the page shows seed 0's shipped run: its replays are that run's
+    (seed 0), one job and one animation for every session showing it, not one per visitor's seed."""
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    at = open_link({"seed": "7", "cartpole_preset": "quick"})
+    assert "have not been run yet (seed 7)" in texts(at)
+    store, lock = ui.result_store()  # the server's shared cache: the replays made for the page (or by an earlier one)
+    with lock:
+        seeds = {key[2] for key in store if isinstance(key, tuple) and key[:2] == ("replays", QUICK)}
+    assert seeds == {0}, seeds
+
+
 def test_a_preset_link_fills_every_field_with_the_preset():
     at = open_link({"seed": "0", "cartpole_preset": "quick"})
     assert at.selectbox(key="cartpole_preset").value == "quick"

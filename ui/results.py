@@ -294,7 +294,6 @@ def render_replay(result: ExperimentResult) -> None:
     PVN, sent once to a player that switches start and PVN in the page; GIF/MP4 downloads and the caption."""
     config = result.config
     env, modes = config.env, list(result.traces)
-    seed = int(st.session_state.get("seed", 0))
     pairs = _replay_pairs(result)
     digest = _digest(*pairs.values())
     try:
@@ -327,7 +326,7 @@ def render_replay(result: ExperimentResult) -> None:
         None,
         len(replay_steps(shown)),
         label="time step",
-        reset_on=(config, seed, digest),
+        reset_on=(config, result.seed, digest),
         names={key: key},
         prebuilt=variants,
         choices=(
@@ -349,9 +348,10 @@ def _replay_pairs(result: ExperimentResult) -> dict[str, np.ndarray]:
 
 
 def _replays_job(result: ExperimentResult) -> tuple[tuple, str, dict, dict]:
-    """``jobs.in_worker``'s arguments for every start's replay (the ``replays`` task, in a quick worker)."""
-    config, env = result.config, result.config.env
-    seed = int(st.session_state.get("seed", 0))
+    """``jobs.in_worker``'s arguments for every start's replay (the ``replays`` task, in a quick worker), from the
+    run's own seed: every session showing the run shares one job and one animation, whatever its sidebar's seed
+    (a page whose settings have not been run shows seed 0's run; each visitor's seed made its replays again)."""
+    config, env, seed = result.config, result.config.env, result.seed
     pairs = _replay_pairs(result)
     kwargs = {
         "env": env,
