@@ -89,10 +89,10 @@ def _open(context, url: str, timeout_s: float) -> tuple[object, float]:
 def view_switch(page) -> tuple[float, float]:
     """Switch the replay's start: (seconds to the redraw in the page, seconds until the page is idle again after
     the server's rerun for the URL)."""
+    from browserbench.playback import player
     from browserbench.views import switches
 
-    player = page.locator(".pvn-player").filter(has=page.locator(".pvn-player-caption", has_text=REPLAY[0])).first
-    player.scroll_into_view_if_needed()  # a reader scrolls to the replay: drawn when near
+    player(page, REPLAY[0]).scroll_into_view_if_needed()  # a reader scrolls to the replay: drawn when near
     page.wait_for_selector(".pvn-player[data-drawn]", timeout=120_000)
     page.evaluate(OBSERVER)
     since = page.evaluate("performance.now()")

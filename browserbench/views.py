@@ -15,7 +15,9 @@ from browserbench.instrument import COUNT_RERUNS
 def switches(page, caption: str, label: str, count: int = 10) -> tuple[list[float], int]:
     """(ms from each switch to its redraw, server reruns) over ``count`` switches of the drop-down ``label`` of
     the player whose caption names ``caption``, cycling through its options."""
-    player = page.locator(".pvn-player").filter(has=page.locator(".pvn-player-caption", has_text=caption)).first
+    from browserbench.playback import player as find
+
+    player = find(page, caption)
     player.scroll_into_view_if_needed()  # drawn, with its drop-downs, once near the screen
     select = player.locator("label", has_text=label).locator("select")
     select.scroll_into_view_if_needed()
