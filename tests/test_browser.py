@@ -116,3 +116,39 @@ def test_clicking_the_exact_field_sets_the_ascent_start(server, browser):
     wait_idle(page)
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
+
+
+# The script state of Streamlit's app element when plotly.js's <script> is appended to the page (ui/early_plotly.py)
+PLOTLY_STARTED = """
+new MutationObserver((records, watch) => {
+  if (!document.querySelector('script[data-pvn-plotly]')) return;
+  const app = document.querySelector('[data-test-script-state]');
+  window.plotlyStartedWhile = app?.getAttribute('data-test-script-state');
+  watch.disconnect();
+}).observe(document, {subtree: true, childList: true});
+"""
+
+
+def test_a_page_starts_plotly_while_its_first_run_is_on_the_server(server, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    context.add_init_script(PLOTLY_STARTED)
+    page = context.new_page()
+    scripts: list[str] = []
+    page.on("request", lambda r: scripts.append(r.url) if "plotly.min.js" in r.url else None)
+    page.goto(f"{server}/cartpole")
+    wait_idle(page)
+    page.wait_for_function(FIRST_SCREEN_DRAWN, timeout=120_000)
+    assert page.evaluate("window.plotlyStartedWhile") == "running"  # not after the run, when the figures mount
+    # the figures drew with that copy, fetched once (the <head>'s preload)
+    assert page.evaluate("(async () => (await window.pvnPlotlyEarly.promise) === window.pvnPlotly.Plotly)()")
+    assert len(scripts) == 1, scripts
+    home = context.new_page()  # the home page too (Fig. 1); then to CartPole within the page, as a reader goes
+    home.goto(server)
+    wait_idle(home)
+    home.wait_for_function(FIRST_SCREEN_DRAWN, timeout=120_000)
+    assert home.evaluate("window.plotlyStartedWhile") == "running"
+    home.get_by_role("link", name="CartPole (Section 6.2)").click()
+    wait_idle(home)
+    home.wait_for_function(FIRST_SCREEN_DRAWN, timeout=120_000)
+    assert home.locator("[data-testid='stException']").count() == 0
+    context.close()

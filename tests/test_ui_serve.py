@@ -31,13 +31,13 @@ print(seen)
 
 
 @pytest.mark.slow  # a fresh interpreter importing torch: about 4 s
-def test_serve_imports_the_heavy_modules_then_runs_the_app():
+def test_serve_imports_the_heavy_modules_then_runs_the_app():  # app.py as ui/asgi.py's st.App
     out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     seen = ast.literal_eval(out.stdout.strip().splitlines()[-1])
     from ui import serve
 
-    assert seen["argv"] == ["streamlit", "run", "app.py", "--server.port", "8999"]
+    assert seen["argv"] == ["streamlit", "run", str(ROOT / "ui" / "asgi.py"), "--server.port", "8999"]
     assert seen["warm"] == list(serve.WARM) and "torch" in seen["warm"]
 
 

@@ -11,21 +11,17 @@ How the pieces are loaded (Streamlit 1.67):
   content; its default export runs at mount and again whenever ``data`` (or the theme) changes, on the same DOM
   node; a rerun with identical data does not call it. ``js_module`` returns the text: the shared prelude
   ``plotly_lib.js`` followed by the component's own file, both read from ``pages/components/``.
-* plotly.js comes from the installed plotly wheel (``plotly/package_data/plotly.min.js``), never from a CDN:
-  ``plotly_js_url`` copies it, when missing or different, into the ``static/`` folder beside the main script,
-  which Streamlit serves at ``<baseUrlPath>/app/static/`` (``[server] enableStaticServing = true`` in
-  ``.streamlit/config.toml``). The copy is not in git (``.gitignore``). The page loads it with one classic
+* plotly.js comes from the installed plotly wheel, never from a CDN (``ui/plotly_js.py``): copied, when missing
+  or different, into the ``static/`` folder beside the main script, which Streamlit serves at
+  ``<baseUrlPath>/app/static/``. The copy is not in git (``.gitignore``). The page loads it with one classic
   ``<script>`` shared by every component instance; the URL carries a hash of the file, so a new wheel is
-  fetched again.
+  fetched again. Served by ``make run`` (``ui/asgi.py``), a page of figures starts that load from its HTML
+  while its first script run is still on the server, and the components take that copy.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +32,12 @@ from streamlit.components.v2 import component
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from pvnviz.figures import theme
-from ui import chart_config
+from ui import chart_config, plotly_js
 
 COMPONENTS_DIR = Path(__file__).resolve().parents[1] / "pages" / "components"
 PRELUDE = COMPONENTS_DIR / "plotly_lib.js"
-PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
-STATIC_ROUTE = "app/static"  # where Streamlit serves the main script's ./static/ folder (after baseUrlPath)
+PLOTLY_JS = plotly_js.PLOTLY_JS
+ensure_plotly_js = plotly_js.ensure_plotly_js
 
 
 def js_module(*paths: str | Path) -> str:
@@ -50,27 +46,6 @@ def js_module(*paths: str | Path) -> str:
     function, the others define what it uses (a Blob-URL module cannot import another)."""
     files = [PRELUDE] + [Path(p) if Path(p).is_absolute() else COMPONENTS_DIR / p for p in paths]
     return "\n".join(f.read_text(encoding="utf-8") for f in files)
-
-
-@functools.cache
-def ensure_plotly_js(static_dir: str) -> str:
-    """Copy the plotly wheel's ``plotly.min.js`` into ``static_dir`` unless an identical copy is there; returns
-    a short hash of its content. Checked once per process and folder; the copy is written to a temporary file
-    and renamed, so a browser or another server never reads half a file."""
-    source = PLOTLY_JS.read_bytes()
-    target = Path(static_dir) / "plotly.min.js"
-    if not target.is_file() or target.read_bytes() != source:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".plotly-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(source)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    return hashlib.sha256(source).hexdigest()[:12]
 
 
 def static_dir() -> Path:
@@ -90,15 +65,13 @@ def static_dir() -> Path:
 
 def static_url(name: str) -> str:
     """The server path of ``static/<name>``: ``/<baseUrlPath>/app/static/<name>``."""
-    base = (st.get_option("server.baseUrlPath") or "").strip("/")
-    prefix = f"/{base}/" if base else "/"
-    return f"{prefix}{STATIC_ROUTE}/{name}"
+    return plotly_js.static_url(name, st.get_option("server.baseUrlPath"))
 
 
 def plotly_js_url() -> str:
     """The server path of plotly.min.js (``/<baseUrlPath>/app/static/plotly.min.js?v=<hash>``), copying the
     file into the main script's ``static/`` folder first if needed."""
-    return static_url(f"plotly.min.js?v={ensure_plotly_js(str(static_dir()))}")
+    return plotly_js.url(static_dir(), st.get_option("server.baseUrlPath"))
 
 
 def figure_data(figure_json: dict, key: str, name: str) -> dict[str, Any]:

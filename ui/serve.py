@@ -1,16 +1,18 @@
 """``make run``: the Streamlit server of the app, with its heavy modules imported before the first visitor.
 
 ``python -m ui.serve [streamlit run options]`` imports torch, plotly's figure builders and the run loaders
-(``WARM``), then runs ``streamlit run app.py`` in the same process. Streamlit has no hook at server start: without
-this the first visitor of a results page waited for these imports (about 2 s of the 3 s first run of the CartPole
-page here); with it the server takes those seconds before it answers its health check, and every visitor finds
-them done. No page module is imported here: they register browser components, which needs a running server.
+(``WARM``), then runs ``streamlit run ui/asgi.py`` (``app.py`` as Streamlit's ASGI application, see that module)
+in the same process. Streamlit runs no code of the app at server start: without this the first visitor of a
+results page waited for these imports (about 2 s of the 3 s first run of the CartPole page here); with it the
+server takes those seconds before it answers its health check, and every visitor finds them done. No page module
+is imported here: they register browser components, which needs a running server.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 
 # what a results page imports on its first run, slowest first (python -X importtime): torch alone is about 2 s
 WARM = (
@@ -31,13 +33,17 @@ WARM = (
 )
 
 
+ASGI_APP = Path(__file__).with_name("asgi.py")  # app.py as an st.App, with plotly.js started from the page's HTML
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Import ``WARM``, then ``streamlit run app.py`` with ``argv`` (e.g. ``--server.port 8501``)."""
+    """Import ``WARM``, then ``streamlit run ui/asgi.py`` (app.py as an ``st.App``) with ``argv`` (e.g.
+    ``--server.port 8501``)."""
     for name in WARM:
         importlib.import_module(name)
     from streamlit.web import cli
 
-    sys.argv = ["streamlit", "run", "app.py", *(sys.argv[1:] if argv is None else argv)]
+    sys.argv = ["streamlit", "run", str(ASGI_APP), *(sys.argv[1:] if argv is None else argv)]
     cli.main()
 
 

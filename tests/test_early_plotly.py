@@ -1,0 +1,83 @@
+"""ui/early_plotly.py without a browser: what the middleware does to the HTML page and to everything else, and
+that ``streamlit run`` finds ui/asgi.py's App (the browser side is in tests/test_browser.py)."""
+
+import asyncio
+from pathlib import Path
+
+from streamlit.web.server.app_discovery import discover_asgi_app
+
+from ui import early_plotly, plotly_js
+
+INDEX = b"<!doctype html><html><head><title>Streamlit</title></head><body><div id=root></div></body></html>"
+
+
+def serve(path: str, body: bytes, content_type: bytes, *, accept: bytes = b"text/html", chunks: int = 1, **scope):
+    """Run ``EarlyPlotly`` over an app answering ``body`` in ``chunks`` parts: (the scope the app saw, the
+    messages sent)."""
+    seen, sent = {}, []
+
+    async def inner(scope, receive, send):
+        seen.update(scope)
+        headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        step = max(1, -(-len(body) // chunks))
+        for i in range(0, len(body), step):
+            await send({"type": "http.response.body", "body": body[i : i + step], "more_body": i + step < len(body)})
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    async def send(message):
+        sent.append(message)
+
+    headers = [(b"accept", accept), (b"accept-encoding", b"gzip, deflate")]
+    full = {"type": "http", "method": "GET", "path": path, "headers": headers, **scope}
+    asyncio.run(early_plotly.EarlyPlotly(inner)(full, receive, send))
+    return seen, sent
+
+
+def page_of(sent) -> bytes:
+    return b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+def test_the_page_gets_the_preload_and_the_script_before_its_head_ends():
+    seen, sent = serve("/cartpole", INDEX, b"text/html; charset=UTF-8", chunks=3)
+    page = page_of(sent)
+    url = plotly_js.url(early_plotly.ROOT / "static", "")
+    head, _, rest = page.partition(b"</head>")
+    assert f'<link rel="preload" as="script" href="{url}"><script data-plotly="{url}">'.encode() in head
+    assert early_plotly.EARLY_JS.read_bytes() in head and rest == INDEX.partition(b"</head>")[2]
+    assert dict(sent[0]["headers"])[b"content-length"] == str(len(page)).encode()
+    assert b"accept-encoding" not in dict(seen["headers"])  # asked uncompressed, so it could be rewritten
+
+
+def test_a_base_url_path_is_in_the_file_s_url():
+    from streamlit import config
+
+    config.set_option("server.baseUrlPath", "course/pvn")
+    try:
+        page = page_of(serve("/course/pvn/swimmer/", INDEX, b"text/html")[1])
+    finally:
+        config.set_option("server.baseUrlPath", "")
+    assert b'href="/course/pvn/app/static/plotly.min.js?v=' in page
+
+
+def test_other_responses_pass_through_as_they_came():
+    script = b"x" * 5000
+    seen, sent = serve("/static/js/index.js", script, b"application/javascript", accept=b"*/*", chunks=4)
+    assert page_of(sent) == script and len(sent) == 5 and dict(seen["headers"])[b"accept-encoding"]
+    _, sent = serve("/app/static/data.json", b"{}", b"application/json")  # asked as HTML, answered as JSON
+    assert page_of(sent) == b"{}" and dict(sent[0]["headers"])[b"content-length"] == b"2"
+    _, sent = serve("/cartpole", INDEX, b"text/html", method="HEAD")
+    assert page_of(sent) == INDEX
+
+
+def test_an_html_response_over_the_cap_is_sent_unchanged():
+    big = b"<html><head></head>" + b"a" * (early_plotly.MAX_HTML + 10) + b"</html>"
+    _, sent = serve("/cartpole", big, b"text/html", chunks=8)
+    assert page_of(sent) == big and dict(sent[0]["headers"])[b"content-length"] == str(len(big)).encode()
+
+
+def test_streamlit_run_finds_the_app_in_ui_asgi():
+    found = discover_asgi_app(Path(early_plotly.ROOT / "ui" / "asgi.py"))
+    assert found.is_asgi_app and found.app_name == "app"

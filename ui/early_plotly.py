@@ -1,0 +1,86 @@
+"""ASGI middleware that starts plotly.js from the HTML page Streamlit serves (UI only; ``ui/asgi.py`` uses it).
+
+``EarlyPlotly`` puts a preload of plotly.js and a small script into the ``<head>`` of the app's page
+(``pages/components/plotly_early.js``), which evaluates plotly.js as soon as the page's first script run starts on
+the server. Every page draws a figure in its first screen. The plotly components load plotly.js only when they
+mount, after that run; evaluating it then took about a second of a new visitor's wait (issue 17: a new visitor's
+page under 6 s with the queue full).
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import streamlit as st
+
+from ui import plotly_js
+
+ROOT = Path(__file__).resolve().parents[1]
+EARLY_JS = ROOT / "pages" / "components" / "plotly_early.js"
+MAX_HTML = 1 << 20  # bytes of an HTML response rewritten; a larger one (there is none) passes unchanged
+
+
+def head_snippet(base_url_path: str) -> bytes:
+    """What goes before ``</head>``: a preload of plotly.js (fetched while Streamlit's own scripts load) and the
+    script that evaluates it when the first script run starts."""
+    url = html.escape(plotly_js.url(ROOT / "static", base_url_path))
+    early = EARLY_JS.read_text(encoding="utf-8")
+    return f'<link rel="preload" as="script" href="{url}"><script data-plotly="{url}">{early}</script>'.encode()
+
+
+class EarlyPlotly:
+    """ASGI middleware: puts ``head_snippet`` into every HTML page Streamlit serves (the app's index page, under
+    any page's URL). Other responses pass through untouched; an HTML request is asked for uncompressed, so the
+    snippet can be inserted (the page is about 1 KB)."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        headers = scope.get("headers") or []
+        if scope["type"] != "http" or scope.get("method") != "GET" or not _accepts_html(headers):
+            await self.app(scope, receive, send)
+            return
+        scope = dict(scope, headers=[(k, v) for k, v in headers if k.lower() != b"accept-encoding"])
+        start: dict = {}
+        body: list[bytes] = []
+        passing = False
+
+        async def rewrite(message) -> None:
+            nonlocal passing
+            if message["type"] == "http.response.start":
+                start.update(message)
+                passing = message.get("status") != 200 or not _is_html(message.get("headers") or [])
+                if passing:
+                    await send(message)
+                return
+            if passing or message["type"] != "http.response.body":
+                await send(message)
+                return
+            body.append(message.get("body", b""))
+            if sum(map(len, body)) > MAX_HTML:  # not the index page: send what came, unchanged
+                passing = True
+                await send(start)
+                await send({"type": "http.response.body", "body": b"".join(body), "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": message.get("more_body", False)})
+                return
+            if message.get("more_body"):
+                return
+            page = b"".join(body)
+            if b"</head>" in page:
+                base = st.get_option("server.baseUrlPath") or ""
+                page = page.replace(b"</head>", head_snippet(base) + b"</head>", 1)
+            kept = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+            await send({**start, "headers": [*kept, (b"content-length", str(len(page)).encode())]})
+            await send({"type": "http.response.body", "body": page})
+
+        await self.app(scope, receive, rewrite)
+
+
+def _accepts_html(headers) -> bool:
+    return any(k.lower() == b"accept" and b"text/html" in v for k, v in headers)
+
+
+def _is_html(headers) -> bool:
+    return any(k.lower() == b"content-type" and v.startswith(b"text/html") for k, v in headers)
