@@ -81,3 +81,12 @@ def test_an_html_response_over_the_cap_is_sent_unchanged():
 def test_streamlit_run_finds_the_app_in_ui_asgi():
     found = discover_asgi_app(Path(early_plotly.ROOT / "ui" / "asgi.py"))
     assert found.is_asgi_app and found.app_name == "app"
+
+
+def test_a_snippet_that_cannot_be_made_leaves_the_page_as_it_was(monkeypatch, caplog):
+    def unreadable(base_url_path):
+        raise PermissionError("static/ is read-only")
+
+    monkeypatch.setattr(early_plotly, "head_snippet", unreadable)
+    _, sent = serve("/cartpole", INDEX, b"text/html")
+    assert page_of(sent) == INDEX and "not started from the page's HTML" in caplog.text

@@ -78,3 +78,33 @@ def test_a_task_sends_reports_of_its_stage_ending_at_its_total():
     progress = [payload for kind, payload in sent if kind == "progress"]
     assert progress and all(isinstance(r, Report) and r.stage is Stage.TRAIN_POLYTOPE_PVN for _, _, r in progress)
     assert progress[-1][:2] == (500, 500)
+
+
+WARMED_RUN = """
+import importlib, sys
+sys.path.insert(0, "tests")
+from pvnviz.workers.pool import WARM
+for module in WARM["run"]:
+    importlib.import_module(module)
+from pvnviz.workers.tasks import run_task
+from conftest import tiny_configs
+for config in tiny_configs():
+    before = set(sys.modules)
+    run_task("experiment", {"config": config, "seed": 3}, lambda kind, payload: None, lambda: False)
+    print(sorted(set(sys.modules) - before))
+"""
+
+
+@pytest.mark.slow  # a fresh interpreter importing torch and running two tiny experiments: about 15 s
+def test_a_warmed_run_worker_imports_nothing_more_for_its_first_run():
+    import ast
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", WARMED_RUN], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    cartpole, swimmer = (ast.literal_eval(line) for line in out.stdout.strip().splitlines()[-2:])
+    # e.g. torch._dynamo (sympy and 800 more modules) on Adam's first step, when WARM lacked it: 1.5 s of a run
+    assert len(cartpole) <= 3 and len(swimmer) <= 3, (cartpole, swimmer)

@@ -10,6 +10,7 @@ page under 6 s with the queue full).
 from __future__ import annotations
 
 import html
+import logging
 from pathlib import Path
 
 import streamlit as st
@@ -19,6 +20,7 @@ from ui import plotly_js
 ROOT = Path(__file__).resolve().parents[1]
 EARLY_JS = ROOT / "pages" / "components" / "plotly_early.js"
 MAX_HTML = 1 << 20  # bytes of an HTML response rewritten; a larger one (there is none) passes unchanged
+log = logging.getLogger(__name__)
 
 
 def head_snippet(base_url_path: str) -> bytes:
@@ -45,10 +47,11 @@ class EarlyPlotly:
         scope = dict(scope, headers=[(k, v) for k, v in headers if k.lower() != b"accept-encoding"])
         start: dict = {}
         body: list[bytes] = []
+        size = 0
         passing = False
 
         async def rewrite(message) -> None:
-            nonlocal passing
+            nonlocal passing, size
             if message["type"] == "http.response.start":
                 start.update(message)
                 passing = message.get("status") != 200 or not _is_html(message.get("headers") or [])
@@ -59,7 +62,8 @@ class EarlyPlotly:
                 await send(message)
                 return
             body.append(message.get("body", b""))
-            if sum(map(len, body)) > MAX_HTML:  # not the index page: send what came, unchanged
+            size += len(body[-1])
+            if size > MAX_HTML:  # not the index page: send what came, unchanged
                 passing = True
                 await send(start)
                 await send({"type": "http.response.body", "body": b"".join(body), "more_body": True})
@@ -69,13 +73,22 @@ class EarlyPlotly:
                 return
             page = b"".join(body)
             if b"</head>" in page:
-                base = st.get_option("server.baseUrlPath") or ""
-                page = page.replace(b"</head>", head_snippet(base) + b"</head>", 1)
+                page = page.replace(b"</head>", _snippet() + b"</head>", 1)
             kept = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
             await send({**start, "headers": [*kept, (b"content-length", str(len(page)).encode())]})
             await send({"type": "http.response.body", "body": page})
 
         await self.app(scope, receive, rewrite)
+
+
+def _snippet() -> bytes:
+    """``head_snippet`` for the server's base URL path; nothing when it cannot be made (the page still works: its
+    components load plotly.js themselves), with the reason in the server's log."""
+    try:
+        return head_snippet(st.get_option("server.baseUrlPath") or "")
+    except OSError:
+        log.exception("plotly.js is not started from the page's HTML")
+        return b""
 
 
 def _accepts_html(headers) -> bool:

@@ -115,7 +115,21 @@ def _limit_memory(megabytes: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-WARM = {"run": ("torch", "pvnviz.runs.pipeline"), "quick": ("pvnviz.polytope.experiment",)}  # imported before "ready"
+# Imported before "ready", so that no task pays them. A run's first use also imports torch._dynamo (torch.optim.Adam's
+# first step: sympy and 800 more modules) and gymnasium (the environments): 6.2 s for a worker's first Quick CartPole
+# run against 4.5-5.2 s for the next ones, 4.7 s once these are warmed too.
+WARM = {
+    "run": (
+        "torch",
+        "torch._dynamo",
+        "gymnasium",
+        "pvnviz.runs.pipeline",
+        "pvnviz.envs.cartpole",
+        "pvnviz.envs.replay",
+        "pvnviz.envs.swimmer",
+    ),
+    "quick": ("pvnviz.polytope.experiment",),
+}
 NICE = {"run": 19, "quick": 2}  # below the server: pages stay responsive while every core computes
 
 
