@@ -45,3 +45,31 @@ def test_make_run_starts_the_app_through_serve():
     makefile = (ROOT / "Makefile").read_text()
     run = makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]
     assert "-m ui.serve" in run
+
+
+def _workers_of(pid: int) -> list[str]:
+    """The command lines of ``pid``'s child processes that are job-queue workers."""
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    lines = []
+    for child in children:
+        try:
+            lines.append(Path(f"/proc/{child}/cmdline").read_text().replace("\0", " "))
+        except OSError:
+            continue  # ended meanwhile
+    return [line for line in lines if "pvnviz.workers.pool" in line]
+
+
+@pytest.mark.slow  # a server and two workers importing torch: about 10 s
+def test_the_served_app_starts_its_run_workers_before_any_page_opens():
+    import time
+
+    from browserbench.browser import start_server, stop_server
+
+    proc, _ = start_server(ROOT, watch_files=False)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_workers_of(proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert sum(" run" in line for line in _workers_of(proc.pid)) == 2, _workers_of(proc.pid)  # PVN_WORKERS unset
+    finally:
+        stop_server(proc)
