@@ -90,8 +90,8 @@ def start_server(
     script: str = "app.py",
     log_path: Path | None = None,
 ) -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` in ``root`` with the repository's config, through ``ui/serve.py`` as ``make run``
-    starts it (where the checkout has it); returns (process, URL) once healthy.
+    """The app of ``root`` with the repository's config, through ``ui/serve.py`` as ``make run`` starts it (where
+    the checkout has it; else ``streamlit run app.py``); returns (process, URL) once healthy.
 
     ``watch_files=False`` switches Streamlit's file watcher off (tests: no reruns while files change); ``env``
     adds environment variables (e.g. ``PVN_WORKERS``); ``script`` runs another script than ``app.py`` (a path

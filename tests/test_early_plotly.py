@@ -11,15 +11,25 @@ from ui import early_plotly, plotly_js
 INDEX = b"<!doctype html><html><head><title>Streamlit</title></head><body><div id=root></div></body></html>"
 
 
-def serve(path: str, body: bytes, content_type: bytes, *, accept: bytes = b"text/html", chunks: int = 1, **scope):
+def serve(
+    path: str,
+    body: bytes,
+    content_type: bytes,
+    *,
+    accept: bytes = b"text/html",
+    chunks: int = 1,
+    status: int = 200,
+    request: tuple = (),
+    **scope,
+):
     """Run ``EarlyPlotly`` over an app answering ``body`` in ``chunks`` parts: (the scope the app saw, the
     messages sent)."""
     seen, sent = {}, []
 
     async def inner(scope, receive, send):
         seen.update(scope)
-        headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode()), (b"etag", b'"f1"')]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         step = max(1, -(-len(body) // chunks))
         for i in range(0, len(body), step):
             await send({"type": "http.response.body", "body": body[i : i + step], "more_body": i + step < len(body)})
@@ -30,7 +40,7 @@ def serve(path: str, body: bytes, content_type: bytes, *, accept: bytes = b"text
     async def send(message):
         sent.append(message)
 
-    headers = [(b"accept", accept), (b"accept-encoding", b"gzip, deflate")]
+    headers = [(b"accept", accept), (b"accept-encoding", b"gzip, deflate"), *request]
     full = {"type": "http", "method": "GET", "path": path, "headers": headers, **scope}
     asyncio.run(early_plotly.EarlyPlotly(inner)(full, receive, send))
     return seen, sent
@@ -49,16 +59,26 @@ def test_the_page_gets_the_preload_and_the_script_before_its_head_ends():
     assert early_plotly.EARLY_JS.read_bytes() in head and rest == INDEX.partition(b"</head>")[2]
     assert dict(sent[0]["headers"])[b"content-length"] == str(len(page)).encode()
     assert b"accept-encoding" not in dict(seen["headers"])  # asked uncompressed, so it could be rewritten
+    assert b"etag" not in dict(sent[0]["headers"])  # the file's validator is not the rewritten page's
+
+
+def test_a_conditional_or_partial_request_still_gets_the_whole_rewritten_page():
+    # the browser's copy is a rewritten page: a 304 or a byte range of the file on disk would not match it
+    asked = ((b"if-none-match", b'"f1"'), (b"range", b"bytes=0-10"), (b"if-range", b'"f1"'))
+    seen, sent = serve("/cartpole", INDEX, b"text/html", request=asked)
+    assert not {b"if-none-match", b"range", b"if-range"} & set(dict(seen["headers"]))
+    assert b"pvnPlotlyEarly" in page_of(sent)
 
 
 def test_a_base_url_path_is_in_the_file_s_url():
     from streamlit import config
 
+    before = config.get_option("server.baseUrlPath")
     config.set_option("server.baseUrlPath", "course/pvn")
     try:
         page = page_of(serve("/course/pvn/swimmer/", INDEX, b"text/html")[1])
     finally:
-        config.set_option("server.baseUrlPath", "")
+        config.set_option("server.baseUrlPath", before)
     assert b'href="/course/pvn/app/static/plotly.min.js?v=' in page
 
 
@@ -70,16 +90,21 @@ def test_other_responses_pass_through_as_they_came():
     assert page_of(sent) == b"{}" and dict(sent[0]["headers"])[b"content-length"] == b"2"
     _, sent = serve("/cartpole", INDEX, b"text/html", method="HEAD")
     assert page_of(sent) == INDEX
+    _, sent = serve("/nothing", b"<html><head></head>not found</html>", b"text/html", status=404)
+    assert page_of(sent) == b"<html><head></head>not found</html>"
+    _, sent = serve("/cartpole", b"<p>no head</p>", b"text/html")
+    assert page_of(sent) == b"<p>no head</p>"
 
 
 def test_an_html_response_over_the_cap_is_sent_unchanged():
-    big = b"<html><head></head>" + b"a" * (early_plotly.MAX_HTML + 10) + b"</html>"
-    _, sent = serve("/cartpole", big, b"text/html", chunks=8)
-    assert page_of(sent) == big and dict(sent[0]["headers"])[b"content-length"] == str(len(big)).encode()
+    big = b"<html><head></head>" + b"a" * (2 * early_plotly.MAX_HTML) + b"</html>"
+    _, sent = serve("/cartpole", big, b"text/html", chunks=64)  # chunks after the cap pass through as they come
+    assert page_of(sent) == big and len(sent) > 10
+    assert dict(sent[0]["headers"])[b"content-length"] == str(len(big)).encode()
 
 
-def test_streamlit_run_finds_the_app_in_ui_asgi():
-    found = discover_asgi_app(Path(early_plotly.ROOT / "ui" / "asgi.py"))
+def test_streamlit_run_finds_the_app_in_asgi_py():
+    found = discover_asgi_app(Path(early_plotly.ROOT / "asgi.py"))
     assert found.is_asgi_app and found.app_name == "app"
 
 
@@ -88,5 +113,9 @@ def test_a_snippet_that_cannot_be_made_leaves_the_page_as_it_was(monkeypatch, ca
         raise PermissionError("static/ is read-only")
 
     monkeypatch.setattr(early_plotly, "head_snippet", unreadable)
-    _, sent = serve("/cartpole", INDEX, b"text/html")
-    assert page_of(sent) == INDEX and "not started from the page's HTML" in caplog.text
+    early_plotly._snippet.cache_clear()
+    try:
+        pages = [page_of(serve("/cartpole", INDEX, b"text/html")[1]) for _ in range(2)]
+    finally:
+        early_plotly._snippet.cache_clear()
+    assert pages == [INDEX, INDEX] and caplog.text.count("not started from the page's HTML") == 1  # logged once

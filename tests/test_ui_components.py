@@ -7,25 +7,25 @@ import os
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui import components
+from ui import components, plotly_js
 
 
 def test_plotly_js_copied_once_and_replaced_when_stale(tmp_path):
     static = tmp_path / "static"
-    components.ensure_plotly_js.cache_clear()
-    version = components.ensure_plotly_js(str(static))
+    plotly_js.ensure_plotly_js.cache_clear()
+    version = plotly_js.ensure_plotly_js(str(static))
     copy = static / "plotly.min.js"
-    assert copy.read_bytes() == components.PLOTLY_JS.read_bytes()
+    assert copy.read_bytes() == plotly_js.PLOTLY_JS.read_bytes()
     assert oct(copy.stat().st_mode & 0o777) == "0o644" and len(version) == 12
     mtime = copy.stat().st_mtime_ns
-    components.ensure_plotly_js.cache_clear()
-    assert components.ensure_plotly_js(str(static)) == version and copy.stat().st_mtime_ns == mtime  # identical: kept
+    plotly_js.ensure_plotly_js.cache_clear()
+    assert plotly_js.ensure_plotly_js(str(static)) == version and copy.stat().st_mtime_ns == mtime  # identical: kept
     copy.write_text("// an older plotly.js")
-    components.ensure_plotly_js.cache_clear()
-    assert components.ensure_plotly_js(str(static)) == version
-    assert copy.read_bytes() == components.PLOTLY_JS.read_bytes()
+    plotly_js.ensure_plotly_js.cache_clear()
+    assert plotly_js.ensure_plotly_js(str(static)) == version
+    assert copy.read_bytes() == plotly_js.PLOTLY_JS.read_bytes()
     assert sorted(os.listdir(static)) == ["plotly.min.js"]  # no temporary file left
-    components.ensure_plotly_js.cache_clear()
+    plotly_js.ensure_plotly_js.cache_clear()
 
 
 def test_modules_start_with_the_shared_prelude():

@@ -31,13 +31,13 @@ print(seen)
 
 
 @pytest.mark.slow  # a fresh interpreter importing torch: about 4 s
-def test_serve_imports_the_heavy_modules_then_runs_the_app():  # app.py as ui/asgi.py's st.App
+def test_serve_imports_the_heavy_modules_then_runs_the_app():  # app.py as asgi.py's st.App
     out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     seen = ast.literal_eval(out.stdout.strip().splitlines()[-1])
     from ui import serve
 
-    assert seen["argv"] == ["streamlit", "run", str(ROOT / "ui" / "asgi.py"), "--server.port", "8999"]
+    assert seen["argv"] == ["streamlit", "run", str(ROOT / "asgi.py"), "--server.port", "8999"]
     assert seen["warm"] == list(serve.WARM) and "torch" in seen["warm"]
 
 
@@ -65,11 +65,12 @@ def test_the_served_app_starts_its_run_workers_before_any_page_opens():
 
     from browserbench.browser import start_server, stop_server
 
-    proc, _ = start_server(ROOT, watch_files=False)
+    proc, _ = start_server(ROOT, watch_files=False, env={"PVN_WORKERS": "2"})
     try:
         deadline = time.monotonic() + 60
         while len(_workers_of(proc.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert sum(" run" in line for line in _workers_of(proc.pid)) == 2, _workers_of(proc.pid)  # PVN_WORKERS unset
+        time.sleep(1)  # no more than asked for
+        assert sum(" run" in line for line in _workers_of(proc.pid)) == 2, _workers_of(proc.pid)
     finally:
         stop_server(proc)

@@ -36,8 +36,6 @@ from ui import chart_config, plotly_js
 
 COMPONENTS_DIR = Path(__file__).resolve().parents[1] / "pages" / "components"
 PRELUDE = COMPONENTS_DIR / "plotly_lib.js"
-PLOTLY_JS = plotly_js.PLOTLY_JS
-ensure_plotly_js = plotly_js.ensure_plotly_js
 
 
 def js_module(*paths: str | Path) -> str:

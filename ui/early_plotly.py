@@ -9,6 +9,7 @@ page under 6 s with the queue full).
 
 from __future__ import annotations
 
+import functools
 import html
 import logging
 from pathlib import Path
@@ -31,10 +32,16 @@ def head_snippet(base_url_path: str) -> bytes:
     return f'<link rel="preload" as="script" href="{url}"><script data-plotly="{url}">{early}</script>'.encode()
 
 
+# Request headers that would let the page come back as a 304 or a byte range of the file as it is on disk: the
+# browser's copy is the rewritten page, whose snippet changes with plotly.js's hash and the base URL path.
+CONDITIONAL = {b"accept-encoding", b"if-none-match", b"if-modified-since", b"range", b"if-range"}
+VALIDATORS = {b"content-length", b"etag", b"last-modified"}  # of the file on disk, not of the rewritten page
+
+
 class EarlyPlotly:
     """ASGI middleware: puts ``head_snippet`` into every HTML page Streamlit serves (the app's index page, under
-    any page's URL). Other responses pass through untouched; an HTML request is asked for uncompressed, so the
-    snippet can be inserted (the page is about 1 KB)."""
+    any page's URL). Other responses pass through untouched. An HTML request is asked for uncompressed and whole,
+    so the snippet can be inserted (the page is about 1 KB); the page keeps no validator of the file on disk."""
 
     def __init__(self, app) -> None:
         self.app = app
@@ -44,7 +51,8 @@ class EarlyPlotly:
         if scope["type"] != "http" or scope.get("method") != "GET" or not _accepts_html(headers):
             await self.app(scope, receive, send)
             return
-        scope = dict(scope, headers=[(k, v) for k, v in headers if k.lower() != b"accept-encoding"])
+        extensions = {k: v for k, v in (scope.get("extensions") or {}).items() if k != "http.response.pathsend"}
+        scope = dict(scope, headers=[(k, v) for k, v in headers if k.lower() not in CONDITIONAL], extensions=extensions)
         start: dict = {}
         body: list[bytes] = []
         size = 0
@@ -73,19 +81,20 @@ class EarlyPlotly:
                 return
             page = b"".join(body)
             if b"</head>" in page:
-                page = page.replace(b"</head>", _snippet() + b"</head>", 1)
-            kept = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                page = page.replace(b"</head>", _snippet(st.get_option("server.baseUrlPath") or "") + b"</head>", 1)
+            kept = [(k, v) for k, v in start.get("headers", []) if k.lower() not in VALIDATORS]
             await send({**start, "headers": [*kept, (b"content-length", str(len(page)).encode())]})
             await send({"type": "http.response.body", "body": page})
 
         await self.app(scope, receive, rewrite)
 
 
-def _snippet() -> bytes:
-    """``head_snippet`` for the server's base URL path; nothing when it cannot be made (the page still works: its
-    components load plotly.js themselves), with the reason in the server's log."""
+@functools.cache
+def _snippet(base_url_path: str) -> bytes:
+    """``head_snippet``, made once per base URL path; nothing when it cannot be made (the page still works: its
+    components load plotly.js themselves), with the reason in the server's log once."""
     try:
-        return head_snippet(st.get_option("server.baseUrlPath") or "")
+        return head_snippet(base_url_path)
     except OSError:
         log.exception("plotly.js is not started from the page's HTML")
         return b""

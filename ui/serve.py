@@ -1,11 +1,11 @@
 """``make run``: the Streamlit server of the app, with its heavy modules imported before the first visitor.
 
 ``python -m ui.serve [streamlit run options]`` imports torch, plotly's figure builders and the run loaders
-(``WARM``), then runs ``streamlit run ui/asgi.py`` (``app.py`` as Streamlit's ASGI application, see that module)
-in the same process. Streamlit runs no code of the app at server start: without this the first visitor of a
-results page waited for these imports (about 2 s of the 3 s first run of the CartPole page here); with it the
-server takes those seconds before it answers its health check, and every visitor finds them done. No page module
-is imported here: they register browser components, which needs a running server.
+(``WARM``), then runs ``streamlit run asgi.py`` (``app.py`` as Streamlit's ASGI application, with plotly.js started
+from each page's HTML and the run workers started with the server: ``ui/asgi.py``) in the same process. Without
+these imports the first visitor of a results page waited for them (about 2 s of the 3 s first run of the CartPole
+page here); with them the server takes those seconds before it answers its health check, and every visitor finds
+them done. No page module is imported here: they register browser components, which needs a running server.
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ WARM = (
 )
 
 
-ASGI_APP = Path(__file__).with_name("asgi.py")  # app.py as an st.App, with plotly.js started from the page's HTML
+ASGI_APP = Path(__file__).resolve().parents[1] / "asgi.py"  # app.py as an st.App: see that file and ui/asgi.py
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Import ``WARM``, then ``streamlit run ui/asgi.py`` (app.py as an ``st.App``) with ``argv`` (e.g.
+    """Import ``WARM``, then ``streamlit run asgi.py`` (app.py as an ``st.App``) with ``argv`` (e.g.
     ``--server.port 8501``)."""
     for name in WARM:
         importlib.import_module(name)

@@ -148,7 +148,10 @@ def worker_main(conn: Connection, memory_mb: int, warm: tuple[str, ...] = (), ni
     _limit_memory(memory_mb)
     lower_priority(nice)
     for module in warm:  # the first task does not pay the imports
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ImportError as err:  # e.g. MuJoCo missing: CartPole still runs; a Swimmer task fails with its reason
+            print(f"worker {os.getpid()}: {module} not imported in advance: {err}", file=sys.stderr, flush=True)
     from pvnviz.core.progress import Cancelled
     from pvnviz.workers.tasks import run_task
 
