@@ -14,13 +14,16 @@ import atexit
 import time
 import uuid
 from collections.abc import Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from pvnviz.workers.backend import make_backend
 from pvnviz.workers.jobqueue import Job, JobQueue, JobView
 from ui import remember, result_store
+
+if TYPE_CHECKING:  # ui.job_progress imports ui.components, which registers browser components: at first use only
+    from ui.job_progress import ProgressFiles
 
 WAIT_POLL = 0.05  # seconds between two looks at a job a page waits for (``in_worker``)
 
@@ -60,7 +63,7 @@ def job_queue() -> JobQueue:
 
 
 @st.cache_resource(show_spinner=False)
-def progress_files() -> Any:
+def progress_files() -> ProgressFiles:
     """The server's writer of its jobs' progress files, which the pages' job panels read in the browser
     (``ui.job_progress``)."""
     from ui.components import static_dir
