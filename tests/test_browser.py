@@ -129,6 +129,12 @@ new MutationObserver((records, watch) => {
 """
 
 
+# One plotly.js <script> in the page, and it is the plotly.js the figures were drawn with
+ONE_PLOTLY = """() => document.querySelectorAll('script[data-pvn-plotly]').length === 1
+  && window.pvnPlotly.Plotly !== undefined
+  && [...document.querySelectorAll('.js-plotly-plot')].every((el) => el._fullLayout !== undefined)"""
+
+
 def test_a_page_starts_plotly_while_its_first_run_is_on_the_server(server, browser):
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     context.add_init_script(PLOTLY_STARTED)
@@ -140,13 +146,13 @@ def test_a_page_starts_plotly_while_its_first_run_is_on_the_server(server, brows
     page.wait_for_function(FIRST_SCREEN_DRAWN, timeout=120_000)
     assert page.evaluate("window.plotlyStartedWhile") == "running"  # not after the run, when the figures mount
     # the figures drew with that copy, fetched once (the <head>'s preload)
-    assert page.evaluate("(async () => (await window.pvnPlotlyEarly.promise) === window.pvnPlotly.Plotly)()")
+    assert page.evaluate(ONE_PLOTLY)
     assert len(scripts) == 1, scripts
     home = context.new_page()  # the home page too (Fig. 1); then to CartPole within the page, as a reader goes
     home.goto(server)
     wait_idle(home)
     home.wait_for_function(FIRST_SCREEN_DRAWN, timeout=120_000)  # its short first run may end within one render
-    assert home.evaluate("(async () => (await window.pvnPlotlyEarly.promise) === window.pvnPlotly.Plotly)()")
+    assert home.evaluate(ONE_PLOTLY)
     home.get_by_role("link", name="CartPole (Section 6.2)").click()
     wait_idle(home)
     home.wait_for_function(FIRST_SCREEN_DRAWN, timeout=120_000)

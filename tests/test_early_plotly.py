@@ -56,7 +56,8 @@ def test_the_page_gets_the_preload_and_the_script_before_its_head_ends():
     url = plotly_js.url(early_plotly.ROOT / "static", "")
     head, _, rest = page.partition(b"</head>")
     assert f'<link rel="preload" as="script" href="{url}"><script data-plotly="{url}">'.encode() in head
-    assert early_plotly.EARLY_JS.read_bytes() in head and rest == INDEX.partition(b"</head>")[2]
+    assert early_plotly.EARLY_JS.read_bytes() in head and plotly_js.PRELUDE.read_bytes() in head
+    assert rest == INDEX.partition(b"</head>")[2]
     assert dict(sent[0]["headers"])[b"content-length"] == str(len(page)).encode()
     assert b"accept-encoding" not in dict(seen["headers"])  # asked uncompressed, so it could be rewritten
     assert b"etag" not in dict(sent[0]["headers"])  # the file's validator is not the rewritten page's
@@ -67,7 +68,7 @@ def test_a_conditional_or_partial_request_still_gets_the_whole_rewritten_page():
     asked = ((b"if-none-match", b'"f1"'), (b"range", b"bytes=0-10"), (b"if-range", b'"f1"'))
     seen, sent = serve("/cartpole", INDEX, b"text/html", request=asked)
     assert not {b"if-none-match", b"range", b"if-range"} & set(dict(seen["headers"]))
-    assert b"pvnPlotlyEarly" in page_of(sent)
+    assert b"pvnPlotly.load(url)" in page_of(sent)
 
 
 def test_a_base_url_path_is_in_the_file_s_url():

@@ -33,9 +33,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from pvnviz.figures import theme
 from ui import chart_config, plotly_js
-
-COMPONENTS_DIR = Path(__file__).resolve().parents[1] / "pages" / "components"
-PRELUDE = COMPONENTS_DIR / "plotly_lib.js"
+from ui.plotly_js import COMPONENTS_DIR, PRELUDE
 
 
 def js_module(*paths: str | Path) -> str:

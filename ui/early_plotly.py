@@ -1,7 +1,8 @@
 """ASGI middleware that starts plotly.js from the HTML page Streamlit serves (UI only; ``ui/asgi.py`` uses it).
 
-``EarlyPlotly`` puts a preload of plotly.js and a small script into the ``<head>`` of the app's page
-(``pages/components/plotly_early.js``), which evaluates plotly.js as soon as the page's first script run starts on
+``EarlyPlotly`` puts a preload of plotly.js and a script into the ``<head>`` of the app's page: the components'
+shared prelude (``pages/components/plotly_lib.js``, the page-wide ``pvnPlotly``) and
+``pages/components/plotly_early.js``, which calls ``pvnPlotly.load`` as soon as the page's first script run starts on
 the server. Every page draws a figure in its first screen. The plotly components load plotly.js only when they
 mount, after that run; evaluating it then took about a second of a new visitor's wait (issue 17: a new visitor's
 page under 6 s with the queue full).
@@ -19,7 +20,7 @@ import streamlit as st
 from ui import plotly_js
 
 ROOT = Path(__file__).resolve().parents[1]
-EARLY_JS = ROOT / "pages" / "components" / "plotly_early.js"
+EARLY_JS = plotly_js.COMPONENTS_DIR / "plotly_early.js"
 MAX_HTML = 1 << 20  # bytes of an HTML response rewritten; a larger one (there is none) passes unchanged
 log = logging.getLogger(__name__)
 
@@ -28,8 +29,9 @@ def head_snippet(base_url_path: str) -> bytes:
     """What goes before ``</head>``: a preload of plotly.js (fetched while Streamlit's own scripts load) and the
     script that evaluates it when the first script run starts."""
     url = html.escape(plotly_js.url(ROOT / "static", base_url_path))
-    early = EARLY_JS.read_text(encoding="utf-8")
-    return f'<link rel="preload" as="script" href="{url}"><script data-plotly="{url}">{early}</script>'.encode()
+    # in a block: the prelude's `const pvnPlotly` stays out of the page's global scope, as in a component's module
+    code = "{\n" + "\n".join(f.read_text(encoding="utf-8") for f in (plotly_js.PRELUDE, EARLY_JS)) + "\n}"
+    return f'<link rel="preload" as="script" href="{url}"><script data-plotly="{url}">{code}</script>'.encode()
 
 
 # Request headers that would let the page come back as a 304 or a byte range of the file as it is on disk: the

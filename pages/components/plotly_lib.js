@@ -25,13 +25,6 @@ const pvnPlotly = (globalThis.pvnPlotly ??= (() => {
   // reference is taken in the script's load event, which follows its execution at once.
   function load(url) {
     if (api.Plotly) return Promise.resolve(api.Plotly);
-    const early = globalThis.pvnPlotlyEarly; // started from the page's HTML (plotly_early.js), where it was
-    if (!loading && early && early.url === new URL(url, window.location.origin).href) {
-      loading = early.promise.then(
-        (Plotly) => (api.Plotly = Plotly),
-        () => ((loading = null), load(url)), // that failed: load it here (plotly_early.js cleared pvnPlotlyEarly)
-      );
-    }
     loading ??= new Promise((resolve, reject) => {
       const script = document.createElement("script");
       script.src = new URL(url, window.location.origin).href; // a blob: module has no base URL to resolve against
