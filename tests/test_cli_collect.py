@@ -16,10 +16,12 @@ from pvnviz.runs.store import chunks_dir, staging_dir
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# Chunks long enough (4 episodes of 1000 steps per policy) that Ctrl-C, sent once 2 of the 8 are saved, lands before
+# the last: with 2 episodes of 400 steps all 8 were saved before the signal in one CI run ("assert 8 < 8").
 def _run_cli(out: Path, *extra: str, **kwargs) -> subprocess.Popen:
     args = [
         sys.executable, "-m", "pvnviz", "run", "swimmer", "--out", str(out), "--seed", "3",
-        "--set", "num_policies=16", "--set", "num_episodes=2", "--set", "horizon=400",
+        "--set", "num_policies=16", "--set", "num_episodes=4", "--set", "horizon=1000",
         "--set", "train_steps=20", "--set", "ascent_steps=2", "--set", "num_starts=2", "--set", "eval_episodes=1",
         "--chunk-policies", "2", *extra,
     ]  # fmt: skip
@@ -31,7 +33,7 @@ def _expected_swimmer_dataset() -> PolicyDataset:
     from pvnviz.runs.pipeline import collect as collect_stage
     from pvnviz.runs.presets import PRESETS
 
-    config = apply_overrides(PRESETS["swimmer"]["paper"](), ["num_policies=16", "num_episodes=2", "horizon=400"])
+    config = apply_overrides(PRESETS["swimmer"]["paper"](), ["num_policies=16", "num_episodes=4", "horizon=1000"])
     return collect_stage(config, 3)
 
 
