@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui import explain, require_navigation
 from ui.beyond import render_budget
-from ui.experiment import obtain_result, sidebar_config
+from ui.experiment import show_experiment, sidebar_config
 from ui.results import render_results
 
 require_navigation()
@@ -22,7 +22,6 @@ explain.experiment()
 
 config = sidebar_config("cartpole", default_preset="paper")
 seed = int(st.session_state.get("seed", 0))
-result = obtain_result("cartpole", config, seed, shipped=SHIPPED_RUNS)
 
 paper_note = (
     "Fig. 4 (right). True mean return (Monte Carlo) of each starting policy along its ascent through the PVN, "
@@ -30,9 +29,7 @@ paper_note = (
     "line the best policy the PVN trained on. The paper reports that with MLP policies only the fingerprint PVN "
     "climbs far past the limit, while flattened weights go nowhere; with linear policies both work."
 )
-
-
-render_results(result, paper_note)
+show_experiment("cartpole", config, seed, lambda result: render_results(result, paper_note), shipped=SHIPPED_RUNS)
 
 render_budget(
     "cartpole-budget.jsonl",

@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui import explain, require_navigation
 from ui.beyond import render_budget
-from ui.experiment import obtain_result, sidebar_config
+from ui.experiment import show_experiment, sidebar_config
 from ui.results import render_results
 
 require_navigation()
@@ -31,56 +31,63 @@ explain.experiment()
 
 config = sidebar_config("swimmer", default_preset="beyond")
 seed = int(st.session_state.get("seed", 0))
-result = obtain_result("swimmer", config, seed, shipped=SHIPPED_RUNS)
-
-dataset = result.dataset
-rollouts = result.config.num_episodes
-within = float(dataset.returns.std(axis=1).mean())
-between = float(dataset.mean_returns.std())
-cols = st.columns(3 if rollouts > 1 else 2)
-cols[0].metric(
-    "Environment steps in the dataset",
-    f"{dataset.num_env_steps / 1e6:.1f} M",
-    delta=f"{dataset.num_env_steps / BASELINE_STEPS:.1f}× the baselines' 3 M",
-    delta_color="off",
-)
-cols[-1].metric("Spread between policies (std of means)", f"{between:.1f}")
-if rollouts > 1:
-    cols[1].metric("Spread within a policy (std over rollouts)", f"{within:.1f}")
-    st.markdown(
-        f"**Why {rollouts} rollouts per policy serve** (the paper used 500). A Swimmer policy here is "
-        "deterministic, so a policy's returns differ only through the uniform ±0.1 reset noise: their spread within "
-        f"one policy ({within:.1f}) is small next to the spread between policies ({between:.1f}) that the PVN must "
-        "learn. More rollouts sharpen each histogram a little but cost environment steps linearly."
-    )
-else:
-    st.markdown(
-        "**One rollout per policy** (the paper used 500). A Swimmer policy here is deterministic, so its returns "
-        "differ only through the uniform ±0.1 reset noise. How small that spread is cannot be read from this run "
-        "(one rollout has no spread); the Appendix B preset's shipped run (5 rollouts per policy) measures it."
-    )
-
-paper_note = (
-    "Fig. 5. True return of each starting policy along its ascent through the fingerprint PVN (light), their mean "
-    "(bold). Grey dashed lines are reference scores from the OpenAI Spinning Up benchmark (Swimmer-v3 at 3M steps, "
-    "PyTorch, mean of 10 seeds; TF1 versions: DDPG 139, TRPO 92, PPO 76, VPG 76, TD3 60, SAC 43), the source the "
-    "paper took its DDPG, SAC and TD3 lines from. The paper reports every start ending above its baselines, the "
-    "best near 250. Green dotted: the best mean return of any policy the PVN trained on. "
-    + (
-        f"Beyond zero-shot: the {result.config.num_starts} starts are the dataset's best policies. "
-        if result.config.start_from == "dataset"
-        else ""
-    )
-    + (
-        f"After each of {result.config.rounds} rounds of {result.config.ascent_steps} steps the PVN is fine-tuned on "
-        "the checks made so far (their environment steps are counted in the summary)."
-        if result.config.rounds > 1
-        else "The ascent uses no new environment data; the true returns plotted here are measured only to judge it."
-    )
-)
 
 
-render_results(result, paper_note, baselines=BASELINES, baseline_source="Spinning Up baselines")
+def paper_note(config) -> str:
+    """What to look at in the ascent figure (Fig. 5), for this run's starts and rounds."""
+    return (
+        "Fig. 5. True return of each starting policy along its ascent through the fingerprint PVN (light), their "
+        "mean (bold). Grey dashed lines are reference scores from the OpenAI Spinning Up benchmark (Swimmer-v3 at "
+        "3M steps, PyTorch, mean of 10 seeds; TF1 versions: DDPG 139, TRPO 92, PPO 76, VPG 76, TD3 60, SAC 43), the "
+        "source the paper took its DDPG, SAC and TD3 lines from. The paper reports every start ending above its "
+        "baselines, the best near 250. Green dotted: the best mean return of any policy the PVN trained on. "
+        + (
+            f"Beyond zero-shot: the {config.num_starts} starts are the dataset's best policies. "
+            if config.start_from == "dataset"
+            else ""
+        )
+        + (
+            f"After each of {config.rounds} rounds of {config.ascent_steps} steps the PVN is fine-tuned on the "
+            "checks made so far (their environment steps are counted in the summary)."
+            if config.rounds > 1
+            else "The ascent uses no new environment data; the true returns plotted here are measured only to judge it."
+        )
+    )
+
+
+def draw(result) -> None:
+    """The dataset's spread within and between policies, then every figure of the run."""
+    dataset = result.dataset
+    rollouts = result.config.num_episodes
+    within = float(dataset.returns.std(axis=1).mean())
+    between = float(dataset.mean_returns.std())
+    cols = st.columns(3 if rollouts > 1 else 2)
+    cols[0].metric(
+        "Environment steps in the dataset",
+        f"{dataset.num_env_steps / 1e6:.1f} M",
+        delta=f"{dataset.num_env_steps / BASELINE_STEPS:.1f}× the baselines' 3 M",
+        delta_color="off",
+    )
+    cols[-1].metric("Spread between policies (std of means)", f"{between:.1f}")
+    if rollouts > 1:
+        cols[1].metric("Spread within a policy (std over rollouts)", f"{within:.1f}")
+        st.markdown(
+            f"**Why {rollouts} rollouts per policy serve** (the paper used 500). A Swimmer policy here is "
+            "deterministic, so a policy's returns differ only through the uniform ±0.1 reset noise: their spread "
+            f"within one policy ({within:.1f}) is small next to the spread between policies ({between:.1f}) that "
+            "the PVN must learn. More rollouts sharpen each histogram a little but cost environment steps linearly."
+        )
+    else:
+        st.markdown(
+            "**One rollout per policy** (the paper used 500). A Swimmer policy here is deterministic, so its "
+            "returns differ only through the uniform ±0.1 reset noise. How small that spread is cannot be read from "
+            "this run (one rollout has no spread); the Appendix B preset's shipped run (5 rollouts per policy) "
+            "measures it."
+        )
+    render_results(result, paper_note(result.config), baselines=BASELINES, baseline_source="Spinning Up baselines")
+
+
+show_experiment("swimmer", config, seed, draw, shipped=SHIPPED_RUNS)
 
 render_budget(
     "swimmer-budget.jsonl",

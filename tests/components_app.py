@@ -1,6 +1,7 @@
 """A throwaway Streamlit script for tests/test_browser_components.py: two ``plotly_view`` figures and a demo
 slider component that redraws a trace in the browser on every ``input`` event and reports its value to Python
-on ``change`` (``streamlit run tests/components_app.py``; not a page of the app)."""
+on ``change``, and, far below them, a figure whose data changes with a button (``streamlit run
+tests/components_app.py``; not a page of the app)."""
 
 import sys
 from pathlib import Path
@@ -30,3 +31,9 @@ st.write(f"phase from the browser: {slider.phase}")
 plotly_view(line.to_plotly_json(), key="demo_line", name="sine")
 plotly_view(bars.to_plotly_json(), key="demo_bars", name="bars")
 st.button("Rerun")
+if st.button("Next data", key="next_data"):
+    st.session_state.far = st.session_state.get("far", 0) + 1
+st.space(3000)  # pixels: the figure below is more than a screen away from the buttons
+n = st.session_state.get("far", 0)
+far = theme.style(go.Figure(go.Scatter(x=[0, 1, 2], y=[n, n, n], name=f"data {n}")), "Far below", height=300)
+plotly_view(far.to_plotly_json(), key="far_line", name="far")

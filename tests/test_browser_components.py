@@ -5,7 +5,8 @@ page of the app): two ``plotly_view`` figures and a demo slider component. Check
 wheel's plotly.js, loaded once from the app's own server; dragging the slider redraws a trace on every ``input``
 event with no rerun; releasing it (``change``) sends the value to Python with ``setStateValue``; the rerun that
 follows leaves the figure as the browser drew it (same data, so Streamlit does not call the component again);
-and no request leaves 127.0.0.1. Outside CI a missing Chromium skips these tests; under CI=true it fails them.
+a figure more than a screen away is drawn, and redrawn with new data, only when the reader scrolls near it; and
+no request leaves 127.0.0.1. Outside CI a missing Chromium skips these tests; under CI=true it fails them.
 """
 
 import math
@@ -98,6 +99,28 @@ def test_slider_redraws_in_the_browser_and_reports_on_change(page):
     wait_idle(page)
     assert page.evaluate(FIRST_Y)[0] == pytest.approx(math.sin(phase / 10))
     assert page.get_by_text(f"phase from the browser: {phase}").count() == 1  # state values persist
+
+
+FAR_Y = "() => window.pvnPlotly.views.get('far_line')?.el.data[0].y[0] ?? null"
+
+
+def test_a_figure_far_away_is_drawn_and_redrawn_only_when_the_reader_comes_near(page):
+    """A finished run's page in a tab of a class: each tab redraws the figures it shows, not the ones it scrolled
+    past (those are redrawn when the reader comes back near them)."""
+    far = page.locator(".st-key-far_line")
+    assert page.evaluate(FAR_Y) is None  # more than a screen below: not drawn while the page opened
+    far.scroll_into_view_if_needed()
+    page.wait_for_function(f"({FAR_Y})() === 0", timeout=30_000)
+    page.get_by_role("button", name="Next data").scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    page.get_by_role("button", name="Next data").click()
+    wait_idle(page)
+    page.wait_for_timeout(1000)
+    assert page.evaluate(FAR_Y) == 0, "a figure a screen away was redrawn with its new data at once"
+    far.scroll_into_view_if_needed()
+    page.wait_for_function(f"({FAR_Y})() === 1", timeout=30_000)  # near again: the new data is drawn
+    names = page.evaluate("() => window.pvnPlotly.views.get('far_line').el.data.map((t) => t.name)")
+    assert names == ["data 1"]
 
 
 def test_no_request_leaves_the_machine(page):

@@ -3,7 +3,8 @@
 Two sessions ask for the same settings and share one job (both pages say so, and the first draws its live
 losses); a third, with another seed,
 waits in line and says where it stands; leaving the queue takes effect at once; the shared job's result
-is drawn on both pages; the workers end with the server.
+is drawn on both pages, by a rerun of the job panel and the results only (not the sidebar or the figures after
+the results); the workers end with the server.
 """
 
 import subprocess
@@ -45,8 +46,14 @@ def one_worker_server():
     assert workers and not [p for p in workers if _alive(p)], "worker processes outlived the server"
 
 
-def _page(browser, url: str):
+def _page(browser, url: str, received: list[bytes] | None = None):
+    """A page on ``url``; the server's websocket messages to it go to ``received`` (across reloads)."""
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    if received is not None:
+        page.on(
+            "websocket",
+            lambda ws: ws.on("framereceived", lambda f: received.append(f if isinstance(f, bytes) else f.encode())),
+        )
     page.goto(url)
     wait_idle(page)
     return page
@@ -59,8 +66,9 @@ def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
     with sync_playwright() as p:
         browser = launch(p)
         # 4000 steps: the shared job must still run while the other pages are checked (a Quick run ends in ~7 s)
-        first = _page(browser, URL.format(base=base, seed=21, steps=4000))
-        second = _page(browser, URL.format(base=base, seed=21, steps=4000))
+        sent: dict[str, list[bytes]] = {"first": [], "second": []}  # the server's messages to each shared page
+        first = _page(browser, URL.format(base=base, seed=21, steps=4000), sent["first"])
+        second = _page(browser, URL.format(base=base, seed=21, steps=4000), sent["second"])
         third = _page(browser, URL.format(base=base, seed=22, steps=4000))
         first.get_by_role("button", name="Run with these settings").click()
         expect(first.get_by_text("Running in a worker")).to_be_visible(timeout=60_000)
@@ -74,14 +82,23 @@ def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
         second.reload()  # the second session opens its settings' page while the job runs: it waits on it too
         expect(second.get_by_text("shared by 2 sessions")).to_be_visible(timeout=30_000)
         expect(second.get_by_role("button", name="Run with these settings")).to_be_disabled(timeout=30_000)
+        wait_idle(second)
+        for messages in sent.values():
+            messages.clear()  # from here on: what the job's end sends
         third.get_by_role("button", name="Run with these settings").click()
         expect(third.get_by_text("Waiting for a worker: 1st of 1 in line")).to_be_visible(timeout=30_000)
         t0 = time.monotonic()
         third.get_by_role("button", name="Leave the queue").click()
         expect(third.get_by_text("Run stopped")).to_be_visible(timeout=10_000)
         left = time.monotonic() - t0
-        for page in (first, second):
+        for name, page in (("first", first), ("second", second)):
             expect(page.get_by_text("live run of these settings")).to_be_visible(timeout=180_000)
             assert page.locator("[data-testid='stException']").count() == 0
+            wait_idle(page)
+            ended = b"".join(sent[name])
+            assert b"live run of these settings" in ended and b"Run with these settings" in ended, name
+            # the job panel and the results' fragment reran: not the sidebar, nor the budget figure after the results
+            assert b"Open a saved run" not in ended and b"Policies K" not in ended, f"{name}: the sidebar was sent"
+            assert b"re-measured on 100 fresh episodes" not in ended, f"{name}: the page below the results was sent"
         assert left < 5  # measured by the load benchmark; here only: not stuck behind the running job
         browser.close()

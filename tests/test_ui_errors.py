@@ -40,7 +40,7 @@ def test_a_raising_fragment_shows_an_error_id_and_the_rest_of_the_page(monkeypat
     def boom(*args, **kwargs):
         raise ValueError("fragment failed")
 
-    monkeypatch.setattr("ui.experiment._job_panel", boom)  # the body of the CartPole page's job fragment
+    monkeypatch.setattr("ui.run_panel.job_panel", boom)  # the body of the CartPole page's job fragment
     with caplog.at_level(logging.ERROR, logger="pvnlab"):
         at = open_page("pages/cartpole.py")
     assert not at.exception

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,14 +12,11 @@ import streamlit as st
 from pvnviz.core.configs import ConfigError, from_dict
 from pvnviz.runs import archive
 from pvnviz.runs.files import load_result
-from pvnviz.runs.pipeline import ExperimentConfig, ExperimentResult, dataset_config
+from pvnviz.runs.pipeline import ExperimentConfig, ExperimentResult
 from pvnviz.runs.presets import preset_label
-from pvnviz.runs.sizing import check_budget, check_memory, estimate
 from pvnviz.runs.store import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
-from pvnviz.workers.jobqueue import JobView
-from ui import computed, jobs, result_store, urlcheck
+from ui import computed, jobs, result_store, run_panel, urlcheck
 from ui.errors import guarded
-from ui.job_progress import show as show_progress
 from ui.result_choice import ResultChoice, ShippedRuns, Source, choose_result
 from ui.settings import FIELDS, PRESET_CONFIGS, current_preset, sidebar_config, state_key  # noqa: F401 (pages)
 
@@ -46,143 +44,6 @@ def _run_label(name: str) -> str:
     return "— none: use the settings above —" if name == NO_RUN else name
 
 
-BUDGET_ENV = "PVN_LIVE_BUDGET_SECONDS"
-DEFAULT_BUDGET_SECONDS = 120.0
-
-
-def live_budget_seconds() -> float:
-    """The instructor's budget for one live run, in estimated seconds of compute.
-
-    From ``$PVN_LIVE_BUDGET_SECONDS``, else ``live_budget_seconds`` in ``.streamlit/secrets.toml``, else 120 s.
-    """
-    import os
-
-    text = os.environ.get(BUDGET_ENV)
-    if text is None:
-        try:
-            text = st.secrets.get("live_budget_seconds")
-        except Exception:  # noqa: BLE001 - no secrets.toml: Streamlit raises its own error type
-            text = None
-    try:
-        value = float(text) if text is not None else DEFAULT_BUDGET_SECONDS
-    except (TypeError, ValueError):
-        value = DEFAULT_BUDGET_SECONDS
-    return value if value > 0 else DEFAULT_BUDGET_SECONDS
-
-
-def _over_budget(config: ExperimentConfig | None) -> str | None:
-    """Why the Run button refuses these settings (memory or the live-run budget), or None."""
-    if config is None:
-        return None
-    try:
-        check_budget(config, live_budget_seconds(), check_memory(config))  # one estimate for both checks
-    except ConfigError as err:
-        return str(err)
-    return None
-
-
-def _start(env_name: str, config: ExperimentConfig, seed: int) -> None:
-    """The Run button: queue the run in a worker (sharing an identical one), with the dataset if it is cached."""
-    if _over_budget(config) is not None:  # the button is disabled then; a stale click is refused too
-        return
-    old = st.session_state.get(state_key(env_name, "job"))
-    if old is not None:  # a stale second click: this session stops waiting on its earlier job first
-        jobs.stop(old)
-    store, lock = result_store()
-    with lock:
-        dataset = store.get(("dataset", dataset_config(config), seed))  # reused when only later stages changed
-    job = jobs.submit(
-        ("experiment", config, seed),
-        "experiment",
-        {"config": config, "seed": seed, "dataset": dataset},
-        lane="run",
-        label=f"{env_name} seed {seed}",
-        estimate=estimate(config).seconds,
-    )
-    st.session_state[state_key(env_name, "job")] = job.id
-    st.session_state[state_key(env_name, "joined")] = False
-    st.session_state.pop(state_key(env_name, "ended"), None)
-
-
-def _stop(env_name: str, job_id: str) -> None:
-    """The Stop button: this session stops waiting at once; the run is cancelled unless others wait on it."""
-    jobs.stop(job_id)
-    st.session_state[state_key(env_name, "job")] = None
-    st.session_state[state_key(env_name, "ended")] = "cancelled"
-    st.session_state[state_key(env_name, "left")] = job_id  # not joined again by the settings' match below
-
-
-def _active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> JobView | None:
-    """This session's active job; else an active job of exactly these settings, which it then waits on too."""
-    job = jobs.view(st.session_state.get(state_key(env_name, "job")))
-    if job is not None and job.active:
-        if st.session_state.get(state_key(env_name, "joined")) and job.key != ("experiment", config, seed):
-            jobs.stop(job.id)  # joined for settings this session has since left: it no longer waits on it
-            st.session_state[state_key(env_name, "job")] = None
-            return None
-        return job
-    if job is None and config is not None:
-        shared = jobs.job_queue().find(("experiment", config, seed))
-        if shared is None or shared.id == st.session_state.get(state_key(env_name, "left")):
-            return None
-        if jobs.job_queue().attach(shared.id, jobs.session_id()) is not None:
-            st.session_state.pop(state_key(env_name, "ended"), None)
-            st.session_state[state_key(env_name, "job")] = shared.id
-            st.session_state[state_key(env_name, "joined")] = True
-            return shared
-    return None
-
-
-def _job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
-    """Run and Stop, with the queue's place or the progress and live losses of this session's job.
-
-    A fragment: a click on Run or Stop reruns only this panel, not the page (whose figures stay as they are
-    until the run ends; a whole page's rerun re-sent about 1 MB to the tab, which re-rendered all of it). The
-    browser follows the job from here, and reruns this panel when the job's state changes; at its end, the
-    page reruns once to draw the result.
-    """
-    job_id = st.session_state.get(state_key(env_name, "job"))
-    job = jobs.view(job_id)
-    if job is not None and not job.active:  # it ended since the last look: remember how, and draw the page
-        st.session_state[state_key(env_name, "job")] = None
-        st.session_state[state_key(env_name, "ended")] = job.state
-        st.session_state[state_key(env_name, "error")] = job.error
-        st.rerun(scope="app")
-    active = job is not None and job.active
-    refusal = _over_budget(config)
-    if refusal is not None and not active:
-        st.warning(f"Too big to run live: {refusal}")
-    with st.container(horizontal=True):
-        st.button(
-            "Run with these settings",
-            on_click=_start,
-            args=(env_name, config, seed),
-            disabled=active or config is None or refusal is not None,
-            type="primary",
-            help=(
-                "Train the sidebar's settings live in a worker process (Algorithms 1-3); the page keeps showing "
-                "the last result until done. Runs wait in line when every worker is busy; identical runs are shared."
-            ),
-            key=state_key(env_name, "run_button"),
-        )
-        if active:
-            st.button(
-                "Leave the queue" if job.state == "queued" else "Stop",
-                key=state_key(env_name, "stop"),
-                on_click=_stop,
-                args=(env_name, job.id),
-                help="Stop waiting for this run (it is cancelled unless another session waits on it).",
-            )
-    if active:  # the browser follows it from here; it reruns this panel when the job's state changes
-        show_progress(jobs.progress_files(), job, state_key(env_name, "progress"), on_state=lambda: None)
-        return
-    ended = st.session_state.get(state_key(env_name, "ended"))
-    if ended == "cancelled":
-        st.warning("Run stopped. The figures below are the last finished result.")
-    elif ended == "failed":
-        st.error(f"Please change a setting: {st.session_state.get(state_key(env_name, 'error'))}")
-
-
 def _shipped(env_name: str, shipped: dict[str, str]) -> ShippedRuns:
     """The shipped runs' (config, seed, folder) per preset id, read from their config.json only."""
     out = {}
@@ -200,23 +61,54 @@ def _open(folder: str, env_name: str) -> ExperimentResult:
     return computed(_load, path, _stamp(path), env_name, label=f"Opening {folder}")
 
 
+def show_experiment(
+    env_name: str,
+    config: ExperimentConfig | None,
+    seed: int,
+    draw: Callable[[ExperimentResult], None],
+    *,
+    default_run: str = "",
+    shipped: dict[str, str] | None = None,
+) -> None:
+    """The run panel, then what the page draws (``draw(result)``): a folder or zip the user opened, else the result
+    of (config, seed) if any run made it (a live run on this server, or a shipped run), else the last finished
+    result with a note saying so.
+
+    Live training starts only from the Run button, in a background job with progress and Stop. The result and
+    its figures are a fragment: when a run ends, each tab that waited on it reruns the panel and that fragment,
+    not the sidebar, the page's explanations or anything the page draws after it.
+    """
+    jobs.prepare_workers()
+    run_panel.active_job(env_name, config, seed)  # joins a running job of exactly these settings
+    run_dir, uploaded = _run_sidebar(env_name, default_run=default_run)
+    st.fragment(guarded(run_panel.job_panel), key=run_panel.panel_key(env_name))(env_name, config, seed)
+    st.fragment(guarded(_results), key=run_panel.results_key(env_name))(
+        env_name, config, seed, run_dir, uploaded, shipped or {}, draw
+    )
+
+
+def _results(
+    env_name: str,
+    config: ExperimentConfig | None,
+    seed: int,
+    run_dir: str,
+    uploaded: Any,
+    shipped: dict[str, str],
+    draw: Callable[[ExperimentResult], None],
+) -> None:
+    draw(obtain_result(env_name, config, seed, run_dir, uploaded, shipped))
+
+
 def obtain_result(
     env_name: str,
     config: ExperimentConfig | None,
     seed: int,
-    default_run: str = "",
-    shipped: dict[str, str] | None = None,
+    run_dir: str,
+    uploaded: Any,
+    shipped: dict[str, str],
 ) -> ExperimentResult:
-    """What the page draws: a folder or zip the user opened, else the result of (config, seed) if any run made it
-    (a live run on this server, or a shipped run), else the last finished result with a note saying so.
-
-    Live training starts only from the Run button, in a background job with progress and Stop.
-    """
-    jobs.prepare_workers()
-    _active_job(env_name, config, seed)  # joins a running job of exactly these settings
-    run_dir, uploaded = _run_sidebar(env_name, default_run=default_run)
-    st.fragment(guarded(_job_panel))(env_name, config, seed)
-    shipped_runs = _shipped(env_name, shipped or {})
+    """The result ``show_experiment`` draws, with a note saying what it is (see there)."""
+    shipped_runs = _shipped(env_name, shipped)
     inputs = dict(
         run_dir=run_dir,
         config=config,

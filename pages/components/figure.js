@@ -7,9 +7,10 @@
 // (not on a rerun with identical data); the cleanup it keeps is the last one returned, and it runs it only when
 // the element leaves the page. So the view lives on parentElement and each call redraws it with Plotly.react.
 //
-// A figure is first drawn when it comes within a screen of what the page shows (pvnPlotly.near): a results page of
-// ten figures and three players opened in 1.3 s less of the browser's CPU (4.5-4.8 s instead of 6.0-6.2 s here),
-// and a finished run's page, redrawn in every tab that waited on it, redraws only what each tab shows.
+// A figure is drawn when it comes within a screen of what the page shows (pvnPlotly.near), at first and for every new
+// figure from Python: a results page of ten figures and three players opened in 1.3 s less of the browser's CPU
+// (4.5-4.8 s instead of 6.0-6.2 s here), and a finished run's page, redrawn in every tab that waited on it,
+// redraws only what each tab shows; a figure it scrolled past is redrawn when the reader comes back near it.
 
 const VIEW = Symbol.for("pvn.plotlyView");
 const DEFAULT_HEIGHT = 450; // px, plotly.js's default
@@ -57,12 +58,11 @@ class PlotlyView {
 
   async draw(data, generation) {
     if (generation !== this.generation || this.destroyed) return; // a newer figure is queued, or gone
-    if (!this.seen) {
-      this.waiting = pvnPlotly.near(this.el);
-      await this.waiting.promise;
-      this.seen = true;
-      if (generation !== this.generation || this.destroyed) return;
-    }
+    // every figure from Python, not only the first: a finished run's new figures are drawn where the reader is
+    // (the tabs of a class waiting on one run each redraw what they show, not the figures they scrolled past)
+    this.waiting = pvnPlotly.near(this.el);
+    await this.waiting.promise;
+    if (generation !== this.generation || this.destroyed) return;
     const Plotly = await pvnPlotly.load(data.plotly);
     if (this.destroyed) return;
     const layout = pvnPlotly.look(data.figure.layout ?? {}, this.parent);

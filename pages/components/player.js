@@ -308,15 +308,17 @@ function createPlayer(parent) {
       s.id = data.id;
       pause();
       if (!s.seen) {
-        // below the fold: drawn (and its animation parsed) when the reader scrolls near it; its place is kept
-        stage.style.minHeight = `${data.stageHeight || 0}px`;
+        stage.style.minHeight = `${data.stageHeight || 0}px`; // its place is kept until it is drawn
         ui.caption.textContent = data.label; // what it plays (e.g. "time step"), its frames once drawn
-        s.waiting = pvnPlotly.near(root);
-        await s.waiting.promise;
-        s.seen = true;
-        stage.style.minHeight = "";
-        if (data.id !== s.id) return; // a newer animation came meanwhile: its own update draws it
       }
+      // below the fold: drawn (and its animation parsed) when the reader scrolls near it, at first and for every
+      // new animation (a finished run's, in a tab scrolled elsewhere)
+      s.waiting?.cancel();
+      s.waiting = pvnPlotly.near(root);
+      await s.waiting.promise;
+      if (data.id !== s.id) return; // a newer animation came meanwhile: its own update draws it
+      s.seen = true;
+      stage.style.minHeight = "";
       await pvnPlotly.load(data.plotly);
       // the animation comes as JSON text (one string for Streamlit to pass on), parsed once per animation id
       const sent = data.animation;
