@@ -3,6 +3,7 @@ Stop within a second with every core busy (cooperative, and by a kill when a wor
 dead worker replaced, failures as one message, and no worker left behind, even when the server is killed."""
 
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -288,18 +289,25 @@ def test_workers_run_in_a_session_of_their_own_at_their_lane_s_nice():
         pool.shutdown()
 
 
-def test_prepared_run_workers_start_the_first_run_at_once():
+def test_prepared_run_workers_start_the_first_run_at_once(caplog):
     """``JobQueue.prepare``: the run lane's workers start (torch imported) before any job, so the first Run is
-    running within a tick instead of waiting for a worker's start; the quick lane is not started with them."""
+    running within a tick instead of waiting for a worker's start; the quick lane is not started with them. The
+    server's log says when each is ready, as the load benchmark reads it."""
+    from browserbench.load import READY
+
     pool = LocalPool(1, num_quick=1)
     queue = JobQueue(lambda: pool, grace=3600)
     try:
-        queue.prepare("run")
-        deadline = time.monotonic() + 120
-        while not any(w.lane == "run" and w.ready for w in list(pool._workers)):
-            assert time.monotonic() < deadline, "the prepared run worker did not start"
-            time.sleep(0.05)
+        with caplog.at_level(logging.INFO, logger="pvnlab.workers"):
+            queue.prepare("run")
+            deadline = time.monotonic() + 120
+            while not any(w.lane == "run" and w.ready for w in list(pool._workers)):
+                assert time.monotonic() < deadline, "the prepared run worker did not start"
+                time.sleep(0.05)
         assert {w.lane for w in pool._workers} == {"run"}
+        ready = [m for r in caplog.records if (m := READY.search(r.getMessage()))]
+        assert len(ready) == 1 and 0 < float(ready[0]["after"]) < 120, caplog.text
+        assert f"run worker {pool.pids()[0]} ready" in caplog.text
         job = queue.submit("s", "k", "experiment", {"config": SMALL, "seed": 0}, lane="run")
         time.sleep(1.0)  # the idle dispatcher looks every 0.5 s; a worker's start alone takes seconds
         assert queue.view(job.id).state in ("running", "done")

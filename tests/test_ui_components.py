@@ -65,6 +65,34 @@ def test_plotly_view_sends_plain_json_with_the_apps_config(tmp_path):
     assert squares["plotly"].startswith("/app/static/plotly.min.js?v=")
 
 
+def test_a_result_figure_is_encoded_once_and_sent_as_it_is(monkeypatch):
+    """``result_figure``: a figure that every tab of a class draws for one result is made and encoded once; what
+    ``figure_data`` sends for it equals what it sends for the figure itself."""
+    import numpy as np
+    import plotly.graph_objects as go
+
+    class Result:  # a result object, as the shared cache holds one
+        pass
+
+    result, made, encoded = Result(), [], []
+    real = components.plotly.io.json.to_json_plotly
+    monkeypatch.setattr(components.plotly.io.json, "to_json_plotly", lambda f: encoded.append(1) or real(f))
+    monkeypatch.setattr(components, "plotly_js_url", lambda: "/app/static/plotly.min.js")
+    monkeypatch.setattr(components, "chart_config", lambda name: {"name": name})
+    monkeypatch.setattr(components.st, "session_state", {})
+
+    def make():
+        made.append(1)
+        return go.Figure(go.Scatter(x=np.arange(3.0), y=np.arange(3.0) ** 2, name="squares"))
+
+    first = components.result_figure(result, "squares", make)
+    assert components.result_figure(result, "squares", make) is first and len(made) == len(encoded) == 1
+    sent = components.figure_data(first, "k", "squares")
+    assert sent["figure"] is first and len(encoded) == 1  # sent as it is: not encoded again
+    assert sent == components.figure_data(make().to_plotly_json(), "k", "squares")  # the same as encoding it here
+    assert first["data"][0]["y"]["dtype"] == "f8"
+
+
 def test_per_result_makes_a_value_once_per_result_object_and_forgets_it_with_the_result():
     import gc
 

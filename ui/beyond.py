@@ -8,7 +8,7 @@ import streamlit as st
 from pvnviz.figures import experiment as figs
 from pvnviz.runs.pipeline import ExperimentResult
 from ui import what_to_look_at
-from ui.components import chart
+from ui.components import chart, result_figure
 
 
 def render_beyond(result: ExperimentResult) -> None:
@@ -20,7 +20,8 @@ def render_beyond(result: ExperimentResult) -> None:
             continue
         left, right = st.columns(2)
         env = result.config.env
-        chart(beyond.fresh_figure(trace), f"{env}-fresh-{mode}", left, key=f"{env}_fresh_{mode}")
+        fresh = result_figure(result, ("fresh", mode), lambda trace=trace: beyond.fresh_figure(trace))
+        chart(fresh, f"{env}-fresh-{mode}", left, key=f"{env}_fresh_{mode}")
         with left:
             what_to_look_at(
                 f"{figs.MODE_LABEL[mode]}. Hatched: where each start began (its first Monte Carlo check"
@@ -31,8 +32,13 @@ def render_beyond(result: ExperimentResult) -> None:
             )
         if trace.disagreement is not None:
             ens = result.ensembles.get(mode)
+            spread = ens.val_spread if ens else None
+
+            def disagreement(trace=trace, spread=spread):
+                return beyond.disagreement_figure(trace, spread)
+
             chart(
-                beyond.disagreement_figure(trace, ens.val_spread if ens else None),
+                result_figure(result, ("disagreement", mode), disagreement),
                 f"{result.config.env}-disagreement-{mode}",
                 right,
                 key=f"{result.config.env}_disagree_{mode}",

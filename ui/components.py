@@ -21,7 +21,9 @@ How the pieces are loaded (Streamlit 1.67):
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ from streamlit.components.v2 import component
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from pvnviz.figures import theme
-from ui import chart_config, plotly_js
+from ui import chart_config, per_result, plotly_js
 from ui.plotly_js import COMPONENTS_DIR, PRELUDE
 
 
@@ -56,7 +58,12 @@ def static_dir() -> Path:
     ctx = get_script_run_ctx()
     if ctx is None:
         raise RuntimeError("the static folder is known only while a Streamlit script runs")
-    return Path(ctx.main_script_path).resolve().parent / "static"
+    return _static_beside(ctx.main_script_path)
+
+
+@functools.cache
+def _static_beside(main_script: str) -> Path:
+    return Path(main_script).resolve().parent / "static"  # once: resolving it took 2 ms per figure and rerun
 
 
 def static_url(name: str) -> str:
@@ -70,12 +77,31 @@ def plotly_js_url() -> str:
     return plotly_js.url(static_dir(), st.get_option("server.baseUrlPath"))
 
 
+class PlainFigure(dict):
+    """A figure already as plain JSON (``plain``): ``figure_data`` sends it as it is."""
+
+
+def plain(figure: Any) -> PlainFigure:
+    """``figure`` (a plotly figure or its ``to_plotly_json()``) as plain JSON: numpy arrays as plotly's typed-array
+    specs or lists, by plotly's own encoder."""
+    figure_json = figure.to_plotly_json() if hasattr(figure, "to_plotly_json") else figure
+    return PlainFigure(json.loads(plotly.io.json.to_json_plotly(figure_json)))
+
+
+def result_figure(result: object, key: Any, make: Callable[[], Any]) -> PlainFigure:
+    """``make()``'s figure as plain JSON, made once per result object and ``key`` for every session and rerun
+    (``ui.per_result``): when a run that a class waited on ends, each tab's rerun sends it without encoding it
+    again. Callers must not change what they get."""
+    return per_result(result, ("figure", key), lambda: plain(make()))
+
+
 def figure_data(figure_json: dict, key: str, name: str) -> dict[str, Any]:
-    """The ``data`` a plotly component gets: the figure as plain JSON (numpy arrays as plotly's typed-array
-    specs or lists, by plotly's own encoder), its plotly.js config (as ``ui.components.chart``) and plotly.js's URL."""
+    """The ``data`` a plotly component gets: the figure as plain JSON (``plain``; as it is if it is one already),
+    its plotly.js config (as ``ui.components.chart``) and plotly.js's URL."""
     if st.session_state.get("projector"):
-        figure_json = theme.projector(go.Figure(figure_json)).to_plotly_json()  # a copy, as ui.components.chart
-    figure = json.loads(plotly.io.json.to_json_plotly(figure_json))
+        figure = plain(theme.projector(go.Figure(figure_json)))  # a copy, as ui.components.chart
+    else:
+        figure = figure_json if isinstance(figure_json, PlainFigure) else plain(figure_json)
     return {"key": key, "figure": figure, "config": chart_config(name), "plotly": plotly_js_url()}
 
 

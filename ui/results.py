@@ -18,7 +18,7 @@ from pvnviz.runs.pipeline import ExperimentResult
 from ui import gif_download, jobs, per_result, what_to_look_at
 from ui.beyond import render_beyond
 from ui.browser_player import Choice, play
-from ui.components import chart
+from ui.components import chart, result_figure
 
 REPLAY_NAMES = ("before ascent", "after ascent (best seen)")  # the policies of policy_pair, in order
 
@@ -91,10 +91,8 @@ def _render_dataset_and_training(result: ExperimentResult) -> None:
     config = result.config
     left, right = st.columns(2)
     with left:
-        histogram = per_result(
-            result,
-            "dataset",
-            lambda: figs.returns_histogram(result.dataset, result.split, config.return_limit).to_plotly_json(),
+        histogram = result_figure(
+            result, "dataset", lambda: figs.returns_histogram(result.dataset, result.split, config.return_limit)
         )
         chart(histogram, f"{config.env}-dataset")
     with left:
@@ -110,9 +108,7 @@ def _render_dataset_and_training(result: ExperimentResult) -> None:
                 "(no limit here, as in Section 6.3). Most random policies barely move; a thin tail swims."
             )
     with right:
-        losses = per_result(
-            result, "pvn-training", lambda: figs.loss_figure(figs.trained_curves(result.trained)).to_plotly_json()
-        )
+        losses = result_figure(result, "pvn-training", lambda: figs.loss_figure(figs.trained_curves(result.trained)))
         chart(losses, f"{config.env}-pvn-training")
     with right:
         what_to_look_at(
@@ -141,8 +137,10 @@ def _render_ascent(
         figure = ascent_figs.ascent_figure(result.traces, config.return_limit, best, baselines, baseline_source)
         return figure.to_plotly_json()
 
-    figure = per_result(result, ("ascent", best, tuple((baselines or {}).items()), baseline_source), build)
-    chart(ascent_figs.highlight_start(figure, highlighted), f"{config.env}-ascent")
+    key = ("ascent", best, tuple((baselines or {}).items()), baseline_source)
+    figure = per_result(result, key, build)
+    shown = result_figure(result, (*key, highlighted), lambda: ascent_figs.highlight_start(figure, highlighted))
+    chart(shown, f"{config.env}-ascent")
     what_to_look_at(paper_note)
 
 
@@ -154,7 +152,7 @@ def _render_validation(result: ExperimentResult) -> None:
         st.caption("No validation policies (validation share 0): prediction panels are skipped.")
     else:
         with left:
-            chart(per_result(result, "predictions", lambda: _prediction_figure(result)), f"{config.env}-predictions")
+            chart(result_figure(result, "predictions", lambda: _prediction_figure(result)), f"{config.env}-predictions")
     with left:
         what_to_look_at(
             "Validation policies, never trained on: the PVN's Ĵ (the histogram's mean, Section 3) against "

@@ -321,6 +321,8 @@ class LocalPool:
             if job_id == "ready":
                 worker.ready = True
                 self._start_failures[worker.lane] = 0
+                took = time.monotonic() - worker.started
+                log.info("%s worker %s ready %.1f s after its start", worker.lane, kind, took)
                 continue
             if kind in ("done", "failed", "cancelled"):
                 if worker.job != job_id:
