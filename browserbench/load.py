@@ -187,6 +187,7 @@ def _while_full(browser, base: str, pages: list, out: LoadResult, timeout_s: flo
         stopper, _ = _open(context, _url(base, 99, steps=50000), timeout_s)
         stopper.get_by_role("button", name="Run with these settings").click()
         stop = stopper.get_by_role("button", name="Leave the queue").or_(stopper.get_by_role("button", name="Stop"))
+        # ("Leave the queue": its label while queued, up to commit adffbea)
         stop.first.wait_for(timeout=timeout_s * 1000)
         t0 = time.perf_counter()
         stop.first.click()

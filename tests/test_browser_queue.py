@@ -2,7 +2,8 @@
 
 Two sessions ask for the same settings and share one job (both pages say so, and the first draws its live
 losses); a third, with another seed,
-waits in line and says where it stands; leaving the queue takes effect at once; the shared job's result
+waits in line and says where it stands; leaving the queue takes effect at once; a fourth waits in line and its
+page follows its job into a worker without a server rerun; the shared job's result
 is drawn on both pages, by a rerun of the job panel and the results only (not the sidebar or the figures after
 the results); the workers end with the server.
 """
@@ -19,6 +20,9 @@ from conftest import ROOT, wait_idle
 pytestmark = pytest.mark.browser
 
 URL = "{base}/cartpole?seed={seed}&cartpole_preset=quick&cartpole_train_steps={steps}"
+RUNS = """() => { window.__runs = 0; const app = document.querySelector("[data-testid='stApp']");
+  new MutationObserver(() => { if (app.dataset.testScriptState === 'running') window.__runs += 1; })
+    .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
 
 
 def _children(pid: int) -> set[int]:
@@ -70,6 +74,7 @@ def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
         first = _page(browser, URL.format(base=base, seed=21, steps=4000), sent["first"])
         second = _page(browser, URL.format(base=base, seed=21, steps=4000), sent["second"])
         third = _page(browser, URL.format(base=base, seed=22, steps=4000))
+        fourth = _page(browser, URL.format(base=base, seed=23, steps=4000))
         first.get_by_role("button", name="Run with these settings").click()
         expect(first.get_by_text("Running in a worker")).to_be_visible(timeout=60_000)
         record_workers()  # the server's worker processes, checked after the server stops
@@ -88,9 +93,13 @@ def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
         third.get_by_role("button", name="Run with these settings").click()
         expect(third.get_by_text("Waiting for a worker: 1st of 1 in line")).to_be_visible(timeout=30_000)
         t0 = time.monotonic()
-        third.get_by_role("button", name="Leave the queue").click()
+        third.get_by_role("button", name="Stop").click()  # while it waits in line: it leaves the queue
         expect(third.get_by_text("Run stopped")).to_be_visible(timeout=10_000)
         left = time.monotonic() - t0
+        fourth.get_by_role("button", name="Run with these settings").click()  # waits in line, then runs
+        expect(fourth.get_by_text("Waiting for a worker: 1st of 1 in line")).to_be_visible(timeout=30_000)
+        wait_idle(fourth)
+        fourth.evaluate(RUNS)
         for name, page in (("first", first), ("second", second)):
             expect(page.get_by_text("live run of these settings")).to_be_visible(timeout=180_000)
             assert page.locator("[data-testid='stException']").count() == 0
@@ -101,4 +110,10 @@ def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
             assert b"Open a saved run" not in ended and b"Policies K" not in ended, f"{name}: the sidebar was sent"
             assert b"re-measured on 100 fresh episodes" not in ended, f"{name}: the page below the results was sent"
         assert left < 5  # measured by the load benchmark; here only: not stuck behind the running job
+        # the fourth session's job starts once the shared one ended: its page follows it without a server rerun
+        fourth.locator(".pvn-job-progress[data-state='running']").wait_for(timeout=60_000)
+        fourth.wait_for_timeout(1500)
+        assert fourth.evaluate("window.__runs") == 0, "the page reran when its job left the queue"
+        fourth.get_by_role("button", name="Stop").click()
+        expect(fourth.get_by_text("Run stopped")).to_be_visible(timeout=10_000)
         browser.close()

@@ -10,9 +10,9 @@ with four runs going, 5.6 s with the reruns three times rarer). Now:
   which Streamlit serves (``[server] enableStaticServing``), within ``WRITE_EVERY`` seconds of a change; the
   file name holds a random token, so only a page the server gave it to can read it;
 * ``show`` draws the component ``pages/components/job_progress.js``: the text, a progress bar and the loss chart
-  on a canvas, fetched from that file every ``POLL_MS`` ms. It sets its trigger ``state`` when the job's state
-  differs from the one Python drew it for (queued -> running, or its end): the page reruns its job panel then,
-  and only then.
+  on a canvas, fetched from that file every ``POLL_MS`` ms. It sets its trigger ``state`` when the job has ended
+  (done, failed, cancelled, or forgotten by the queue): the page reruns its job panel and results then, and only
+  then (waiting in line and running look the same to the panel: its Stop button serves both).
 """
 
 from __future__ import annotations

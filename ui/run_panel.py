@@ -163,11 +163,12 @@ def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None
         )
         if active:
             st.button(
-                "Leave the queue" if job.state == "queued" else "Stop",
+                "Stop",
                 key=state_key(env_name, "stop"),
                 on_click=_stop,
                 args=(env_name, job.id),
-                help="Stop waiting for this run (it is cancelled unless another session waits on it).",
+                help="Leave the queue, or stop waiting for the running job (it is cancelled unless another session "
+                "waits on it).",
             )
     if active:  # the browser follows it from here; it reruns this panel when the job's state changes
         on_state = functools.partial(_on_job_state, env_name)
