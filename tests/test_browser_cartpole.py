@@ -65,6 +65,33 @@ def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):
     page.close()
 
 
+def test_a_player_the_reader_scrolled_past_takes_a_new_run_only_when_near(server, browser):
+    """A new result (another preset's run) reaches a player the reader has seen but scrolled away from: it parses
+    and draws the new animation when the reader comes back near it, not at once (a class's tabs that waited on
+    one run each draw what they show)."""
+    from browserbench.playback import player
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{server}/cartpole?seed=0&cartpole_preset=quick")
+    wait_idle(page)
+    replay = player(page, "time step")
+    replay.scroll_into_view_if_needed()
+    page.wait_for_function("(el) => Number(el.dataset.drawn) > 0", arg=replay.element_handle(), timeout=60_000)
+    drawn = replay.get_attribute("data-drawn")
+    page.locator("h1").first.scroll_into_view_if_needed()  # back to the top: the replay is screens away
+    page.locator(".st-key-cartpole_preset [aria-haspopup='listbox']").first.click()
+    page.get_by_role("option", name="Paper (MLP [30])", exact=True).click()
+    page.wait_for_url("**cartpole_preset=paper**", timeout=30_000)
+    wait_idle(page)
+    assert "data/cartpole-paper" in _text(page)  # the paper preset's shipped run is shown
+    page.wait_for_timeout(1000)
+    assert replay.get_attribute("data-drawn") == drawn, "the replay drew the new run while screens away"
+    replay.scroll_into_view_if_needed()
+    page.wait_for_function(f"(el) => Number(el.dataset.drawn) > {drawn}", arg=replay.element_handle(), timeout=60_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
+
+
 def test_a_copied_url_reproduces_every_input_in_a_fresh_context(server, browser):
     first = browser.new_context(viewport={"width": 1280, "height": 900})
     page = first.new_page()
