@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
@@ -82,21 +83,8 @@ def show_experiment(
     run_panel.active_job(env_name, config, seed)  # joins a running job of exactly these settings
     run_dir, uploaded = _run_sidebar(env_name, default_run=default_run)
     st.fragment(guarded(run_panel.job_panel), key=run_panel.panel_key(env_name))(env_name, config, seed)
-    st.fragment(guarded(_results), key=run_panel.results_key(env_name))(
-        env_name, config, seed, run_dir, uploaded, shipped or {}, draw
-    )
-
-
-def _results(
-    env_name: str,
-    config: ExperimentConfig | None,
-    seed: int,
-    run_dir: str,
-    uploaded: Any,
-    shipped: dict[str, str],
-    draw: Callable[[ExperimentResult], None],
-) -> None:
-    draw(obtain_result(env_name, config, seed, run_dir, uploaded, shipped))
+    results = functools.partial(obtain_result, env_name, config, seed, run_dir, uploaded, shipped or {})
+    st.fragment(guarded(lambda: draw(results())), key=run_panel.results_key(env_name))()
 
 
 def obtain_result(
