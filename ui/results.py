@@ -15,10 +15,10 @@ from pvnviz.figures import gif
 from pvnviz.figures.replay import replay_steps, replay_variants
 from pvnviz.runs import archive
 from pvnviz.runs.pipeline import ExperimentResult
-from ui import gif_download, jobs, per_result, what_to_look_at
+from ui import gif_download, jobs, what_to_look_at
 from ui.beyond import render_beyond
 from ui.browser_player import Choice, play
-from ui.components import chart, result_figure
+from ui.components import PlainFigure, chart, result_figure
 
 REPLAY_NAMES = ("before ascent", "after ascent (best seen)")  # the policies of policy_pair, in order
 
@@ -133,14 +133,12 @@ def _render_ascent(
     config = result.config
     best = summary["kept_best_mean_return"]
 
-    def build() -> dict:
-        figure = ascent_figs.ascent_figure(result.traces, config.return_limit, best, baselines, baseline_source)
-        return figure.to_plotly_json()
+    def build():
+        return ascent_figs.ascent_figure(result.traces, config.return_limit, best, baselines, baseline_source)
 
-    key = ("ascent", best, tuple((baselines or {}).items()), baseline_source)
-    figure = per_result(result, key, build)
-    shown = result_figure(result, (*key, highlighted), lambda: ascent_figs.highlight_start(figure, highlighted))
-    chart(shown, f"{config.env}-ascent")
+    figure = result_figure(result, ("ascent", best, tuple((baselines or {}).items()), baseline_source), build)
+    # a copy with the replayed start brought out, sharing the encoded figure's other traces
+    chart(PlainFigure(ascent_figs.highlight_start(figure, highlighted)), f"{config.env}-ascent")
     what_to_look_at(paper_note)
 
 

@@ -115,19 +115,21 @@ def results_key(env_name: str) -> str:
 
 
 def _ended(env_name: str) -> bool:
-    """Whether this session's job ended since the last look; if so, remember how (and stop waiting on it)."""
-    job = jobs.view(st.session_state.get(state_key(env_name, "job")))
-    if job is None or job.active:
+    """Whether this session's job ended (or the queue forgot it) since the last look; if so, remember how, and
+    stop waiting on it."""
+    job_id = st.session_state.get(state_key(env_name, "job"))
+    job = jobs.view(job_id)
+    if job_id is None or (job is not None and job.active):
         return False
     st.session_state[state_key(env_name, "job")] = None
-    st.session_state[state_key(env_name, "ended")] = job.state
-    st.session_state[state_key(env_name, "error")] = job.error
+    st.session_state[state_key(env_name, "ended")] = job.state if job is not None else None
+    st.session_state[state_key(env_name, "error")] = job.error if job is not None else None
     return True
 
 
 def _on_job_state(env_name: str) -> None:
-    """The browser saw the job's state change. At its end: rerun the panel and the results, not the page (the
-    sidebar, the explanations and the figures below stay as they are); else the panel alone (the default)."""
+    """The browser saw the job end: rerun the panel and the results, not the page (the sidebar, the explanations
+    and the figures below stay as they are)."""
     if _ended(env_name):
         st.rerun(scope=[panel_key(env_name), results_key(env_name)])
 
@@ -137,8 +139,8 @@ def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None
 
     A fragment: a click on Run or Stop reruns only this panel, not the page (whose figures stay as they are
     until the run ends; a whole page's rerun re-sent about 1 MB to the tab, which re-rendered all of it). The
-    browser follows the job from here, and reruns this panel when the job's state changes; at its end, this
-    panel and the results' fragment rerun to draw the result (``_on_job_state``).
+    browser follows the job from here, with no rerun while it waits in line or runs; at its end, this panel and
+    the results' fragment rerun to draw the result (``_on_job_state``).
     """
     ctx = get_script_run_ctx()
     if _ended(env_name) and ctx is not None and ctx.fragment_ids_this_run:
@@ -170,7 +172,7 @@ def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None
                 help="Leave the queue, or stop waiting for the running job (it is cancelled unless another session "
                 "waits on it).",
             )
-    if active:  # the browser follows it from here; it reruns this panel when the job's state changes
+    if active:  # the browser follows it from here; it reruns this panel and the results when the job ends
         on_state = functools.partial(_on_job_state, env_name)
         show_progress(jobs.progress_files(), job, state_key(env_name, "progress"), on_state=on_state)
         return

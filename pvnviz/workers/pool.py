@@ -319,10 +319,10 @@ class LocalPool:
                 self._replace(worker, "cancelled" if worker.kill_at else "failed", died)
                 return
             if job_id == "ready":
+                took = time.monotonic() - worker.started
+                log.info("%s worker %s ready %.1f s after its start", worker.lane, kind, took)  # before it takes jobs
                 worker.ready = True
                 self._start_failures[worker.lane] = 0
-                took = time.monotonic() - worker.started
-                log.info("%s worker %s ready %.1f s after its start", worker.lane, kind, took)
                 continue
             if kind in ("done", "failed", "cancelled"):
                 if worker.job != job_id:
