@@ -151,8 +151,9 @@ def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> Loa
             browser.close()
     finally:
         stop_server(proc)
-        out.jobs = job_times(log.read_text(errors="replace"))
-        out.workers_ready = [float(m["after"]) for m in READY.finditer(log.read_text(errors="replace"))]
+        text = log.read_text(errors="replace")
+        out.jobs = job_times(text)
+        out.workers_ready = [float(m["after"]) for m in READY.finditer(text)]
         log.unlink()
     return out
 

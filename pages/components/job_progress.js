@@ -170,7 +170,6 @@ class Panel {
   update(data, setTriggerValue) {
     this.generation += 1;
     this.setTrigger = setTriggerValue;
-    this.drawnState = data.payload.state; // what the server drew this panel for
     this.url = data.url;
     this.pollMs = data.pollMs;
     this.reported = null;
@@ -213,9 +212,9 @@ class Panel {
       draw(this.canvas, series.length ? payload.chart : {});
     }
     if (this.root.dataset.state !== payload.state) this.root.dataset.state = payload.state;
-    if (!payload.active && payload.state !== this.drawnState && payload.state !== this.reported) {
+    if (!payload.active && payload.state !== this.reported) {
       this.reported = payload.state; // once: Python reruns the panel and the results, which draw it anew
-      if (!payload.active) clearInterval(this.timer);
+      clearInterval(this.timer);
       this.setTrigger("state", payload.state);
     }
   }
