@@ -71,8 +71,8 @@ def pool():
 def busy_cores():
     """One process per core spinning at full speed, at the server's priority: every core of this machine busy.
 
-    Started only once a job trains: against them a worker at nice 19 gets about 1.5% of a core, so a job
-    started under them may take minutes to reach training (this failed in CI)."""
+    Started only once a job trains: against them a run worker gets about a tenth of a core (1.5% at nice 19, up to
+    commit b4428ee), so a job started under them may take minutes to reach training (this failed in CI)."""
     spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
     try:
         yield
@@ -243,12 +243,12 @@ def test_a_worker_starts_whatever_script_the_server_is_running(tmp_path, monkeyp
 
 def _spin_for(seconds: float, lowered: bool) -> subprocess.Popen:
     """A process spinning ``seconds`` of wall time, then printing its CPU seconds: ``lowered`` through
-    ``lower_priority(19)`` as a worker, else in a session of its own at nice 0, as a browser tab's process."""
+    ``lower_priority`` at a run worker's nice, else in a session of its own at nice 0, as a browser tab's process."""
     code = (
         "import os, sys, time\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "from pvnviz.workers.pool import lower_priority\n"
-        f"lower_priority(19) if {lowered} else None\n"
+        f"lower_priority({NICE['run']}) if {lowered} else None\n"
         f"end = time.time() + {seconds}\n"
         "while time.time() < end: pass\n"
         "print(time.process_time())\n"
@@ -261,7 +261,7 @@ def _spin_for(seconds: float, lowered: bool) -> subprocess.Popen:
 def test_a_lowered_worker_yields_the_cpu_to_other_sessions_too():
     """With autogroup scheduling a plain nice-19 process still takes half of the CPU from another session's
     processes (the CPU is shared between sessions first): measured 69% left for them. Lowered as the workers are,
-    the other session's processes keep nearly all of it."""
+    the other session's processes keep about nine tenths of it (weights 1024 against 110 at nice 10)."""
     cores = os.cpu_count() or 2
     workers = [_spin_for(4.0, lowered=True) for _ in range(cores)]
     time.sleep(0.3)  # the workers are lowered and spinning
