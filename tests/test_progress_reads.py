@@ -1,0 +1,92 @@
+"""ui.asgi.ProgressReads without a browser: a page's reads of its job's progress are answered from memory with
+exactly what its file holds, and nothing else is (the browser side, through ``make run``'s server, is
+tests/test_browser_queue.py and test_browser_cartpole.py)."""
+
+import asyncio
+import json
+import time
+from dataclasses import replace
+
+import pytest
+
+from tests.test_ui_job_progress import QUEUED, _wait_for
+from ui import job_progress
+from ui.asgi import ProgressReads
+from ui.jobs import fraction, waiting_text
+
+BEHIND = b"from Streamlit"
+
+
+def get(path: str, method: str = "GET") -> tuple[int, dict, bytes]:
+    """``ProgressReads`` over an app that answers every request with 404 ``BEHIND``: (status, headers, body)."""
+    sent = []
+
+    async def streamlit(scope, receive, send):
+        await send({"type": "http.response.start", "status": 404, "headers": []})
+        await send({"type": "http.response.body", "body": BEHIND})
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": method, "path": path, "query_string": b"t=1", "headers": []}
+    asyncio.run(ProgressReads(streamlit)(scope, receive, send))
+    start, body = sent[0], b"".join(m.get("body", b"") for m in sent[1:])
+    return start["status"], dict(start["headers"]), body
+
+
+@pytest.fixture
+def files(tmp_path):
+    jobs = {"7": QUEUED}
+    writer = job_progress.ProgressFiles(tmp_path / "static", jobs.get, waiting_text, fraction)
+    yield writer, jobs, tmp_path / "static"
+    writer.close()
+
+
+def test_a_progress_read_gets_what_the_file_holds_from_memory_as_the_job_goes(files):
+    writer, jobs, static = files
+    name, content = writer.watch(QUEUED)
+    for base in ("", "/course"):  # any base URL path
+        status, headers, body = get(f"{base}/app/static/{name}")
+        assert status == 200 and body == (static / name).read_bytes()
+        assert json.loads(body) == content
+        assert headers[b"content-type"] == b"application/json" and headers[b"cache-control"] == b"no-store"
+        assert headers[b"content-length"] == str(len(body)).encode()
+    jobs["7"] = replace(QUEUED, state="done")
+    body = _wait_for(lambda: (b := get(f"/app/static/{name}")[2]) and json.loads(b)["state"] == "done" and b)
+    assert body == (static / name).read_bytes() and not json.loads(body)["active"]
+
+
+def test_other_requests_go_on_to_streamlit(files):
+    writer, _, _ = files
+    name, _ = writer.watch(QUEUED)
+    token = name.rsplit("-", 1)[1]
+    for path in (
+        f"/app/static/{name}x",  # a wrong token
+        f"/app/static/jobs/{writer.folder.name}/7-{token[::-1]}",
+        "/app/static/plotly.min.js",
+        f"/app/static/jobs/../{name}",
+        f"/{name}",  # not under the static files
+        "/app/static/",
+    ):
+        assert get(path) == (404, {}, BEHIND), path
+    assert get(f"/app/static/{name}", method="POST") == (404, {}, BEHIND)
+
+
+def test_an_expired_or_closed_job_file_is_no_longer_served(files, monkeypatch):
+    writer, jobs, static = files
+    monkeypatch.setattr(job_progress, "KEEP_ENDED", 0.3)
+    jobs["7"] = replace(QUEUED, state="cancelled")
+    name, _ = writer.watch(jobs["7"])
+    assert get(f"/app/static/{name}")[0] == 200
+    _wait_for(lambda: not (static / name).exists())
+    assert get(f"/app/static/{name}") == (404, {}, BEHIND)
+    jobs["8"] = replace(QUEUED, id="8")
+    other, _ = writer.watch(jobs["8"])
+    assert get(f"/app/static/{other}")[0] == 200
+    writer.close()
+    time.sleep(2 * job_progress.WRITE_EVERY)
+    assert get(f"/app/static/{other}") == (404, {}, BEHIND)
+    assert not [k for k in job_progress._SERVED if writer.folder.name in k]  # nothing of it kept after close
