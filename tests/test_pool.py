@@ -269,7 +269,8 @@ def test_a_lowered_worker_yields_the_cpu_to_other_sessions_too():
     cpu = [float(p.communicate(timeout=60)[0]) for p in browsers]
     for p in workers:
         p.communicate(timeout=60)
-    assert min(cpu) > 0.85 * 3.0, f"the other session's processes got {cpu} CPU seconds of 3.0 each"
+    # about 0.9 of it by the weights, 0.92 measured here; a worker whose lowering failed leaves them 0.5-0.69
+    assert min(cpu) > 0.8 * 3.0, f"the other session's processes got {cpu} CPU seconds of 3.0 each"
 
 
 def test_workers_run_in_a_session_of_their_own_at_their_lane_s_nice():

@@ -10,11 +10,17 @@ from dataclasses import replace
 import pytest
 
 from tests.test_ui_job_progress import QUEUED, _wait_for
-from ui import job_progress
-from ui.asgi import ProgressReads
+from ui import job_progress, progress_memory
+from ui.asgi import MIDDLEWARE, ProgressReads
 from ui.jobs import fraction, waiting_text
+from ui.plotly_js import static_url
 
 BEHIND = b"from Streamlit"
+
+
+def url(name: str, base: str = "") -> str:
+    """The path a page fetches for the progress file ``name`` (``ui.components.static_url``)."""
+    return static_url(name, base)
 
 
 def get(path: str, method: str = "GET") -> tuple[int, dict, bytes]:
@@ -45,34 +51,38 @@ def files(tmp_path):
     writer.close()
 
 
+def test_make_run_s_app_answers_progress_reads_first():
+    assert MIDDLEWARE[0].cls is ProgressReads
+
+
 def test_a_progress_read_gets_what_the_file_holds_from_memory_as_the_job_goes(files):
     writer, jobs, static = files
     name, content = writer.watch(QUEUED)
-    for base in ("", "/course"):  # any base URL path
-        status, headers, body = get(f"{base}/app/static/{name}")
+    for base in ("", "course"):  # any base URL path
+        status, headers, body = get(url(name, base))
         assert status == 200 and body == (static / name).read_bytes()
         assert json.loads(body) == content
         assert headers[b"content-type"] == b"application/json" and headers[b"cache-control"] == b"no-store"
         assert headers[b"content-length"] == str(len(body)).encode()
     jobs["7"] = replace(QUEUED, state="done")
-    body = _wait_for(lambda: (b := get(f"/app/static/{name}")[2]) and json.loads(b)["state"] == "done" and b)
+    body = _wait_for(lambda: (b := get(url(name))[2]) and json.loads(b)["state"] == "done" and b)
     assert body == (static / name).read_bytes() and not json.loads(body)["active"]
 
 
 def test_other_requests_go_on_to_streamlit(files):
     writer, _, _ = files
     name, _ = writer.watch(QUEUED)
-    token = name.rsplit("-", 1)[1]
+    token = name.rsplit("/", 1)[1].split("-", 1)[1]
     for path in (
-        f"/app/static/{name}x",  # a wrong token
-        f"/app/static/jobs/{writer.folder.name}/7-{token[::-1]}",
-        "/app/static/plotly.min.js",
-        f"/app/static/jobs/../{name}",
+        url(name) + "x",  # a wrong token
+        url(f"jobs/{writer.folder.name}/7-{token[::-1]}"),
+        url("plotly.min.js"),
+        url(f"jobs/../{name}"),
         f"/{name}",  # not under the static files
         "/app/static/",
     ):
         assert get(path) == (404, {}, BEHIND), path
-    assert get(f"/app/static/{name}", method="POST") == (404, {}, BEHIND)
+    assert get(url(name), method="POST") == (404, {}, BEHIND)
 
 
 def test_an_expired_or_closed_job_file_is_no_longer_served(files, monkeypatch):
@@ -80,13 +90,13 @@ def test_an_expired_or_closed_job_file_is_no_longer_served(files, monkeypatch):
     monkeypatch.setattr(job_progress, "KEEP_ENDED", 0.3)
     jobs["7"] = replace(QUEUED, state="cancelled")
     name, _ = writer.watch(jobs["7"])
-    assert get(f"/app/static/{name}")[0] == 200
+    assert get(url(name))[0] == 200
     _wait_for(lambda: not (static / name).exists())
-    assert get(f"/app/static/{name}") == (404, {}, BEHIND)
+    assert get(url(name)) == (404, {}, BEHIND)
     jobs["8"] = replace(QUEUED, id="8")
     other, _ = writer.watch(jobs["8"])
-    assert get(f"/app/static/{other}")[0] == 200
+    assert get(url(other))[0] == 200
     writer.close()
     time.sleep(2 * job_progress.WRITE_EVERY)
-    assert get(f"/app/static/{other}") == (404, {}, BEHIND)
-    assert not [k for k in job_progress._SERVED if writer.folder.name in k]  # nothing of it kept after close
+    assert get(url(other)) == (404, {}, BEHIND)
+    assert not [k for k in progress_memory.paths() if writer.folder.name in k]  # nothing of it kept after close

@@ -23,16 +23,20 @@ from typing import Any
 
 from starlette.middleware import Middleware
 
-from ui import job_progress
+from ui import progress_memory
 from ui.early_plotly import EarlyPlotly
 
-STATIC = "/app/static/"  # Streamlit's static files, after the base URL path
-HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+STATIC = "/app/static/"  # Streamlit's static files, after the base URL path (any prefix here: the name is the key)
+HEADERS = [
+    (b"content-type", b"application/json"),
+    (b"cache-control", b"no-store"),
+    (b"x-content-type-options", b"nosniff"),
+]
 
 
 class ProgressReads:
     """ASGI middleware: a GET of a progress file this server writes (``static/jobs/<folder>/<file>``, its name
-    holding a random token) gets its content from memory (``job_progress.serving``); every other request, a
+    holding a random token) gets its content from memory (``ui.progress_memory``); every other request, a
     wrong or an expired name included, goes on to Streamlit unchanged."""
 
     def __init__(self, app) -> None:
@@ -41,7 +45,7 @@ class ProgressReads:
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http" and scope.get("method") == "GET":
             _, found, path = scope.get("path", "").partition(STATIC)
-            body = job_progress.serving(path) if found and path.startswith("jobs/") else None
+            body = progress_memory.serving(path) if found and path.startswith("jobs/") else None
             if body is not None:
                 headers = [*HEADERS, (b"content-length", str(len(body)).encode())]
                 await send({"type": "http.response.start", "status": 200, "headers": headers})

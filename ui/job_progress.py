@@ -14,9 +14,10 @@ with four runs going, 5.6 s with the reruns three times rarer). Now:
   (done, failed, cancelled, or forgotten by the queue): the page reruns its job panel and results then, and only
   then (waiting in line and running look the same to the panel: its Stop button serves both).
 
-Served by ``make run``, the reads are answered from memory (``serving``, through ``ui.asgi.ProgressReads``): 1.2 ms
-of the server's CPU per read against 4.0 ms through Streamlit's static files, on its one event loop (a class of 30
-watching their runs reads 30 times a second). The files stay for ``streamlit run app.py``, which has no middleware.
+Served by ``make run``, the reads are answered from memory (``ui.progress_memory``, through
+``ui.asgi.ProgressReads``): 1.2 ms of the server's CPU per read against 4.0 ms through Streamlit's static files, on
+its one event loop (a class of 30 watching their runs reads 30 times a second). The files stay for ``streamlit run
+app.py``, which has no middleware.
 """
 
 from __future__ import annotations
@@ -36,16 +37,16 @@ import streamlit as st
 
 from pvnviz.figures.experiment import MODE_COLOR, MODE_LABEL
 from pvnviz.workers.jobqueue import JobView
+from ui import progress_memory
 from ui.components import COMPONENTS_DIR, static_url
 
 MAX_POINTS = 300  # per curve: a canvas 1,000 px wide shows no more
 WRITE_EVERY = 0.25  # seconds between two looks at the watched jobs
 # how often a page reads its job's file: eight tabs watching one run cost Chromium 4.2 s and the server 0.8 s of CPU
-# per 10 s at 500 ms, 2.8 s and 0.5 s at 1 s (a class's tabs poll the one server); a run's end shows 0.25 s later
+# per 10 s at 500 ms, 2.8 s and 0.5 s at 1 s, read through Streamlit's static files (a class's tabs poll the one
+# server; from memory, 0.23-0.24 s per 10 s at 1 s); a run's end shows 0.25 s later
 POLL_MS = 1000
 KEEP_ENDED = 120.0  # seconds an ended job's file stays (a page that reruns late still reads its end)
-# "jobs/<folder>/<file>" (a path under static/) -> the file's content, for every ProgressFiles of this process
-_SERVED: dict[str, bytes] = {}
 CHART_TITLE = "PVN training (live)"
 
 _progress = st.components.v2.component(
@@ -107,8 +108,9 @@ class ProgressFiles:
 
     ``view(job_id)`` is the queue's look at a job (None once it is forgotten); ``text`` and ``fraction`` format
     it as the pages do. A daemon thread rewrites a file when its content changes; a file is written to a
-    temporary name and renamed, so a browser never reads half of one. Folders of servers that are gone are
-    removed at start, this server's own at exit.
+    temporary name and renamed, so a browser never reads half of one; its content is kept in ``ui.progress_memory``
+    too, for ``make run``'s reads (not read under ``streamlit run``). Folders of servers that are gone are removed
+    at start, this server's own at exit.
     """
 
     def __init__(
@@ -143,7 +145,7 @@ class ProgressFiles:
         self._closed.set()
         with self._lock:
             for name, _, _ in self._files.values():
-                _SERVED.pop(self._path(name), None)
+                progress_memory.forget(self._path(name))
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def _path(self, name: str) -> str:
@@ -159,8 +161,8 @@ class ProgressFiles:
         name, _, ended = self._files[job_id]
         if ended is not None:
             if time.monotonic() - ended > KEEP_ENDED:
+                progress_memory.forget(self._path(name))
                 (self.folder / name).unlink(missing_ok=True)
-                _SERVED.pop(self._path(name), None)
                 del self._files[job_id]
             return
         job = self._view(job_id)
@@ -175,20 +177,15 @@ class ProgressFiles:
         text = json.dumps(content, separators=(",", ":"), allow_nan=False)
         ended = None if content["active"] else time.monotonic()
         if text != last and not self._closed.is_set():
-            _SERVED[self._path(name)] = text.encode()
             tmp = self.folder / f".{name}.tmp"
             try:
                 tmp.write_text(text, encoding="utf-8")
                 os.replace(tmp, self.folder / name)
-            except OSError:  # a full disk or a removed folder: the page keeps the last progress it read
+            except OSError:  # a full disk or a removed folder: a page reading the file keeps the last progress it
+                progress_memory.keep(self._path(name), text.encode())  # read; one reading memory gets the new one
                 return
+            progress_memory.keep(self._path(name), text.encode())
         self._files[job_id] = (name, text, ended)
-
-
-def serving(path: str) -> bytes | None:
-    """The content of the progress file at ``path`` under ``static/`` (``jobs/<folder>/<file>``) if this process
-    writes it, else None: what ``ui.asgi.ProgressReads`` answers from memory."""
-    return _SERVED.get(path)
 
 
 def _remove_dead_servers(root: Path) -> None:

@@ -134,7 +134,7 @@ WARM = {
 # against a browser's or the server's 1024, so it keeps about a tenth of a core they want. At nice 19 (weight 15, up
 # to commit b4428ee) it kept 1.5%: eight tabs on one seed on this 2-core machine, their clicks, polls and the pages
 # opened beside them, held their shared run to 9.7-12.3 s against 8.6-9.9 s at nice 10, and the last tab's result to
-# 12.7-14.9 s against 11.5-13.2 s; a new visitor's page opened in 4.2-5.1 s against 4.6-5.1 s (docs/sharing.md).
+# 12.7-14.9 s against 11.5-13.2 s; a new visitor's page opened in 4.2-5.1 s against 4.6-4.8 s (docs/sharing.md).
 NICE = {"run": 10, "quick": 2}
 
 
