@@ -152,6 +152,19 @@ def bad_zips() -> dict[str, tuple[bytes, str]]:
 
 
 @pytest.fixture
+def progress_files(tmp_path):
+    """A ``ProgressFiles`` watching the jobs of a dict (``ui.job_progress``): (writer, jobs, its static folder).
+    The jobs hold job 7, waiting 2nd of 3 in line (``tests.test_ui_job_progress.QUEUED``)."""
+    from tests.test_ui_job_progress import QUEUED
+    from ui.job_progress import ProgressFiles
+
+    jobs = {"7": QUEUED}
+    writer = ProgressFiles(tmp_path / "static", jobs.get, ui.jobs.waiting_text, ui.jobs.fraction)
+    yield writer, jobs, tmp_path / "static"
+    writer.close()
+
+
+@pytest.fixture
 def fifo_runs(tmp_path):
     """A runs root with two runs holding a FIFO: one as config.json, one as dataset.npz (manifest intact)."""
     root = tmp_path / "runs"

@@ -7,12 +7,9 @@ import json
 import time
 from dataclasses import replace
 
-import pytest
-
 from tests.test_ui_job_progress import QUEUED, _wait_for
 from ui import job_progress, progress_memory
 from ui.asgi import MIDDLEWARE, ProgressReads
-from ui.jobs import fraction, waiting_text
 from ui.plotly_js import static_url
 
 BEHIND = b"from Streamlit"
@@ -43,20 +40,12 @@ def get(path: str, method: str = "GET") -> tuple[int, dict, bytes]:
     return start["status"], dict(start["headers"]), body
 
 
-@pytest.fixture
-def files(tmp_path):
-    jobs = {"7": QUEUED}
-    writer = job_progress.ProgressFiles(tmp_path / "static", jobs.get, waiting_text, fraction)
-    yield writer, jobs, tmp_path / "static"
-    writer.close()
-
-
 def test_make_run_s_app_answers_progress_reads_first():
     assert MIDDLEWARE[0].cls is ProgressReads
 
 
-def test_a_progress_read_gets_what_the_file_holds_from_memory_as_the_job_goes(files):
-    writer, jobs, static = files
+def test_a_progress_read_gets_what_the_file_holds_from_memory_as_the_job_goes(progress_files):
+    writer, jobs, static = progress_files
     name, content = writer.watch(QUEUED)
     for base in ("", "course"):  # any base URL path
         status, headers, body = get(url(name, base))
@@ -69,8 +58,8 @@ def test_a_progress_read_gets_what_the_file_holds_from_memory_as_the_job_goes(fi
     assert body == (static / name).read_bytes() and not json.loads(body)["active"]
 
 
-def test_other_requests_go_on_to_streamlit(files):
-    writer, _, _ = files
+def test_other_requests_go_on_to_streamlit(progress_files):
+    writer, _, _ = progress_files
     name, _ = writer.watch(QUEUED)
     token = name.rsplit("/", 1)[1].split("-", 1)[1]
     for path in (
@@ -85,8 +74,8 @@ def test_other_requests_go_on_to_streamlit(files):
     assert get(url(name), method="POST") == (404, {}, BEHIND)
 
 
-def test_an_expired_or_closed_job_file_is_no_longer_served(files, monkeypatch):
-    writer, jobs, static = files
+def test_an_expired_or_closed_job_file_is_no_longer_served(progress_files, monkeypatch):
+    writer, jobs, static = progress_files
     monkeypatch.setattr(job_progress, "KEEP_ENDED", 0.3)
     jobs["7"] = replace(QUEUED, state="cancelled")
     name, _ = writer.watch(jobs["7"])

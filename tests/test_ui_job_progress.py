@@ -40,20 +40,12 @@ def _wait_for(predicate, seconds: float = 5.0):
     raise AssertionError("not within the time")
 
 
-@pytest.fixture
-def files(tmp_path):
-    jobs = {"7": QUEUED}
-    writer = job_progress.ProgressFiles(tmp_path / "static", jobs.get, waiting_text, fraction)
-    yield writer, jobs, tmp_path / "static"
-    writer.close()
-
-
 def _read(static, name):
     return json.loads((static / name).read_text())
 
 
-def test_a_watched_job_s_file_is_written_at_once_and_follows_the_job(files):
-    writer, jobs, static = files
+def test_a_watched_job_s_file_is_written_at_once_and_follows_the_job(progress_files):
+    writer, jobs, static = progress_files
     name, content = writer.watch(QUEUED)
     assert name.startswith(f"jobs/{writer.folder.name}/7-") and name.endswith(".json")
     assert _read(static, name) == content
@@ -81,8 +73,8 @@ def test_a_watched_job_s_file_is_written_at_once_and_follows_the_job(files):
     assert _read(static, name)["state"] == "done"
 
 
-def test_an_ended_job_s_file_goes_after_a_while_and_the_folder_at_close(files, monkeypatch):
-    writer, jobs, static = files
+def test_an_ended_job_s_file_goes_after_a_while_and_the_folder_at_close(progress_files, monkeypatch):
+    writer, jobs, static = progress_files
     monkeypatch.setattr(job_progress, "KEEP_ENDED", 0.3)
     jobs["7"] = replace(QUEUED, state="cancelled")
     name, _ = writer.watch(jobs["7"])
@@ -93,8 +85,8 @@ def test_an_ended_job_s_file_goes_after_a_while_and_the_folder_at_close(files, m
     assert not folder.exists()
 
 
-def test_a_job_the_queue_forgot_reads_as_gone(files):
-    writer, jobs, static = files
+def test_a_job_the_queue_forgot_reads_as_gone(progress_files):
+    writer, jobs, static = progress_files
     name, _ = writer.watch(QUEUED)
     del jobs["7"]
     assert _wait_for(lambda: _read(static, name)["state"] == "gone")
