@@ -181,10 +181,10 @@ class ProgressFiles:
             try:
                 tmp.write_text(text, encoding="utf-8")
                 os.replace(tmp, self.folder / name)
-            except OSError:  # a full disk or a removed folder: a page reading the file keeps the last progress it
-                progress_memory.keep(self._path(name), text.encode())  # read; one reading memory gets the new one
+            except OSError:  # a full disk or a removed folder: the page keeps the last progress it read from disk
                 return
-            progress_memory.keep(self._path(name), text.encode())
+            finally:  # memory gets the new progress either way, once the file has it if it can
+                progress_memory.keep(self._path(name), text.encode())
         self._files[job_id] = (name, text, ended)
 
 
