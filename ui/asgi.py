@@ -23,10 +23,11 @@ from typing import Any
 
 from starlette.middleware import Middleware
 
-from ui import progress_memory
+from ui import plotly_js, progress_memory
 from ui.early_plotly import EarlyPlotly
 
-STATIC = "/app/static/"  # Streamlit's static files, after the base URL path (any prefix here: the name is the key)
+# Streamlit's static files, after the base URL path (any prefix is taken here: the file's name is the key)
+STATIC = f"/{plotly_js.STATIC_ROUTE}/"
 HEADERS = [
     (b"content-type", b"application/json"),
     (b"cache-control", b"no-store"),
