@@ -61,17 +61,26 @@ def computed(fn: Callable[..., Any], *args: Any, label: str, **live: Any) -> Any
     return result
 
 
-_PER_RESULT: dict[int, dict[Any, _Made]] = {}  # id(result) -> {key: its value}, while the result lives
+_PER_RESULT: dict[int, dict[Any, Made]] = {}  # id(result) -> {key: its value}, while the result lives
 _PER_RESULT_LOCK = threading.Lock()
 
 
-class _Made:
-    """One ``per_result`` value, made under its own lock: sessions asking for it at once wait for the first."""
+class Made:
+    """A value shared by every session, made once under its own lock (``per_result``, the players' animations):
+    sessions asking for it at once wait for the first instead of making it too (every tab that waited on a shared
+    run reruns when it ends). If making it raises, the next caller tries again."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.done = False
         self.value: Any = None
+
+    def get(self, make: Callable[[], Any]) -> Any:
+        """The value, made by ``make()`` if no caller made it yet."""
+        with self.lock:
+            if not self.done:
+                self.value, self.done = make(), True
+            return self.value
 
 
 def per_result(result: object, key: Any, make: Callable[[], Any]) -> Any:
@@ -90,11 +99,8 @@ def per_result(result: object, key: Any, make: Callable[[], Any]) -> Any:
         if table is None:
             table = _PER_RESULT[ident] = {}
             weakref.finalize(result, _PER_RESULT.pop, ident, None)
-        made = table.setdefault(key, _Made())
-    with made.lock:
-        if not made.done:
-            made.value, made.done = make(), True
-        return made.value
+        made = table.setdefault(key, Made())
+    return made.get(make)
 
 
 def remember(cache: tuple[OrderedDict, threading.Lock], key: Any, value: Any) -> None:

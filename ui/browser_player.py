@@ -25,7 +25,7 @@ from streamlit.components.v2 import component
 
 from pvnviz.figures import theme
 from pvnviz.figures.frames import animation
-from ui import chart_config
+from ui import Made, chart_config
 from ui.components import js_module, plotly_js_url
 
 CSS = """
@@ -60,9 +60,9 @@ class Choice(NamedTuple):
 
 _player = component("pvn_player", js=js_module("controls_lib.js", "player.js"), css=CSS, isolate_styles=False)
 _BUILT = itertools.count(1)  # animation ids: a new id makes the browser take the new frames
-# (key, signature, projector, frames) -> (id, animation, its JSON): each page run sends the JSON text, which Streamlit
-# passes on as one string instead of encoding the nested animation again (twice: for the component's identity too)
-_SHARED: OrderedDict[tuple, tuple[str, dict, str]] = OrderedDict()
+# (key, signature, projector, frames) -> (id, animation, its JSON), once made: each page run sends the JSON text, which
+# Streamlit passes on as one string instead of encoding the nested animation again (twice: for the component's identity)
+_SHARED: OrderedDict[tuple, Made] = OrderedDict()
 _SHARED_LOCK = threading.Lock()
 DEFAULT_HEIGHT = 450  # px: plotly.js's height of a figure whose layout sets none
 MAX_SHARED = 32  # animations kept for every session: a class opening the same result builds its frames once
@@ -72,25 +72,29 @@ def _frames(
     key: str, signature: object, build: Callable[[int], dict[str, Any]], num_frames: int, labels, prebuilt=None
 ) -> tuple[dict, dict]:
     """The animation for ``signature``, built once however many sessions show it (building draws every frame,
-    a second or two of the server's CPU for a page's animation): (what the browser gets, the animation)."""
+    a second or two of the server's CPU for a page's animation): (what the browser gets, the animation).
+    Sessions asking at once wait for the first one's build: when a shared run ends, every tab that waited on it
+    reruns within a second, and each built the same three animations again (4-6 times each with 8 tabs)."""
     projector = bool(st.session_state.get("projector"))
     slot = (key, signature, projector, None if prebuilt is not None else num_frames)
     with _SHARED_LOCK:
-        held = _SHARED.get(slot)
-        if held is not None:
+        made = _SHARED.get(slot)
+        if made is None:
+            made = _SHARED[slot] = Made()
+            while len(_SHARED) > MAX_SHARED:
+                _SHARED.popitem(last=False)
+        else:
             _SHARED.move_to_end(slot)
-    if held is None:
 
+    def make() -> tuple[str, dict, str]:
         def styled(t: int) -> dict[str, Any]:
             figures = build(t)
             return {n: theme.projector(go.Figure(f)) for n, f in figures.items()} if projector else figures
 
         made = prebuilt(projector) if prebuilt is not None else animation(styled, num_frames, labels=labels)
-        held = (f"{key}-{next(_BUILT)}", made, json.dumps(made, separators=(",", ":")))
-        with _SHARED_LOCK:
-            _SHARED[slot] = held
-            while len(_SHARED) > MAX_SHARED:
-                _SHARED.popitem(last=False)
+        return f"{key}-{next(_BUILT)}", made, json.dumps(made, separators=(",", ":"))
+
+    held = made.get(make)
     return {"id": held[0], "animation": held[2]}, held[1]
 
 
