@@ -97,6 +97,26 @@ def array(value) -> list:
     return list(value)
 
 
+def at_once(call, sessions: int = 8) -> list:
+    """``call()`` from ``sessions`` threads released together (the tabs that waited on one shared run rerun at
+    once when it ends): each thread's return value, in order."""
+    import threading
+
+    start = threading.Barrier(sessions)
+    out = [None] * sessions
+
+    def session(i: int) -> None:
+        start.wait()
+        out[i] = call()
+
+    threads = [threading.Thread(target=session, args=(i,)) for i in range(sessions)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
 def require_chromium() -> None:
     """Skip a browser test when Chromium is missing, except under CI (``make test`` installs it): fail there."""
     if not Path(CHROMIUM).exists():

@@ -17,30 +17,21 @@ def test_sessions_asking_for_one_animation_at_once_wait_for_one_build():
     """When a shared run ends, every tab that waited on it reruns within a second: its animations are built once,
     not once per tab (each built them again before: 4-6 builds of each with 8 tabs), and a failed build is tried
     again by the next session."""
-    import threading
     import time
 
     import pytest
 
+    from conftest import at_once
     from ui import browser_player
 
-    built, start = [], threading.Barrier(8)
+    built = []
 
     def prebuilt(projector: bool) -> dict:
         built.append(projector)
         time.sleep(0.2)  # drawing every frame takes a while: the other sessions arrive meanwhile
         return {"figures": {"f": {"data": [], "layout": {}}}, "frames": [{}], "labels": [len(built)]}
 
-    def session(out, i):
-        start.wait()
-        out[i] = browser_player._frames("single-flight-test", ("config", 1), None, 1, None, prebuilt)
-
-    out = [None] * 8
-    threads = [threading.Thread(target=session, args=(out, i)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    out = at_once(lambda: browser_player._frames("single-flight-test", ("config", 1), None, 1, None, prebuilt))
     assert built == [False]
     assert all(o[0] == out[0][0] and o[1] is out[0][1] for o in out)  # one id, one animation object
     assert '"labels":[1]' in out[0][0]["animation"]

@@ -122,31 +122,22 @@ def test_per_result_makes_a_value_once_per_result_object_and_forgets_it_with_the
 
 def test_per_result_sessions_asking_at_once_wait_for_one_make():
     """Eight tabs rerun together when the run they shared ends: each figure is made once, not eight times."""
-    import threading
     import time
 
     import ui
+    from conftest import at_once
 
     class Result:
         pass
 
-    result, made, start = Result(), [], threading.Barrier(8)
+    result, made = Result(), []
 
     def make():
         made.append(1)
         time.sleep(0.2)  # a figure's plotly JSON takes a while: the other sessions arrive meanwhile
         return {"figure": len(made)}
 
-    def session(out, i):
-        start.wait()
-        out[i] = ui.per_result(result, "ascent", make)
-
-    out = [None] * 8
-    threads = [threading.Thread(target=session, args=(out, i)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    out = at_once(lambda: ui.per_result(result, "ascent", make))
     assert made == [1] and all(o is out[0] for o in out)
 
     def fails():
