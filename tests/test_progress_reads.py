@@ -4,11 +4,12 @@ tests/test_browser_queue.py and test_browser_cartpole.py)."""
 
 import asyncio
 import json
+import threading
 import time
 from dataclasses import replace
 
 from tests.test_ui_job_progress import QUEUED, _wait_for
-from ui import job_progress, progress_memory
+from ui import asgi, job_progress, progress_memory
 from ui.asgi import MIDDLEWARE, ProgressReads
 from ui.plotly_js import static_url
 
@@ -20,7 +21,7 @@ def url(name: str, base: str = "") -> str:
     return static_url(name, base)
 
 
-def get(path: str, method: str = "GET") -> tuple[int, dict, bytes]:
+def get(path: str, method: str = "GET", query: bytes = b"t=1") -> tuple[int, dict, bytes]:
     """``ProgressReads`` over an app that answers every request with 404 ``BEHIND``: (status, headers, body)."""
     sent = []
 
@@ -34,7 +35,7 @@ def get(path: str, method: str = "GET") -> tuple[int, dict, bytes]:
     async def send(message):
         sent.append(message)
 
-    scope = {"type": "http", "method": method, "path": path, "query_string": b"t=1", "headers": []}
+    scope = {"type": "http", "method": method, "path": path, "query_string": query, "headers": []}
     asyncio.run(ProgressReads(streamlit)(scope, receive, send))
     start, body = sent[0], b"".join(m.get("body", b"") for m in sent[1:])
     return start["status"], dict(start["headers"]), body
@@ -89,3 +90,51 @@ def test_an_expired_or_closed_job_file_is_no_longer_served(progress_files, monke
     time.sleep(2 * job_progress.WRITE_EVERY)
     assert get(url(other)) == (404, {}, BEHIND)
     assert not [k for k in progress_memory.paths() if writer.folder.name in k]  # nothing of it kept after close
+
+
+WAIT = b"t=1&wait=1"  # what pages/components/job_progress.js asks
+
+
+def timed_get(path: str) -> tuple[float, tuple[int, dict, bytes]]:
+    started = time.monotonic()
+    answer = get(path, query=WAIT)
+    return time.monotonic() - started, answer
+
+
+def test_a_read_that_waits_is_answered_as_soon_as_the_job_ends(progress_files, monkeypatch):
+    """The page learns its job's end at once, not at its next read: a held read goes when the writer sees the end."""
+    monkeypatch.setattr(asgi, "HOLD", 5.0)
+    writer, jobs, static = progress_files
+    name, _ = writer.watch(QUEUED)
+    threading.Timer(0.5, jobs.__setitem__, ("7", replace(QUEUED, state="done"))).start()
+    took, (status, _, body) = timed_get(url(name))
+    assert status == 200 and json.loads(body)["state"] == "done" and body == (static / name).read_bytes()
+    assert 0.5 <= took < 0.5 + 4 * job_progress.WRITE_EVERY, took  # the writer looks every WRITE_EVERY s
+    took, (status, _, again) = timed_get(url(name))  # ended: answered at once
+    assert status == 200 and again == body and took < 0.2
+    assert progress_memory.held() == 0
+
+
+def test_a_read_that_waits_on_a_going_job_is_answered_after_the_hold(progress_files, monkeypatch):
+    """While the job goes, a held read is answered after HOLD with the progress of that moment (a page reads about
+    once a second either way); a read without ``wait`` (a page of an older server) is answered at once."""
+    monkeypatch.setattr(asgi, "HOLD", 0.6)
+    writer, jobs, _ = progress_files
+    name, _ = writer.watch(QUEUED)
+    jobs["7"] = replace(QUEUED, state="running", position=0, progress=(1, 4, QUEUED.progress[2]))
+    took, (status, _, body) = timed_get(url(name))
+    assert status == 200 and 0.6 <= took < 1.5, took
+    assert json.loads(body)["state"] == "running"  # the writer's update during the hold, not the queued state
+    started = time.monotonic()
+    assert get(url(name))[0] == 200 and time.monotonic() - started < 0.2
+    assert progress_memory.held() == 0
+
+
+def test_a_held_read_of_a_job_file_that_goes_away_goes_on_to_streamlit(progress_files, monkeypatch):
+    monkeypatch.setattr(asgi, "HOLD", 5.0)
+    writer, _, _ = progress_files
+    name, _ = writer.watch(QUEUED)
+    threading.Timer(0.3, writer.close).start()
+    took, answer = timed_get(url(name))
+    assert answer == (404, {}, BEHIND) and took < 2.0, took
+    assert progress_memory.held() == 0

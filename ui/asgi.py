@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import parse_qs
 
 from starlette.middleware import Middleware
 
@@ -33,12 +34,17 @@ HEADERS = [
     (b"cache-control", b"no-store"),
     (b"x-content-type-options", b"nosniff"),
 ]
+HOLD = 1.0  # seconds a read that asks to wait is held at most: a page's reads stay about once a second
 
 
 class ProgressReads:
     """ASGI middleware: a GET of a progress file this server writes (``static/jobs/<folder>/<file>``, its name
     holding a random token) gets its content from memory (``ui.progress_memory``); every other request, a
-    wrong or an expired name included, goes on to Streamlit unchanged."""
+    wrong or an expired name included, goes on to Streamlit unchanged.
+
+    A read with ``wait`` in its query is held until the job ends, at most ``HOLD`` seconds, then answered with
+    the content of that moment: a page that reads again as soon as it is answered (``job_progress.js``) learns
+    its job's end at once, not up to a second later at its next read, and still reads about once a second."""
 
     def __init__(self, app) -> None:
         self.app = app
@@ -46,7 +52,10 @@ class ProgressReads:
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http" and scope.get("method") == "GET":
             _, found, path = scope.get("path", "").partition(STATIC)
-            body = progress_memory.serving(path) if found and path.startswith("jobs/") else None
+            ours = found and path.startswith("jobs/") and progress_memory.serving(path) is not None
+            if ours and b"wait" in parse_qs(scope.get("query_string", b"")):
+                await progress_memory.until_final(path, HOLD)
+            body = progress_memory.serving(path) if ours else None
             if body is not None:
                 headers = [*HEADERS, (b"content-length", str(len(body)).encode())]
                 await send({"type": "http.response.start", "status": 200, "headers": headers})

@@ -10,14 +10,16 @@ with four runs going, 5.6 s with the reruns three times rarer). Now:
   which Streamlit serves (``[server] enableStaticServing``), within ``WRITE_EVERY`` seconds of a change; the
   file name holds a random token, so only a page the server gave it to can read it;
 * ``show`` draws the component ``pages/components/job_progress.js``: the text, a progress bar and the loss chart
-  on a canvas, fetched from that file every ``POLL_MS`` ms. It sets its trigger ``state`` when the job has ended
+  on a canvas, read from that file about every ``POLL_MS`` ms. It sets its trigger ``state`` when the job has ended
   (done, failed, cancelled, or forgotten by the queue): the page reruns its job panel and results then, and only
   then (waiting in line and running look the same to the panel: its Stop button serves both).
 
 Served by ``make run``, the reads are answered from memory (``ui.progress_memory``, through
 ``ui.asgi.ProgressReads``): 1.2 ms of the server's CPU per read against 4.0 ms through Streamlit's static files, on
 its one event loop (a class of 30 watching their runs reads 30 times a second). The files stay for ``streamlit run
-app.py``, which has no middleware.
+app.py``, which has no middleware. There each read also waits: the middleware holds it until the job ends, at most
+a second (``ui.asgi.HOLD``), and the page reads again as soon as it is answered, so a run's end shows at once
+instead of up to a second later (``ui.progress_memory.until_final``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ MAX_POINTS = 300  # per curve: a canvas 1,000 px wide shows no more
 WRITE_EVERY = 0.25  # seconds between two looks at the watched jobs
 # how often a page reads its job's file: eight tabs watching one run cost Chromium 4.2 s and the server 0.8 s of CPU
 # per 10 s at 500 ms, 2.8 s and 0.5 s at 1 s, read through Streamlit's static files (a class's tabs poll the one
-# server; from memory, 0.23-0.24 s per 10 s at 1 s); a run's end shows 0.25 s later
+# server; from memory, 0.23-0.24 s per 10 s at 1 s); under `make run` a read waits for the end (ui.asgi.HOLD)
 POLL_MS = 1000
 KEEP_ENDED = 120.0  # seconds an ended job's file stays (a page that reruns late still reads its end)
 CHART_TITLE = "PVN training (live)"
@@ -184,7 +186,7 @@ class ProgressFiles:
             except OSError:  # a full disk or a removed folder: the page keeps the last progress it read from disk
                 return
             finally:  # memory gets the new progress either way, once the file has it if it can
-                progress_memory.keep(self._path(name), text.encode())
+                progress_memory.keep(self._path(name), text.encode(), final=ended is not None)
         self._files[job_id] = (name, text, ended)
 
 

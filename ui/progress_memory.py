@@ -1,33 +1,88 @@
 """The live runs' progress as the pages read it, kept in memory (issue 17: a server a class can share).
 
 ``ui.job_progress.ProgressFiles`` puts each progress file's content here as it writes the file; under ``make run``
-the middleware ``ui.asgi.ProgressReads`` answers the pages' reads from here, not through Streamlit's static files.
-No Streamlit here: ``ui/asgi.py`` imports it before Streamlit's runtime exists.
+the middleware ``ui.asgi.ProgressReads`` answers the pages' reads from here, not through Streamlit's static files,
+and a read that asks to wait (``until_final``) is held until the job has ended, so its page learns the end at once
+instead of at its next read. No Streamlit here: ``ui/asgi.py`` imports it before Streamlit's runtime exists.
 """
 
 from __future__ import annotations
 
-# "jobs/<folder>/<file>" (a path under static/) -> the file's content, for every ProgressFiles of this process;
-# set and removed by their writer threads (one dict operation each), read by the server's event loop
-_SERVED: dict[str, bytes] = {}
+import asyncio
+import contextlib
+import threading
+
+# "jobs/<folder>/<file>" (a path under static/) -> (the file's content, whether it is final: the job has ended), for
+# every ProgressFiles of this process; set and removed by their writer threads, read by the server's event loop
+_SERVED: dict[str, tuple[bytes, bool]] = {}
+# path -> the reads held until its content is final or gone: (their event loop, the future that releases them)
+_WAITING: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]] = {}
+_LOCK = threading.Lock()
 
 
-def keep(path: str, content: bytes) -> None:
-    """``content`` is what the progress file at ``path`` holds now."""
-    _SERVED[path] = content
+def keep(path: str, content: bytes, final: bool = False) -> None:
+    """``content`` is what the progress file at ``path`` holds now; ``final``: the job has ended (held reads go)."""
+    with _LOCK:
+        _SERVED[path] = (content, final)
+        held = _WAITING.pop(path, []) if final else []
+    _release(held)
 
 
 def forget(path: str) -> None:
-    """The progress file at ``path`` is gone."""
-    _SERVED.pop(path, None)
+    """The progress file at ``path`` is gone (held reads go)."""
+    with _LOCK:
+        _SERVED.pop(path, None)
+        held = _WAITING.pop(path, [])
+    _release(held)
 
 
 def serving(path: str) -> bytes | None:
     """The content of the progress file at ``path`` under ``static/`` (``jobs/<folder>/<file>``) if this process
     writes it, else None."""
-    return _SERVED.get(path)
+    kept = _SERVED.get(path)
+    return None if kept is None else kept[0]
 
 
 def paths() -> list[str]:
     """Every path kept (a copy)."""
     return list(_SERVED)
+
+
+async def until_final(path: str, timeout: float) -> None:
+    """Wait until the content at ``path`` is final or gone, at most ``timeout`` seconds (at once if it is already
+    final, gone or unknown)."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+    entry = (loop, future)
+    with _LOCK:
+        kept = _SERVED.get(path)
+        if kept is None or kept[1]:
+            return
+        _WAITING.setdefault(path, []).append(entry)
+    try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(future, timeout)
+    finally:
+        with _LOCK:
+            held = _WAITING.get(path, [])
+            if entry in held:
+                held.remove(entry)
+                if not held:
+                    del _WAITING[path]
+
+
+def held() -> int:
+    """How many reads are held now (for tests)."""
+    with _LOCK:
+        return sum(map(len, _WAITING.values()))
+
+
+def _release(held: list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]) -> None:
+    for loop, future in held:
+        with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: nobody waits there any more
+            loop.call_soon_threadsafe(_settle, future)
+
+
+def _settle(future: asyncio.Future) -> None:
+    if not future.done():
+        future.set_result(None)

@@ -1,8 +1,11 @@
 // A run's progress in the browser (issue 17): its place in the queue or its progress bar and text, and the live
 // loss chart of Algorithm 2's training (Section 4) on a canvas, read from a small JSON file that the server
-// rewrites as the worker reports (ui/job_progress.py). The page fetches it once a second: no server rerun while
-// a run waits in line or goes (each costs a tab about 0.4 s of CPU here). When the job ends, the component sets the
-// trigger "state" to how it ended: the page reruns its job panel and its results, once.
+// rewrites as the worker reports (ui/job_progress.py). The page fetches it about once a second: no server rerun
+// while a run waits in line or goes (each costs a tab about 0.4 s of CPU here). Each read asks to wait (`wait=1`):
+// under `make run` the server holds it until the job ends, at most a second (ProgressReads in ui/asgi.py), and the
+// next read goes as soon as one is answered, so the end shows at once; a server that answers at once (`streamlit
+// run app.py`, the file from disk) is read again a second after the last read began. When the job ends, the
+// component sets the trigger "state" to how it ended: the page reruns its job panel and its results, once.
 //
 // data = {url, pollMs, payload}; payload (the file's content) = {id, state, active, text, fraction, chart};
 // chart = {title, xTitle, yTitle, series: [{name, color, dash, x: [...], y: [...]}]} or null; x is drawn on a
@@ -12,6 +15,7 @@
 const PAD = { left: 64, right: 12, top: 34, bottom: 44 };
 const HEIGHT = 300;
 const WAITING = "Training losses appear here once the PVN trains (Algorithm 2).";
+const MIN_GAP_MS = 50; // between an answer and the next read, however long the answer took
 
 function logRange(values) {
   // step 0 is drawn at step 1 (the x title says so): the range covers it, so no line starts left of the axis
@@ -162,7 +166,6 @@ class Panel {
     this.root.append(this.text, track, this.canvas);
     parent.appendChild(this.root);
     this.timer = null;
-    this.fetching = false;
     this.generation = 0;
     this.shown = { text: null, percent: null, chart: null };
   }
@@ -174,22 +177,24 @@ class Panel {
     this.pollMs = data.pollMs;
     this.reported = null;
     this.show(data.payload);
-    clearInterval(this.timer);
-    this.timer = setInterval(() => this.poll(), this.pollMs);
+    clearTimeout(this.timer);
+    if (this.reported === null) this.poll(this.generation);
     return this.generation;
   }
 
-  async poll() {
-    if (this.fetching) return; // a slow answer: no second request on top of it
-    this.fetching = true;
+  async poll(generation) {
+    // One read at a time, each after the last: the next goes when this one is answered (held by the server until
+    // the job ends, at most a second), or a second after this one began if the server answered sooner.
+    const began = performance.now();
     try {
-      const response = await fetch(`${this.url}?t=${Date.now()}`, { cache: "no-store" });
-      if (response.ok) this.show(await response.json());
+      const response = await fetch(`${this.url}?t=${Date.now()}&wait=1`, { cache: "no-store" });
+      if (response.ok && generation === this.generation) this.show(await response.json());
     } catch (error) {
-      // the server is busy or restarting: the next poll tries again
-    } finally {
-      this.fetching = false;
+      // the server is busy or restarting: the next read tries again
     }
+    if (generation !== this.generation || this.reported !== null) return; // new data, an end, or gone
+    const wait = Math.max(this.pollMs - (performance.now() - began), MIN_GAP_MS);
+    this.timer = setTimeout(() => this.poll(generation), wait);
   }
 
   show(payload) {
@@ -214,7 +219,7 @@ class Panel {
     if (this.root.dataset.state !== payload.state) this.root.dataset.state = payload.state;
     if (!payload.active && payload.state !== this.reported) {
       this.reported = payload.state; // once: Python reruns the panel and the results, which draw it anew
-      clearInterval(this.timer);
+      clearTimeout(this.timer);
       this.setTrigger("state", payload.state);
     }
   }
@@ -222,7 +227,8 @@ class Panel {
   destroy(generation) {
     // Only the latest call's cleanup ends the panel: Streamlit runs a superseded call's cleanup at once.
     if (generation !== this.generation) return;
-    clearInterval(this.timer);
+    this.generation += 1; // a read still in flight schedules no other
+    clearTimeout(this.timer);
     this.root.remove();
     delete this.parent[PANEL];
   }
