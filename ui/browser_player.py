@@ -91,8 +91,8 @@ def _frames(
             figures = build(t)
             return {n: theme.projector(go.Figure(f)) for n, f in figures.items()} if projector else figures
 
-        made = prebuilt(projector) if prebuilt is not None else animation(styled, num_frames, labels=labels)
-        return f"{key}-{next(_BUILT)}", made, json.dumps(made, separators=(",", ":"))
+        anim = prebuilt(projector) if prebuilt is not None else animation(styled, num_frames, labels=labels)
+        return f"{key}-{next(_BUILT)}", anim, json.dumps(anim, separators=(",", ":"))
 
     held = made.get(make)
     return {"id": held[0], "animation": held[2]}, held[1]
