@@ -24,16 +24,16 @@ def keep(path: str, content: bytes, final: bool = False) -> None:
     """``content`` is what the progress file at ``path`` holds now; ``final``: the job has ended (held reads go)."""
     with _LOCK:
         _SERVED[path] = (content, final)
-        held = _WAITING.pop(path, []) if final else []
-    _release(held)
+        released = _WAITING.pop(path, []) if final else []
+    _release(released)
 
 
 def forget(path: str) -> None:
     """The progress file at ``path`` is gone (held reads go)."""
     with _LOCK:
         _SERVED.pop(path, None)
-        held = _WAITING.pop(path, [])
-    _release(held)
+        released = _WAITING.pop(path, [])
+    _release(released)
 
 
 def serving(path: str) -> bytes | None:
@@ -64,10 +64,10 @@ async def until_final(path: str, timeout: float) -> None:
             await asyncio.wait_for(future, timeout)
     finally:
         with _LOCK:
-            held = _WAITING.get(path, [])
-            if entry in held:
-                held.remove(entry)
-                if not held:
+            reads = _WAITING.get(path, [])
+            if entry in reads:
+                reads.remove(entry)
+                if not reads:
                     del _WAITING[path]
 
 
@@ -77,8 +77,8 @@ def held() -> int:
         return sum(map(len, _WAITING.values()))
 
 
-def _release(held: list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]) -> None:
-    for loop, future in held:
+def _release(reads: list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]) -> None:
+    for loop, future in reads:
         with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: nobody waits there any more
             loop.call_soon_threadsafe(_settle, future)
 
