@@ -89,6 +89,7 @@ def start_server(
     env: dict[str, str] | None = None,
     script: str = "app.py",
     log_path: Path | None = None,
+    served: bool = True,
 ) -> tuple[subprocess.Popen, str]:
     """The app of ``root`` with the repository's config, through ``ui/serve.py`` as ``make run`` starts it (where
     the checkout has it; else ``streamlit run app.py``); returns (process, URL) once healthy.
@@ -96,11 +97,12 @@ def start_server(
     ``watch_files=False`` switches Streamlit's file watcher off (tests: no reruns while files change); ``env``
     adds environment variables (e.g. ``PVN_WORKERS``); ``script`` runs another script than ``app.py`` (a path
     relative to ``root``; its folder's ``static/`` is what Streamlit serves at ``/app/static/``); ``log_path`` keeps
-    the server's output in that file (by default a temporary file, gone with the server).
+    the server's output in that file (by default a temporary file, gone with the server); ``served=False`` runs
+    ``streamlit run app.py`` even where ``ui/serve.py`` exists (``make dev``: no middleware).
     Raises RuntimeError with the end of the server's output if it is not healthy within ``timeout`` s.
     """
     port = free_port()
-    served = script == "app.py" and (Path(root) / "ui" / "serve.py").is_file()  # as `make run` starts the app
+    served = served and script == "app.py" and (Path(root) / "ui" / "serve.py").is_file()  # as `make run` does
     command = [sys.executable, "-m", "ui.serve"] if served else [sys.executable, "-m", "streamlit", "run", script]
     command += ["--server.port", str(port)]
     command += ["--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]

@@ -15,7 +15,8 @@ ready (as a class finds them, minutes after the server started; how long they to
   issue 18): seconds to its redraw, and to the page idle again after the one server rerun that puts it into the
   URL (against the same switch on the idle server before the runs);
 - Stop's latency: an extra session presses Run, then Stop, with every worker busy; seconds from the click
-  to "Run stopped" on its page.
+  to "Run stopped" on its page (since the Stop needs no script run under ``make run``: when the server has taken
+  it), and to its Run button enabled again (the panel's rerun that follows).
 
 ``--baseline DIR`` runs the same on another checkout afterwards (e.g. ``git worktree add /tmp/before
 5c2e71b``), so both numbers are measured the same way on this machine. ``--timeout`` caps each measurement:
@@ -54,6 +55,10 @@ WATCH_RESULT = f"""() => {{
     if (shows()) {{ window.__pvnResultAt = Date.now(); clearInterval(timer); }}
   }}, 250);
 }}"""
+RUN_ENABLED = (
+    "() => [...document.querySelectorAll('button')]"
+    ".some((b) => b.textContent.includes('Run with these settings') && !b.disabled)"
+)
 READY = re.compile(r"run worker \d+ ready (?P<after>[\d.]+) s after its start")  # pvnviz.workers.pool's log line
 FIRST_SEED = 101  # not 0: seed 0's Quick run ships with the app and opens without training
 REPLAY = ("time step", "Start")  # the replay player's caption and its start drop-down: a view control
@@ -71,6 +76,7 @@ class LoadResult:
     loaded_switch: tuple[float, float] | None = None
     visitor_open: float | None = None
     stop_latency: float | None = None
+    stop_rerun: float | None = None  # from the click to the Run button enabled again (the panel's rerun)
     jobs: list[tuple[str, float, float]] = field(default_factory=list)  # (label and end, waited s, ran s) per job
     workers_ready: list[float] = field(default_factory=list)  # seconds each run worker took to start, from the log
 
@@ -192,8 +198,10 @@ def _while_full(browser, base: str, pages: list, out: LoadResult, timeout_s: flo
         stop.first.wait_for(timeout=timeout_s * 1000)
         t0 = time.perf_counter()
         stop.first.click()
-        stopper.get_by_text("Run stopped").wait_for(timeout=timeout_s * 1000)
+        stopper.get_by_text("Run stopped").first.wait_for(timeout=timeout_s * 1000)
         out.stop_latency = time.perf_counter() - t0
+        stopper.wait_for_function(RUN_ENABLED, timeout=timeout_s * 1000)  # polled at each frame, in the page
+        out.stop_rerun = time.perf_counter() - t0
     except Exception as err:  # noqa: BLE001 - an old server that cannot answer: printed as not measured
         print(f"  (while full: {type(err).__name__}: {str(err).splitlines()[0][:120]})")
         for page in context.pages:  # what the page said instead, and a picture of it
@@ -242,7 +250,8 @@ def report(label: str, r: LoadResult, timeout_s: float) -> str:
             f"{_fmt(r.idle_open, timeout_s)} s)",
             f"  view switch, queue full: {_fmt_switch(r.loaded_switch)}; idle server: {_fmt_switch(r.idle_switch)} "
             "(goal: within 2x)",
-            f"  Stop with every worker busy: {_fmt(r.stop_latency, timeout_s)} s to 'Run stopped' (goal < 1)",
+            f"  Stop with every worker busy: {_fmt(r.stop_latency, timeout_s)} s to 'Run stopped' (goal < 1), "
+            f"{_fmt(r.stop_rerun, timeout_s)} s to Run enabled again (the panel's rerun)",
             "  run workers ready (s after their start; the clicks wait for them): "
             + (", ".join(f"{t:.1f}" for t in r.workers_ready) or "not logged"),
             "  jobs in the server's log (waited, ran): "

@@ -2,8 +2,10 @@
 and Stop, two sessions sharing a job, links (good, bad and hostile), reset, saved runs and uploads (damaged and
 hostile ones refused), projector mode, the shipped budget comparison."""
 
+import json
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import hostile_inputs as hostile
 import pytest
@@ -15,6 +17,8 @@ from conftest import figures, frame_figures, no_training, open_link, open_page, 
 from pvnviz.runs import archive
 from pvnviz.runs.files import load_result
 from pvnviz.runs.presets import PRESETS
+from ui import progress_memory
+from ui.plotly_js import STATIC_ROUTE
 
 pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
 
@@ -109,6 +113,16 @@ def _wait_for_job(at: AppTest, key: str = "cartpole_job", seconds: float = 180) 
     raise AssertionError(f"job {job_id} still running after {seconds} s")
 
 
+def _press_stop(at: AppTest) -> None:
+    """What the job panel's Stop does in a browser under ``make run``: the middleware takes the POST of its
+    ``stopUrl`` (``ui.asgi.ProgressReads``), then the page's panel reruns (here: the next run)."""
+    (panel,) = [e for e in at.get("bidi_component") if e.proto.component_name == "pvn_job_progress"]
+    stop_url = urlsplit(json.loads(panel.proto.json)["stopUrl"])
+    (token,) = parse_qs(stop_url.query)["stop"]
+    assert progress_memory.stop(stop_url.path.partition(f"/{STATIC_ROUTE}/")[2], token)
+    at.run()
+
+
 def test_run_button_trains_in_a_worker_and_the_page_shows_the_result():
     at = open_page("pages/cartpole.py")
     _small(at, train_steps=60)
@@ -128,8 +142,7 @@ def test_stop_cancels_a_running_job_and_keeps_the_last_result():
     at.button(key="cartpole_run_button").click().run()
     job_id = at.session_state["cartpole_job"]
     assert ui.jobs.job_queue().view(job_id).active
-    assert "cartpole_stop" in [b.key for b in at.button]
-    at.button(key="cartpole_stop").click().run()
+    _press_stop(at)
     deadline = time.monotonic() + 5
     while ui.jobs.job_queue().view(job_id).active and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -154,9 +167,12 @@ def test_two_sessions_with_the_same_settings_share_one_job():
     assert second.button(key="cartpole_run_button").disabled
     same = [j for j in ui.jobs.job_queue().jobs() if j.key == ui.jobs.job_queue().view(job_id).key]
     assert len(same) == 1
-    second.button(key="cartpole_stop").click().run()  # one session leaves: the job goes on for the other
+    _press_stop(second)  # one session leaves: the job goes on for the other
     time.sleep(0.5)
     assert ui.jobs.job_queue().view(job_id).active
+    assert second.session_state["cartpole_job"] is None and "Run stopped" in texts(second)
+    second.run()  # its settings still match the running job: it does not join it again
+    assert second.session_state["cartpole_job"] is None and not second.button(key="cartpole_run_button").disabled
     job = _wait_for_job(first)
     assert job.state == "done", job
     first.run()

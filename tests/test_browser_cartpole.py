@@ -6,7 +6,8 @@ Uses the streamlit server and Chromium fixtures of tests/conftest.py (one server
 import pytest
 from playwright.sync_api import expect
 
-from conftest import wait_idle
+from browserbench.browser import start_server, stop_server
+from conftest import ROOT, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -54,15 +55,40 @@ def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):
     assert len(training) > 1, f"the bar stood still while the PVN trained: {training}"
     assert page.evaluate("window.__runs") == 0, "the server reran the page while the run went"
     received.clear()
-    stop.click()
-    page.get_by_text("Run stopped").wait_for(timeout=15_000)
-    assert page.get_by_role("button", name="Stop").count() == 0
+    with page.expect_response(lambda r: "stop=" in r.url) as taken:  # make run's middleware takes the Stop
+        stop.click()
+    assert (taken.value.request.method, taken.value.status) == ("POST", 200)
+    page.get_by_text("Run stopped").first.wait_for(timeout=15_000)
+    expect(page.get_by_role("button", name="Stop")).to_have_count(0)  # the panel's rerun the Stop asked for
     expect(page.get_by_role("button", name="Run with these settings")).to_be_enabled()
     page.wait_for_timeout(1000)
     assert len(received) < 50, f"{len(received)} messages sent to the tab for Stop"
     assert page.locator(".pvn-plotly-view").count() >= 5  # the last result is still drawn (chart figures)
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
+
+
+def test_stop_without_make_run_s_middleware_stops_in_the_rerun_it_asks_for(browser):
+    """``streamlit run app.py`` (``make dev``) has no middleware: it refuses the Stop's POST, and the page's rerun
+    stops the run instead."""
+    proc, url = start_server(ROOT, watch_files=False, served=False)
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{url}/cartpole?seed=3&cartpole_preset=quick&cartpole_train_steps=50000")
+        wait_idle(page)
+        page.get_by_role("button", name="Run with these settings").click()
+        stop = page.get_by_role("button", name="Stop")
+        stop.wait_for(timeout=60_000)
+        with page.expect_response(lambda r: "stop=" in r.url) as refused:
+            stop.click()
+        assert (refused.value.request.method, refused.value.status) == ("POST", 405)
+        page.get_by_text("Run stopped").first.wait_for(timeout=15_000)
+        expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+        expect(page.get_by_role("button", name="Run with these settings")).to_be_enabled()
+        assert page.locator("[data-testid='stException']").count() == 0
+        page.close()
+    finally:
+        stop_server(proc)
 
 
 def test_a_player_the_reader_scrolled_past_takes_a_new_run_only_when_near(server, browser):

@@ -135,9 +135,12 @@ def test_stop_by_one_of_two_waiters_leaves_the_job_running(queue_and_backend):
     job = queue.submit("a", ("exp", 1), "experiment", {}).id
     queue.submit("b", ("exp", 1), "experiment", {})
     settle(queue)
+    assert queue.waits(job, "a") and queue.waits(job, "b")
     queue.detach(job, "a")
     settle(queue)
     assert backend.cancelled == [] and queue.view(job).state == "running" and queue.view(job).waiters == 1
+    assert not queue.waits(job, "a") and queue.waits(job, "b")  # what a page of "a" asks after a Stop in its browser
+    assert not queue.waits("no-such-job", "b")
 
 
 @pytest.mark.slow

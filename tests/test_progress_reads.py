@@ -138,3 +138,33 @@ def test_a_held_read_of_a_job_file_that_goes_away_goes_on_to_streamlit(progress_
     took, answer = timed_get(url(name))
     assert answer == (404, {}, BEHIND) and took < 2.0, took
     assert progress_memory.held() == 0
+
+
+def test_a_stop_with_its_session_s_token_is_taken_once_without_streamlit(progress_files):
+    """A page's Stop (``job_progress.js``): a POST of the job's file with the token its session was given runs that
+    session's Stop in the middleware, once; any other POST, and a GET that names a token, go on to Streamlit."""
+    writer, _, _ = progress_files
+    name, _ = writer.watch(QUEUED)
+    stopped = []
+    progress_memory.allow_stop(name, "tok-a", lambda: stopped.append("a"))
+    progress_memory.allow_stop(name, "tok-b", lambda: stopped.append("b"))
+    for query in (b"stop=tok-c", b"stop=", b"stop=tok-a&stop=tok-b", b"t=1"):  # wrong, empty, two, none
+        assert get(url(name), method="POST", query=query) == (404, {}, BEHIND), query
+    assert get(url(name), query=b"stop=tok-a")[0] == 200 and stopped == []  # a read, not a Stop
+    status, headers, body = get(url(name), method="POST", query=b"stop=tok-a")
+    assert (status, body, stopped) == (200, asgi.STOPPED, ["a"])
+    assert headers[b"content-type"] == b"application/json" and headers[b"cache-control"] == b"no-store"
+    assert get(url(name), method="POST", query=b"stop=tok-a") == (404, {}, BEHIND)  # once
+    assert get(url(name + "x"), method="POST", query=b"stop=tok-b") == (404, {}, BEHIND)  # another file
+    assert stopped == ["a"]
+
+
+def test_a_stop_for_a_file_that_is_gone_is_not_taken(progress_files):
+    writer, _, _ = progress_files
+    progress_memory.allow_stop("jobs/none/7-x.json", "tok", lambda: None)  # never kept: not allowed
+    assert not progress_memory.stop("jobs/none/7-x.json", "tok")
+    name, _ = writer.watch(QUEUED)
+    stopped = []
+    progress_memory.allow_stop(name, "tok", lambda: stopped.append(1))
+    writer.close()
+    assert get(url(name), method="POST", query=b"stop=tok") == (404, {}, BEHIND) and stopped == []

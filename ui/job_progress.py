@@ -58,8 +58,15 @@ _progress = st.components.v2.component(
     # again (a page's layout and paint cost a tab tens of ms per change with the figures below it), and the bar
     # moves on the compositor (a transform, not its width).
     css="""
-.pvn-job-text { margin: 0 0 0.4rem 0; height: 1.6em; line-height: 1.6em; white-space: nowrap; overflow: hidden;
-  text-overflow: ellipsis; contain: strict; font-family: var(--st-font); color: var(--st-text-color); }
+.pvn-job-head { display: flex; align-items: center; gap: 0.75rem; margin: 0 0 0.4rem 0; }
+.pvn-job-stop { flex: none; font-family: var(--st-font); font-size: 1rem; line-height: 1.6; padding: 0.25rem 0.75rem;
+  color: var(--st-text-color); background: var(--st-background-color); border: 1px solid var(--st-border-color);
+  border-radius: var(--st-base-radius, 0.5rem); cursor: pointer; }
+.pvn-job-stop:hover:enabled { border-color: var(--st-primary-color); color: var(--st-primary-color); }
+.pvn-job-stop:disabled { opacity: 0.6; cursor: default; }
+.pvn-job-text { flex: 1; min-width: 0; margin: 0; height: 1.6em; line-height: 1.6em; white-space: nowrap;
+  overflow: hidden; text-overflow: ellipsis; contain: strict; font-family: var(--st-font);
+  color: var(--st-text-color); }
 .pvn-job-track { height: 0.5rem; border-radius: 0.25rem; background: var(--st-secondary-background-color);
   overflow: hidden; margin-bottom: 0.5rem; contain: strict; }
 .pvn-job-bar { height: 100%; width: 100%; transform-origin: left; transform: scaleX(0);
@@ -210,13 +217,32 @@ def _running(pid: int) -> bool:
     return True
 
 
-def show(files: ProgressFiles, job: JobView, key: str, on_state: Callable[[], None]) -> None:
-    """Draw ``job``'s progress panel under ``key``; ``on_state`` runs when the browser reports a new job state."""
+def show(
+    files: ProgressFiles,
+    job: JobView,
+    key: str,
+    on_state: Callable[[], None],
+    stop: Callable[[], None],
+    on_stop: Callable[[], None],
+) -> None:
+    """Draw ``job``'s progress panel under ``key``, with its Stop button.
+
+    ``on_state`` runs when the browser reports a new job state. ``stop`` is what this session's Stop does (it
+    stops waiting on the job): under ``make run`` the browser's click runs it in the server's middleware, with a
+    token only this session's page gets (``ui.progress_memory.allow_stop``), and needs no script run; then, and
+    also where there is no middleware (``streamlit run app.py``), ``on_stop`` runs in the rerun the click asks for.
+    """
     name, content = files.watch(job)
+    token = st.session_state.get(f"{key}-stop")
+    if token is None or token[0] != job.id:  # one token per session and job, the same on every rerun
+        token = st.session_state[f"{key}-stop"] = (job.id, secrets.token_urlsafe(16))
+    progress_memory.allow_stop(name, token[1], stop)
+    url = static_url(name)
     _progress(
         key=key,
-        data={"url": static_url(name), "pollMs": POLL_MS, "payload": content},
+        data={"url": url, "stopUrl": f"{url}?stop={token[1]}", "pollMs": POLL_MS, "payload": content},
         on_state_change=on_state,
+        on_stop_change=on_stop,
         width="stretch",
         height="content",
     )

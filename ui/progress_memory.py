@@ -3,7 +3,9 @@
 ``ui.job_progress.ProgressFiles`` puts each progress file's content here as it writes the file; under ``make run``
 the middleware ``ui.asgi.ProgressReads`` answers the pages' reads from here, not through Streamlit's static files,
 and a read that asks to wait (``until_final``) is held until the job has ended, so its page learns the end at once
-instead of at its next read. No Streamlit here: ``ui/asgi.py`` imports it before Streamlit's runtime exists.
+instead of at its next read. A page's Stop goes the same way (``allow_stop``, ``stop``): the middleware takes it
+without a server rerun, so it takes effect at once however busy the server's script threads are. No Streamlit
+here: ``ui/asgi.py`` imports it before Streamlit's runtime exists.
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from collections.abc import Callable
 
 # "jobs/<folder>/<file>" (a path under static/) -> (the file's content, whether it is final: the job has ended), for
 # every ProgressFiles of this process; set and removed by their writer threads, read by the server's event loop
 _SERVED: dict[str, tuple[bytes, bool]] = {}
 # path -> the reads held until its content is final or gone: (their event loop, the future that releases them)
 _WAITING: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]] = {}
+# path -> {a session's stop token: what its Stop does (that session stops waiting on the job)}; gone with the path
+_STOPS: dict[str, dict[str, Callable[[], None]]] = {}
 _LOCK = threading.Lock()
 
 
@@ -32,8 +37,27 @@ def forget(path: str) -> None:
     """The progress file at ``path`` is gone (held reads go)."""
     with _LOCK:
         _SERVED.pop(path, None)
+        _STOPS.pop(path, None)
         released = _WAITING.pop(path, [])
     _release(released)
+
+
+def allow_stop(path: str, token: str, action: Callable[[], None]) -> None:
+    """A POST to the progress file at ``path`` with ``stop=<token>`` runs ``action`` (one session's Stop), until
+    the path is forgotten. Only a kept path takes stops."""
+    with _LOCK:
+        if path in _SERVED:
+            _STOPS.setdefault(path, {})[token] = action
+
+
+def stop(path: str, token: str) -> bool:
+    """Run the Stop of ``token`` at ``path``, once; False if there is none (a wrong token, or the path is gone)."""
+    with _LOCK:
+        action = _STOPS.get(path, {}).pop(token, None)
+    if action is None:
+        return False
+    action()
+    return True
 
 
 def serving(path: str) -> bytes | None:

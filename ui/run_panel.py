@@ -1,8 +1,10 @@
 """The Run button's panel of the environment pages (Algorithms 1-3 live; issue 17: a server a class can share).
 
 Run queues the sidebar's settings in a worker (sharing an identical job); Stop leaves it at once. The panel is a
-fragment: Run and Stop rerun only it. The browser follows the job (``ui/job_progress.py``); when it ends, each
-tab that waited on it reruns this panel and the page's results fragment (``results_key``), not the whole page.
+fragment: Run reruns only it. The browser follows the job (``ui/job_progress.py``); when it ends, each tab that
+waited on it reruns this panel and the page's results fragment (``results_key``), not the whole page. Stop is a
+button of that browser component: under ``make run`` the server's middleware takes it with no script run, so it
+takes effect within a second however busy the other sessions keep the server; the panel then reruns to say so.
 """
 
 from __future__ import annotations
@@ -85,8 +87,27 @@ def _stop(env_name: str, job_id: str) -> None:
     st.session_state[state_key(env_name, "left")] = job_id  # not joined again by the settings' match below
 
 
+def _on_stop(env_name: str) -> None:
+    """The browser's Stop, after the middleware took it (``make run``) or instead of it (``streamlit run``): this
+    session stops waiting (again: it is idempotent), and the panel reruns to say so; the results stay as they are."""
+    job_id = st.session_state.get(state_key(env_name, "job"))
+    if job_id is not None:
+        _stop(env_name, job_id)
+    st.rerun(scope=[panel_key(env_name)])
+
+
+def _stopped_in_browser(env_name: str) -> None:
+    """If this session no longer waits on its active job (its Stop, taken by the middleware), note the Stop: the
+    panel says so and the settings' match in ``active_job`` does not join the job again."""
+    job_id = st.session_state.get(state_key(env_name, "job"))
+    job = jobs.view(job_id)
+    if job is not None and job.active and not jobs.job_queue().waits(job.id, jobs.session_id()):
+        _stop(env_name, job.id)
+
+
 def active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> JobView | None:
     """This session's active job; else an active job of exactly these settings, which it then waits on too."""
+    _stopped_in_browser(env_name)
     job = jobs.view(st.session_state.get(state_key(env_name, "job")))
     if job is not None and job.active:
         if st.session_state.get(state_key(env_name, "joined")) and job.key != ("experiment", config, seed):
@@ -137,11 +158,12 @@ def _on_job_state(env_name: str) -> None:
 def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
     """Run and Stop, with the queue's place or the progress and live losses of this session's job.
 
-    A fragment: a click on Run or Stop reruns only this panel, not the page (whose figures stay as they are
-    until the run ends; a whole page's rerun re-sent about 1 MB to the tab, which re-rendered all of it). The
-    browser follows the job from here, with no rerun while it waits in line or runs; at its end, this panel and
-    the results' fragment rerun to draw the result (``_on_job_state``).
+    A fragment: a click on Run (or on Stop, once taken) reruns only this panel, not the page (whose figures stay
+    as they are until the run ends; a whole page's rerun re-sent about 1 MB to the tab, which re-rendered all of
+    it). The browser follows the job from here, with no rerun while it waits in line or runs; at its end, this
+    panel and the results' fragment rerun to draw the result (``_on_job_state``).
     """
+    _stopped_in_browser(env_name)
     ctx = get_script_run_ctx()
     if _ended(env_name) and ctx is not None and ctx.fragment_ids_this_run:
         st.rerun(scope="app")  # seen by this panel's own rerun (a click): the results below must be drawn too
@@ -150,31 +172,27 @@ def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None
     refusal = over_budget(config)
     if refusal is not None and not active:
         st.warning(f"Too big to run live: {refusal}")
-    with st.container(horizontal=True):
-        st.button(
-            "Run with these settings",
-            on_click=_start,
-            args=(env_name, config, seed),
-            disabled=active or config is None or refusal is not None,
-            type="primary",
-            help=(
-                "Train the sidebar's settings live in a worker process (Algorithms 1-3); the page keeps showing "
-                "the last result until done. Runs wait in line when every worker is busy; identical runs are shared."
-            ),
-            key=state_key(env_name, "run_button"),
-        )
-        if active:
-            st.button(
-                "Stop",
-                key=state_key(env_name, "stop"),
-                on_click=_stop,
-                args=(env_name, job.id),
-                help="Leave the queue, or stop waiting for the running job (it is cancelled unless another session "
-                "waits on it).",
-            )
+    st.button(
+        "Run with these settings",
+        on_click=_start,
+        args=(env_name, config, seed),
+        disabled=active or config is None or refusal is not None,
+        type="primary",
+        help=(
+            "Train the sidebar's settings live in a worker process (Algorithms 1-3); the page keeps showing "
+            "the last result until done. Runs wait in line when every worker is busy; identical runs are shared."
+        ),
+        key=state_key(env_name, "run_button"),
+    )
     if active:  # the browser follows it from here; it reruns this panel and the results when the job ends
-        on_state = functools.partial(_on_job_state, env_name)
-        show_progress(jobs.progress_files(), job, state_key(env_name, "progress"), on_state=on_state)
+        show_progress(
+            jobs.progress_files(),
+            job,
+            state_key(env_name, "progress"),
+            on_state=functools.partial(_on_job_state, env_name),
+            stop=functools.partial(jobs.job_queue().detach, job.id, jobs.session_id()),  # no script run needed
+            on_stop=functools.partial(_on_stop, env_name),
+        )
         return
     ended = st.session_state.get(state_key(env_name, "ended"))
     if ended == "cancelled":

@@ -7,7 +7,13 @@
 // run app.py`, the file from disk) is read again a second after the last read began. When the job ends, the
 // component sets the trigger "state" to how it ended: the page reruns its job panel and its results, once.
 //
-// data = {url, pollMs, payload}; payload (the file's content) = {id, state, active, text, fraction, chart};
+// Its Stop button needs no server rerun either (issue 17: Stop within a second, however busy the server's script
+// threads are): it POSTs `stopUrl` (the file's URL with this session's stop token), which the middleware takes at
+// once (ProgressReads), and shows "Run stopped" when that is answered; then it sets the trigger "stop" so the page
+// reruns its job panel (the Run button again). A server without the middleware (`streamlit run app.py`) refuses the
+// POST, and the trigger alone stops the run, in that rerun.
+//
+// data = {url, stopUrl, pollMs, payload}; payload (the file's content) = {id, state, active, text, fraction, chart};
 // chart = {title, xTitle, yTitle, series: [{name, color, dash, x: [...], y: [...]}]} or null; x is drawn on a
 // log axis. A plotly figure re-laid out per poll cost about a third of a core per watching tab; a canvas redraw
 // costs a millisecond.
@@ -16,6 +22,9 @@ const PAD = { left: 64, right: 12, top: 34, bottom: 44 };
 const HEIGHT = 300;
 const WAITING = "Training losses appear here once the PVN trains (Algorithm 2).";
 const MIN_GAP_MS = 50; // between an answer and the next read, however long the answer took
+const STOPPED = "Run stopped. The figures below are the last finished result."; // as the panel says after its rerun
+const STOP_HELP =
+  "Leave the queue, or stop waiting for the running job (it is cancelled unless another session waits on it).";
 
 function logRange(values) {
   // step 0 is drawn at step 1 (the x title says so): the range covers it, so no line starts left of the axis
@@ -163,7 +172,16 @@ class Panel {
     this.canvas.className = "pvn-loss-chart";
     this.canvas.setAttribute("role", "img");
     this.canvas.setAttribute("aria-label", WAITING);
-    this.root.append(this.text, track, this.canvas);
+    this.stop = document.createElement("button");
+    this.stop.type = "button";
+    this.stop.className = "pvn-job-stop";
+    this.stop.textContent = "Stop";
+    this.stop.title = STOP_HELP;
+    this.stop.addEventListener("click", () => this.stopClicked());
+    const head = document.createElement("div");
+    head.className = "pvn-job-head";
+    head.append(this.stop, this.text);
+    this.root.append(head, track, this.canvas);
     parent.appendChild(this.root);
     this.timer = null;
     this.generation = 0;
@@ -174,6 +192,9 @@ class Panel {
     this.generation += 1;
     this.setTrigger = setTriggerValue;
     this.url = data.url;
+    this.stopUrl = data.stopUrl;
+    this.stopped = false;
+    this.stop.disabled = false;
     this.pollMs = data.pollMs;
     this.reported = null;
     this.show(data.payload);
@@ -197,8 +218,32 @@ class Panel {
     this.timer = setTimeout(() => this.poll(generation), wait);
   }
 
+  async stopClicked() {
+    // The middleware takes the Stop at once; then the page reruns its panel, which draws the Run button again.
+    // Refused (no middleware) or unreachable: the trigger alone asks the server to stop, in that rerun.
+    if (this.stop.disabled) return;
+    this.stop.disabled = true;
+    const generation = this.generation;
+    let taken = false;
+    try {
+      taken = (await fetch(this.stopUrl, { method: "POST", cache: "no-store" })).ok;
+    } catch (error) {
+      // the rerun below stops it
+    }
+    if (generation !== this.generation) return; // Python drew the panel anew meanwhile
+    if (taken) {
+      this.stopped = true;
+      this.generation += 1; // no further reads
+      clearTimeout(this.timer);
+      this.text.textContent = this.text.title = this.shown.text = STOPPED;
+      this.root.dataset.state = "stopped";
+    }
+    this.setTrigger("stop", taken ? "taken" : "asked");
+  }
+
   show(payload) {
     // only what changed is touched: an unchanged poll costs the tab no style, layout or paint
+    if (this.stopped) return;
     const text = payload.text || "";
     if (text !== this.shown.text) {
       this.text.textContent = this.text.title = this.shown.text = text;

@@ -175,6 +175,12 @@ class JobQueue:
                 job.waiters[session] = time.monotonic()
             return self._view(job)
 
+    def waits(self, job_id: str, session: str) -> bool:
+        """Whether ``session`` still waits on the job (False once it stopped waiting, or the job is forgotten)."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return job is not None and session in job.waiters
+
     def detach(self, job_id: str, session: str) -> None:
         """``session`` stops waiting (its Stop button); the job is cancelled if nobody else waits."""
         with self._lock:
