@@ -7,7 +7,8 @@ ready (as a class finds them, minutes after the server started; how long they to
 **Run with these settings** within a second of the others. It prints:
 
 - each session's seconds from its click to its result drawn ("Showing the live run of these settings"), as
-  noted by the page itself;
+  noted by the page itself; and to the websocket message that brings it (Chromium's timestamp): the server's part,
+  apart from the time the tab takes to draw it on this machine's cores, which a class's own laptops do not share;
 - the server process's CPU seconds over that time and its peak memory (``VmHWM``): the workers are other
   processes, so this is what routing and drawing cost;
 - while the queue is full: a new visitor's seconds from navigation to the CartPole page idle with the figures
@@ -69,6 +70,7 @@ class LoadResult:
     sessions: int
     same_seed: bool
     times: list[float | None] = field(default_factory=list)  # click to result, per session (None: timed out)
+    delivered: list[float | None] = field(default_factory=list)  # click to the result's message at the tab
     server_cpu: float = 0.0
     server_peak_mb: float = 0.0
     idle_open: float | None = None  # the first session's page on the idle server
@@ -135,23 +137,26 @@ def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> Loa
     try:
         with sync_playwright() as p:
             browser = launch(p)
-            pages = []
+            pages, arrivals = [], []
             for i in range(sessions):
                 seed = FIRST_SEED if same_seed else FIRST_SEED + i
                 context = browser.new_context(viewport={"width": 1280, "height": 720})
                 page, took = _open(context, _url(base, seed), 120)
                 pages.append(page)
+                arrivals.append(_watch_delivery(context, page))
                 out.idle_open = took if out.idle_open is None else out.idle_open
             out.idle_switch = view_switch(pages[0])
             _wait_workers(log, default_workers())
             cpu0 = _proc_cpu(proc.pid)
-            clicked = []  # wall-clock seconds, as the pages' Date.now()
+            clicked, clicked_at = [], []  # wall-clock seconds, as the pages' Date.now(); the monotonic clock
             for page in pages:
                 page.evaluate(WATCH_RESULT)
                 page.get_by_role("button", name="Run with these settings").click()
                 clicked.append(time.time())
+                clicked_at.append(time.monotonic())
             _while_full(browser, base, pages, out, timeout_s)
             out.times = _wait_results(pages, clicked, timeout_s)
+            out.delivered = [_delivered(a, t0) for a, t0 in zip(arrivals, clicked_at, strict=True)]
             out.server_cpu = _proc_cpu(proc.pid) - cpu0
             out.server_peak_mb = _peak_mb(proc.pid)
             browser.close()
@@ -213,6 +218,35 @@ def _while_full(browser, base: str, pages: list, out: LoadResult, timeout_s: flo
         context.close()
 
 
+def _watch_delivery(context, page) -> list[float]:
+    """The times (Chromium's monotonic clock, which is the system's: ``time.monotonic()``) at which the tab's
+    websocket received a message holding ``RESULT``, the caption of a drawn result: when the server had sent it,
+    however long the tab then took to draw it. It separates the server's part of a result's time from the tabs',
+    which share this machine's cores with the server and its workers (a class's tabs do not)."""
+    import base64
+
+    arrivals: list[float] = []
+    needle = RESULT.encode()
+
+    def received(event: dict) -> None:
+        frame = event["response"]
+        payload = frame["payloadData"]
+        raw = base64.b64decode(payload) if frame.get("opcode") == 2 else payload.encode()
+        if needle in raw:
+            arrivals.append(event["timestamp"])
+
+    cdp = context.new_cdp_session(page)
+    cdp.on("Network.webSocketFrameReceived", received)
+    cdp.send("Network.enable")
+    return arrivals
+
+
+def _delivered(arrivals: list[float], clicked_at: float) -> float | None:
+    """Seconds from a click (``time.monotonic()``) to the first result message after it, if one came."""
+    after = [t - clicked_at for t in arrivals if t > clicked_at]
+    return min(after) if after else None
+
+
 def _wait_results(pages: list, clicked: list[float], timeout_s: float) -> list[float | None]:
     """Seconds from each click (wall clock) to the time its page noted its result (``WATCH_RESULT``)."""
     times: list[float | None] = [None] * len(pages)
@@ -245,6 +279,8 @@ def report(label: str, r: LoadResult, timeout_s: float) -> str:
         [
             f"{label}: {r.sessions} sessions, {'one seed' if r.same_seed else 'own seeds'}",
             f"  click to result (s): {times}; all done after {last}",
+            "  click to the result's message at the tab (s; the server's part): "
+            + (", ".join(_fmt(t, timeout_s) for t in r.delivered) or "not measured"),
             f"  server process: {r.server_cpu:.1f} s CPU over the runs, peak memory {r.server_peak_mb:.0f} MB",
             f"  queue full: new visitor's page {_fmt(r.visitor_open, timeout_s)} s (goal < 6; idle server "
             f"{_fmt(r.idle_open, timeout_s)} s)",

@@ -195,6 +195,7 @@ class Panel {
     this.stopUrl = data.stopUrl;
     this.stopped = false;
     this.stop.disabled = false;
+    this.stop.hidden = !data.stopUrl;
     this.pollMs = data.pollMs;
     this.reported = null;
     this.show(data.payload);
@@ -233,7 +234,7 @@ class Panel {
     if (generation !== this.generation) return; // Python drew the panel anew meanwhile
     if (taken) {
       this.stopped = true;
-      this.generation += 1; // no further reads
+      this.reported = "stopped"; // no further reads, and no end to report
       clearTimeout(this.timer);
       this.text.textContent = this.text.title = this.shown.text = STOPPED;
       this.root.dataset.state = "stopped";
