@@ -148,9 +148,11 @@ def test_a_stop_with_its_session_s_token_is_taken_once_without_streamlit(progres
     stopped = []
     progress_memory.allow_stop(name, "tok-a", lambda: stopped.append("a"))
     progress_memory.allow_stop(name, "tok-b", lambda: stopped.append("b"))
-    for query in (b"stop=tok-c", b"stop=", b"stop=tok-a&stop=tok-b", b"t=1"):  # wrong, empty, two, none
+    # a wrong token, an empty one, two, none, one that is not UTF-8
+    for query in (b"stop=tok-c", b"stop=", b"stop=tok-a&stop=tok-b", b"t=1", b"stop=%ff"):
         assert get(url(name), method="POST", query=query) == (404, {}, BEHIND), query
     assert get(url(name), query=b"stop=tok-a")[0] == 200 and stopped == []  # a read, not a Stop
+    assert get(url(name), query=b"t=%ff&wait=%fe")[0] == 200  # any query: no exception in the middleware
     status, headers, body = get(url(name), method="POST", query=b"stop=tok-a")
     assert (status, body, stopped) == (200, asgi.STOPPED, ["a"])
     assert headers[b"content-type"] == b"application/json" and headers[b"cache-control"] == b"no-store"

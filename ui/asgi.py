@@ -61,14 +61,16 @@ class ProgressReads:
         if method in ("GET", "POST"):
             _, found, path = scope.get("path", "").partition(STATIC)
             ours = found and path.startswith("jobs/") and progress_memory.serving(path) is not None
-            query = parse_qs(scope.get("query_string", b"")) if ours else {}
+            # as text: parse_qs of bytes raises on an escaped byte that is not UTF-8 (`?%ff`)
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1"), errors="replace") if ours else {}
             if method == "POST":
-                tokens = query.get(b"stop", [])
-                # the queue's lock, off the event loop; the request's body is never read
-                if len(tokens) == 1 and await asyncio.to_thread(progress_memory.stop, path, tokens[0].decode()):
+                tokens = query.get("stop", [])
+                action = progress_memory.take_stop(path, tokens[0]) if len(tokens) == 1 else None
+                if action is not None:  # the queue's lock, off the event loop; the request's body is never read
+                    await asyncio.to_thread(action)
                     return await _answer(send, STOPPED)
             elif ours:
-                if b"wait" in query:
+                if "wait" in query:
                     await progress_memory.until_final(path, HOLD)
                 body = progress_memory.serving(path)
                 if body is not None:

@@ -49,12 +49,25 @@ def _shipped(env_name: str, shipped: dict[str, str]) -> ShippedRuns:
     """The shipped runs' (config, seed, folder) per preset id, read from their config.json only."""
     out = {}
     for preset, folder in shipped.items():
-        try:
-            info = read_run(_resolve(folder), env_name)
-            out[preset] = (from_dict(ExperimentConfig, info.config), info.seed, folder)
-        except (RunError, ConfigError, TypeError) as err:
-            st.warning(f"Shipped run {folder} cannot be opened: {err}")
+        path = _resolve(folder)
+        found = _shipped_run(path, _stamp(path), env_name)
+        if isinstance(found, str):
+            st.warning(f"Shipped run {folder} cannot be opened: {found}")
+        else:
+            out[preset] = (*found, folder)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _shipped_run(path: str, stamp: float, env_name: str) -> tuple[ExperimentConfig, int] | str:
+    """A shipped run's (config, seed), or why it cannot be opened: read once per folder and modification time,
+    not on every page run (10 ms for the CartPole page's three, in every session's script run, a shared run's
+    end included)."""
+    try:
+        info = read_run(path, env_name)
+        return from_dict(ExperimentConfig, info.config), info.seed
+    except (RunError, ConfigError, TypeError) as err:
+        return str(err)
 
 
 def _open(folder: str, env_name: str) -> ExperimentResult:

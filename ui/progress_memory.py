@@ -50,14 +50,18 @@ def allow_stop(path: str, token: str, action: Callable[[], None]) -> None:
             _STOPS.setdefault(path, {})[token] = action
 
 
-def stop(path: str, token: str) -> bool:
-    """Run the Stop of ``token`` at ``path``, once; False if there is none (a wrong token, or the path is gone)."""
+def take_stop(path: str, token: str) -> Callable[[], None] | None:
+    """The Stop of ``token`` at ``path``, taken once; None if there is none (a wrong token, or the path is gone)."""
     with _LOCK:
-        action = _STOPS.get(path, {}).pop(token, None)
-    if action is None:
-        return False
-    action()
-    return True
+        return _STOPS.get(path, {}).pop(token, None)
+
+
+def stop(path: str, token: str) -> bool:
+    """Run the Stop of ``token`` at ``path``, once; False if there is none."""
+    action = take_stop(path, token)
+    if action is not None:
+        action()
+    return action is not None
 
 
 def serving(path: str) -> bytes | None:
