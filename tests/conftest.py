@@ -23,6 +23,16 @@ APP = str(ROOT / "app.py")
 PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
 
 
+@pytest.fixture(autouse=True)
+def animations_inline():
+    """``AppTest`` runs no middleware, so the players' animations go inline (``players`` reads them there): a test
+    that builds ``ui.asgi.ProgressReads`` (which turns on serving them by URL) must not leave that on."""
+    from ui import served_memory
+
+    yield
+    served_memory._state["enabled"] = False
+
+
 def open_page(page: str, timeout: float = 300) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=timeout)
     at.run()

@@ -216,6 +216,8 @@ def _artifact(name: str) -> Path:
 def test_cartpole_players_step_and_the_keys_follow_the_last_used(server, browser):
     """CartPole has three players (validation policies, probing states, replay); the keys drive the one used last."""
     page = open_polytope(browser, server)  # the polytope's player owns the keys there, not on CartPole
+    read = []  # the players' animations, read by URL under make run (ui.served_memory), not sent in the script run
+    page.on("response", lambda r: "/app/static/anim/" in r.url and read.append((r.request.method, r.status)))
     page.locator("[data-testid='stSidebarNav'] a").filter(has_text="CartPole").click()
     wait_idle(page, 300_000)
     draw_every_figure(page, CARTPOLE_FIGURES)  # its players are below the fold: drawn once scrolled near
@@ -239,5 +241,6 @@ def test_cartpole_players_step_and_the_keys_follow_the_last_used(server, browser
     press(page, "ArrowRight")  # the replay was used last: the keys drive it
     assert caption("time step").startswith("time step 4 (3 of"), caption("time step")
     assert caption("snapshot") == probes_before
+    assert read.count(("GET", 200)) >= 3 and len(set(read)) == 1, read  # the three players' animations
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()

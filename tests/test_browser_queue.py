@@ -96,6 +96,7 @@ def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
         third.get_by_role("button", name="Stop").click()  # while it waits in line: it leaves the queue
         expect(third.get_by_text("Run stopped").first).to_be_visible(timeout=10_000)
         left = time.monotonic() - t0
+        expect(third.get_by_role("button", name="Run with these settings")).to_be_enabled(timeout=10_000)
         fourth.get_by_role("button", name="Run with these settings").click()  # waits in line, then runs
         expect(fourth.get_by_text("Waiting for a worker: 1st of 1 in line")).to_be_visible(timeout=30_000)
         wait_idle(fourth)
@@ -116,4 +117,5 @@ def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
         assert fourth.evaluate("window.__runs") == 0, "the page reran when its job left the queue"
         fourth.get_by_role("button", name="Stop").click()
         expect(fourth.get_by_text("Run stopped").first).to_be_visible(timeout=10_000)
+        expect(fourth.get_by_role("button", name="Run with these settings")).to_be_enabled(timeout=10_000)
         browser.close()

@@ -170,3 +170,4 @@ def test_a_stop_for_a_file_that_is_gone_is_not_taken(progress_files):
     progress_memory.allow_stop(name, "tok", lambda: stopped.append(1))
     writer.close()
     assert get(url(name), method="POST", query=b"stop=tok") == (404, {}, BEHIND) and stopped == []
+    assert progress_memory.take_stop(name, "tok") is None  # forgotten with its file: no token outlives it

@@ -43,3 +43,36 @@ def test_sessions_asking_for_one_animation_at_once_wait_for_one_build():
         browser_player._frames("single-flight-test", ("config", 2), None, 1, None, fails)
     again = browser_player._frames("single-flight-test", ("config", 2), None, 1, None, prebuilt)
     assert '"labels":[2]' in again[0]["animation"]
+
+
+def test_under_make_run_a_player_gets_its_animation_by_url_from_memory():
+    """Served by make run (the middleware is in the process), a player gets a URL, not the animation inside the
+    page's script run; the middleware answers it with exactly the JSON that went inline before, cached by the
+    browser; pushed out of memory, it is served again at the next page run that shows it."""
+    import json
+    from urllib.parse import urlsplit
+
+    from tests.test_progress_reads import get
+    from ui import asgi, browser_player, served_memory
+
+    def prebuilt(projector: bool) -> dict:
+        return {"figures": {"f": {"data": [{"y": [1.5, 2]}], "layout": {}}}, "frames": [{}], "labels": ["0"]}
+
+    args = ("by-url-test", ("config", 3), None, 1, None, prebuilt)
+    inline, anim = browser_player._frames(*args)
+    assert set(inline) == {"id", "animation"}  # streamlit run app.py: no middleware, inline as before
+    asgi.ProgressReads(None)  # make run builds its app with the middleware: from then on, animations go by URL
+    assert served_memory.enabled()  # (until this test ends: conftest's animations_inline)
+    data, same = browser_player._frames(*args)
+    assert set(data) == {"id", "url"} and data["id"] == inline["id"] and same is anim
+    path = urlsplit(data["url"]).path
+    named = f"/app/static/anim/{data['id']}-"
+    assert path.startswith(named) and path.endswith(".json") and len(path) >= len(named) + 16 + 5  # a random token
+    status, headers, body = get(path)
+    assert status == 200 and body.decode() == inline["animation"] and json.loads(body) == anim
+    assert b"immutable" in headers[b"cache-control"] and headers[b"content-type"] == b"application/json"
+    assert get(f"{named}guessed.json")[0] == 404  # a guessed name goes on to Streamlit
+    with served_memory._LOCK:  # pushed out by newer animations
+        served_memory._BODIES.pop(path.partition("/app/static/")[2])
+    assert get(path)[0] == 404
+    assert browser_player._frames(*args)[0] == data and get(path)[1:] == (headers, body)  # served again

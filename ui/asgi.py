@@ -4,7 +4,8 @@ repository's ``asgi.py``; ``ui/serve.py`` runs it).
 - ``MIDDLEWARE``:
   - ``ProgressReads`` answers a page's reads of its job's progress (``ui.job_progress``) from memory, not from
     the file through Streamlit's static files: 1.2 ms of the server's CPU per read against 4.0 ms. It also takes
-    a page's Stop, so that Stop needs no script run.
+    a page's Stop, so that Stop needs no script run, and serves the players' animations, which then go by URL
+    instead of inside every page's script run (``ui.served_memory``).
   - ``ui.early_plotly.EarlyPlotly``. Every page Streamlit serves starts loading plotly.js from its HTML, while its
     first script run is still on the server, instead of when its first figure mounts after that run.
 - ``start_workers``, the lifespan hook: the server starts its run workers when it starts. They then have imported
@@ -26,7 +27,7 @@ from urllib.parse import parse_qs
 
 from starlette.middleware import Middleware
 
-from ui import plotly_js, progress_memory
+from ui import plotly_js, progress_memory, served_memory
 from ui.early_plotly import EarlyPlotly
 
 # Streamlit's static files, after the base URL path (any prefix is taken here: the file's name is the key)
@@ -36,6 +37,9 @@ HEADERS = [
     (b"cache-control", b"no-store"),
     (b"x-content-type-options", b"nosniff"),
 ]
+# an animation's content never changes under its name: a tab that reloads the page takes it from its cache
+KEPT = [(b"content-type", b"application/json"), (b"cache-control", b"private, max-age=86400, immutable"),
+        (b"x-content-type-options", b"nosniff")]  # fmt: skip
 STOPPED = b'{"stopped":true}'
 HOLD = 1.0  # seconds a read that asks to wait is held at most: a page's reads stay about once a second
 
@@ -49,17 +53,25 @@ class ProgressReads:
     the content of that moment: a page that reads again as soon as it is answered (``job_progress.js``) learns
     its job's end at once, not up to a second later at its next read, and still reads about once a second.
 
+    A GET of ``static/anim/<name>`` is a player's animation (``ui.served_memory``), answered from memory with a
+    long cache lifetime (its content never changes under its name).
+
     A POST to a progress file with ``stop=<token>`` is a page's Stop (``job_progress.js``): the session that got
     that token (``progress_memory.allow_stop``) stops waiting on the job at once, with no script run, and the
     answer is ``{"stopped":true}``. A POST with a wrong token goes on to Streamlit, which refuses it (405)."""
 
     def __init__(self, app) -> None:
         self.app = app
+        served_memory.enable()  # the players' animations go by URL (ui.browser_player)
 
     async def __call__(self, scope, receive, send) -> None:
         method = scope.get("method") if scope["type"] == "http" else None
         if method in ("GET", "POST"):
             _, found, path = scope.get("path", "").partition(STATIC)
+            if found and method == "GET" and path.startswith(served_memory.PREFIX):
+                body = served_memory.get(path)
+                if body is not None:
+                    return await _answer(send, body, KEPT)
             ours = found and path.startswith("jobs/") and progress_memory.serving(path) is not None
             # as text: parse_qs of bytes raises on an escaped byte that is not UTF-8 (`?%ff`)
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"), errors="replace") if ours else {}
@@ -78,8 +90,8 @@ class ProgressReads:
         await self.app(scope, receive, send)
 
 
-async def _answer(send, body: bytes) -> None:
-    headers = [*HEADERS, (b"content-length", str(len(body)).encode())]
+async def _answer(send, body: bytes, kind: list[tuple[bytes, bytes]] = HEADERS) -> None:
+    headers = [*kind, (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

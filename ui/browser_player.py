@@ -6,7 +6,9 @@ second or more with ``requestAnimationFrame``, steps (⏮ ◀ ▶ ⏭ as inline 
 slider, changes speed and reads the keyboard (← → Space; the player used last owns the keys) without a server
 rerun. Only when playback pauses, or the user steps or seeks, does the frame come back to Python: it goes into
 the URL under the player's key (unless it is the opening frame), so a shared link opens on the same frame.
-``animate`` wraps it for one figure per frame.
+``animate`` wraps it for one figure per frame. Served by ``make run``, a player gets its animation's URL instead of
+the animation (``ui.served_memory``) and reads it when the reader scrolls near it: a page's script run no longer
+carries its players' animations, 0.5-0.7 MB on the CartPole page.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -25,8 +28,8 @@ from streamlit.components.v2 import component
 
 from pvnviz.figures import theme
 from pvnviz.figures.frames import animation
-from ui import Made, chart_config
-from ui.components import js_module, plotly_js_url
+from ui import Made, chart_config, served_memory
+from ui.components import js_module, plotly_js_url, static_url
 
 CSS = """
 .pvn-player { outline: none; font-family: var(--st-font); }
@@ -60,8 +63,9 @@ class Choice(NamedTuple):
 
 _player = component("pvn_player", js=js_module("controls_lib.js", "player.js"), css=CSS, isolate_styles=False)
 _BUILT = itertools.count(1)  # animation ids: a new id makes the browser take the new frames
-# (key, signature, projector, frames) -> (id, animation, its JSON), once made: each page run sends the JSON text, which
-# Streamlit passes on as one string instead of encoding the nested animation again (twice: for the component's identity)
+# (key, signature, projector, frames) -> (id, animation, its JSON, the path it is served at), once made: each page run
+# sends the URL (make run) or the JSON text, which Streamlit passes on as one string instead of encoding the nested
+# animation again (twice: for the component's identity)
 _SHARED: OrderedDict[tuple, Made] = OrderedDict()
 _SHARED_LOCK = threading.Lock()
 DEFAULT_HEIGHT = 450  # px: plotly.js's height of a figure whose layout sets none
@@ -86,16 +90,21 @@ def _frames(
         else:
             _SHARED.move_to_end(slot)
 
-    def make() -> tuple[str, dict, str]:
+    def make() -> tuple[str, dict, bytes, str]:
         def styled(t: int) -> dict[str, Any]:
             figures = build(t)
             return {n: theme.projector(go.Figure(f)) for n, f in figures.items()} if projector else figures
 
         anim = prebuilt(projector) if prebuilt is not None else animation(styled, num_frames, labels=labels)
-        return f"{key}-{next(_BUILT)}", anim, json.dumps(anim, separators=(",", ":"))
+        built = f"{key}-{next(_BUILT)}"
+        path = f"{served_memory.PREFIX}{built}-{secrets.token_urlsafe(12)}.json"
+        return built, anim, json.dumps(anim, separators=(",", ":")).encode(), path
 
-    held = made.get(make)
-    return {"id": held[0], "animation": held[2]}, held[1]
+    built, anim, text, path = made.get(make)
+    if served_memory.enabled():  # make run: the player fetches it when the reader comes near (ui.served_memory)
+        served_memory.put(path, text)  # again if it was pushed out meanwhile
+        return {"id": built, "url": static_url(path)}, anim
+    return {"id": built, "animation": text.decode()}, anim
 
 
 def _frame_changed(key: str, start: int) -> None:
@@ -175,7 +184,9 @@ def play(
         choices=[{"key": c.key, "label": c.label, "options": list(c.options)} for c in choices],
         choice=dict(choice or {}),
     )
-    callbacks = {"on_frame_change": lambda: _frame_changed(key, start)}
+    # "missing": the page found its animation's URL gone (ui.served_memory pushed it out); the rerun it asks for
+    # serves it again (``_frames``), and the page reads it once more
+    callbacks = {"on_frame_change": lambda: _frame_changed(key, start), "on_missing_change": lambda: None}
     default: dict[str, Any] = {"frame": frame}
     if choices and on_choice is not None:
         callbacks["on_choice_change"] = lambda: _choice_changed(key, choices, on_choice)

@@ -89,7 +89,10 @@ def _stop(env_name: str, job_id: str) -> None:
 
 def _on_stop(env_name: str) -> None:
     """The browser's Stop, after the middleware took it (``make run``) or instead of it (``streamlit run``): this
-    session stops waiting (again: it is idempotent), and the panel reruns to say so; the results stay as they are."""
+    session stops waiting (again: it is idempotent), and the panel reruns to say so; the results stay as they are.
+    A job that ended before the Stop (its end and the click crossed) is drawn as an end: panel and results."""
+    if _ended(env_name):
+        st.rerun(scope=[panel_key(env_name), results_key(env_name)])
     job_id = st.session_state.get(state_key(env_name, "job"))
     if job_id is not None:
         _stop(env_name, job_id)

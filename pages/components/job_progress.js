@@ -194,7 +194,7 @@ class Panel {
     this.url = data.url;
     this.stopUrl = data.stopUrl;
     this.stopped = false;
-    this.stop.disabled = false;
+    this.stop.disabled = Boolean(this.stopping); // a Stop on its way keeps the button off
     this.stop.hidden = !data.stopUrl;
     this.pollMs = data.pollMs;
     this.reported = null;
@@ -222,16 +222,16 @@ class Panel {
   async stopClicked() {
     // The middleware takes the Stop at once; then the page reruns its panel, which draws the Run button again.
     // Refused (no middleware) or unreachable: the trigger alone asks the server to stop, in that rerun.
-    if (this.stop.disabled) return;
-    this.stop.disabled = true;
-    const generation = this.generation;
+    // A redraw from Python meanwhile (a page rerun) changes nothing: the click still ends in the trigger.
+    if (this.stop.disabled || this.stopping || this.reported !== null) return; // once, and not after the end
+    this.stop.disabled = this.stopping = true;
     let taken = false;
     try {
       taken = (await fetch(this.stopUrl, { method: "POST", cache: "no-store" })).ok;
     } catch (error) {
       // the rerun below stops it
     }
-    if (generation !== this.generation) return; // Python drew the panel anew meanwhile
+    this.stopping = false;
     if (taken) {
       this.stopped = true;
       this.reported = "stopped"; // no further reads, and no end to report
@@ -263,7 +263,9 @@ class Panel {
       draw(this.canvas, series.length ? payload.chart : {});
     }
     if (this.root.dataset.state !== payload.state) this.root.dataset.state = payload.state;
-    if (!payload.active && payload.state !== this.reported) {
+    if (!payload.active) this.stop.disabled = true; // ended: the Run button comes back with the rerun below
+    // (not while a Stop is on its way: its own rerun draws the end, one rerun instead of two)
+    if (!payload.active && payload.state !== this.reported && !this.stopping) {
       this.reported = payload.state; // once: Python reruns the panel and the results, which draw it anew
       clearTimeout(this.timer);
       this.setTrigger("state", payload.state);

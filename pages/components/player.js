@@ -15,10 +15,11 @@
 // reader scrolls near it (pvnPlotly.near); its caption names what it plays meanwhile.
 //
 // data = {id, plotly, config: {figure name: plotly config}, animation: {figures, frames, labels} | {variants} |
-//         {figures, probes}, frame, fps, label, widths: {figure name: flex weight}, choices: [{key, label,
-//         options}], choice: {key: option index}}
+//         {figures, probes} (as JSON text) or url (where it is served: make run), frame, fps, label,
+//         widths: {figure name: flex weight}, choices: [{key, label, options}], choice: {key: option index}}
 
 const PLAYER = Symbol.for("pvn.player");
+const FETCH_TRIES = 4; // reads of an animation's URL before the player says it is lost (1, 2, 3 s apart)
 
 function bold(title) {
   const t = typeof title === "string" ? { text: title } : title;
@@ -299,7 +300,25 @@ function createPlayer(parent) {
   });
   ui.slider.addEventListener("change", report);
 
-  return {
+  // The animation at `data.url`, as text; while it is gone from the server's memory (pushed out by newer ones), the
+  // page asks its server to serve it again (a rerun: ui/browser_player.py) and reads it once more, a few times.
+  async function fetched(data) {
+    for (let attempt = 0; attempt < FETCH_TRIES; attempt++) {
+      if (data.id !== s.id) return null;
+      try {
+        const response = await fetch(data.url);
+        if (response.ok) return await response.text();
+      } catch (error) {
+        // the server is busy or restarting: tried again below
+      }
+      if (attempt === 0) self.askAgain?.();
+      await new Promise((resolve) => setTimeout(resolve, 1000 * (attempt + 1)));
+    }
+    ui.caption.textContent = "This animation could not be loaded: reload the page.";
+    return null;
+  }
+
+  const self = {
     async update(data, setStateValue) {
       s.setState = setStateValue;
       const fresh = data.id !== s.id;
@@ -319,9 +338,10 @@ function createPlayer(parent) {
       if (data.id !== s.id) return; // a newer animation came meanwhile: its own update draws it
       s.seen = true;
       stage.style.minHeight = "";
-      await pvnPlotly.load(data.plotly);
-      // the animation comes as JSON text (one string for Streamlit to pass on), parsed once per animation id
-      const sent = data.animation;
+      // the animation comes as JSON text (one string for Streamlit to pass on), or under `make run` as a URL read
+      // only now (not with every page's script run: ui/served_memory.py); parsed once per animation id
+      const [, sent] = await Promise.all([pvnPlotly.load(data.plotly), data.url ? fetched(data) : data.animation]);
+      if (data.id !== s.id || sent === null) return; // a newer animation came meanwhile, or this one is lost
       s.animation = decodeArrays(typeof sent === "string" ? JSON.parse(sent) : sent);
       stage.replaceChildren();
       s.divs = {};
@@ -348,10 +368,12 @@ function createPlayer(parent) {
       delete parent[PLAYER];
     },
   };
+  return self;
 }
 
-export default function player({ data, parentElement, setStateValue }) {
+export default function player({ data, parentElement, setStateValue, setTriggerValue }) {
   const p = (parentElement[PLAYER] ??= createPlayer(parentElement));
+  p.askAgain = () => setTriggerValue("missing", data.id);
   const generation = (p.generation = (p.generation || 0) + 1);
   p.update(data, setStateValue).catch((error) => console.error("player:", error));
   // Streamlit runs a superseded call's cleanup at once: only the latest call's cleanup ends the player.

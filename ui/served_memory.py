@@ -1,0 +1,63 @@
+"""The players' animations as ``make run`` serves them: by URL, from memory (issue 17: a new visitor's page under
+6 s with the queue full; UI only, no math here).
+
+A page's players (``ui.browser_player``) used to carry their animations inside the page's script run: the CartPole
+page's three came to 0.5-0.7 MB of the 0.9 MB that run sent every visitor, and to every tab that waited on a
+shared run at its end, though a player parses its animation only when the reader scrolls near it. Under ``make
+run`` a player gets a URL instead (``put``), and fetches the animation when it is near; ``ui.asgi.ProgressReads``
+answers that GET from here (``get``). ``streamlit run app.py`` has no middleware (``enabled`` is False): the
+animations go inline, as before.
+
+Names hold a random token: a session's uploaded run is not readable by another that guesses an id. The store is
+bounded by bytes (``MAX_BYTES``), least recently used first; a page whose animation is gone asks its server for
+it again (``ui.browser_player``). No Streamlit here: ``ui/asgi.py`` imports it before Streamlit's runtime exists.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+MAX_BYTES = 64 * 1024 * 1024  # the players' animations kept for reads: 100-500 kB each, so hundreds of them
+PREFIX = "anim/"  # their paths under static/: anim/<player key>-<build number>-<token>.json
+
+_BODIES: OrderedDict[str, bytes] = OrderedDict()
+_LOCK = threading.Lock()
+_state = {"bytes": 0, "enabled": False}
+
+
+def enable() -> None:
+    """The middleware that answers reads from here is in this process (``ui.asgi.ProgressReads``)."""
+    _state["enabled"] = True
+
+
+def enabled() -> bool:
+    return _state["enabled"]
+
+
+def put(path: str, body: bytes) -> None:
+    """Serve ``body`` at ``path`` (``anim/...``) until ``MAX_BYTES`` of newer or more recently read bodies push it
+    out; a path already kept is only marked as used."""
+    with _LOCK:
+        if path in _BODIES:
+            _BODIES.move_to_end(path)
+            return
+        _BODIES[path] = body
+        _state["bytes"] += len(body)
+        while _state["bytes"] > MAX_BYTES and len(_BODIES) > 1:
+            _, old = _BODIES.popitem(last=False)
+            _state["bytes"] -= len(old)
+
+
+def get(path: str) -> bytes | None:
+    """The body at ``path``, or None (never kept, or pushed out)."""
+    with _LOCK:
+        body = _BODIES.get(path)
+        if body is not None:
+            _BODIES.move_to_end(path)
+        return body
+
+
+def kept_bytes() -> int:
+    with _LOCK:
+        return _state["bytes"]
