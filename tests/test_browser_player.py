@@ -244,3 +244,28 @@ def test_cartpole_players_step_and_the_keys_follow_the_last_used(server, browser
     assert read.count(("GET", 200)) >= 3 and len(set(read)) == 1, read  # the three players' animations
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
+
+
+def test_a_player_whose_animation_is_not_served_asks_again_and_draws(server, browser):
+    """An animation pushed out of the server's memory (``ui.served_memory``) is answered 404: the player asks its
+    server for a rerun (which serves it again) and reads it once more, and draws it."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    refused: list[str] = []
+
+    def first_read_refused(route) -> None:
+        if route.request.url not in refused:
+            refused.append(route.request.url)
+            route.fulfill(status=404, body="gone")
+        else:
+            route.continue_()
+
+    page.route("**/app/static/anim/**", first_read_refused)
+    page.goto(f"{server}/cartpole?seed=0&cartpole_preset=quick")
+    wait_idle(page, 300_000)
+    box = page.locator(".pvn-player-caption").filter(has_text="time step").last
+    box.scroll_into_view_if_needed()  # near: the replay reads its animation, is refused once, and reads it again
+    page.wait_for_function("(el) => / of \\d+\\)/.test(el.textContent)", arg=box.element_handle(), timeout=60_000)
+    assert box.inner_text().startswith("time step 0 (1 of") and refused, refused
+    assert "could not be loaded" not in page.locator("[data-testid='stMain']").inner_text()
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()

@@ -21,7 +21,7 @@ def url(name: str, base: str = "") -> str:
     return static_url(name, base)
 
 
-def get(path: str, method: str = "GET", query: bytes = b"t=1") -> tuple[int, dict, bytes]:
+def get(path: str, method: str = "GET", query: bytes = b"t=1", headers=()) -> tuple[int, dict, bytes]:
     """``ProgressReads`` over an app that answers every request with 404 ``BEHIND``: (status, headers, body)."""
     sent = []
 
@@ -35,7 +35,7 @@ def get(path: str, method: str = "GET", query: bytes = b"t=1") -> tuple[int, dic
     async def send(message):
         sent.append(message)
 
-    scope = {"type": "http", "method": method, "path": path, "query_string": query, "headers": []}
+    scope = {"type": "http", "method": method, "path": path, "query_string": query, "headers": list(headers)}
     asyncio.run(ProgressReads(streamlit)(scope, receive, send))
     start, body = sent[0], b"".join(m.get("body", b"") for m in sent[1:])
     return start["status"], dict(start["headers"]), body

@@ -49,6 +49,7 @@ def test_under_make_run_a_player_gets_its_animation_by_url_from_memory():
     """Served by make run (the middleware is in the process), a player gets a URL, not the animation inside the
     page's script run; the middleware answers it with exactly the JSON that went inline before, cached by the
     browser; pushed out of memory, it is served again at the next page run that shows it."""
+    import gzip
     import json
     from urllib.parse import urlsplit
 
@@ -56,7 +57,7 @@ def test_under_make_run_a_player_gets_its_animation_by_url_from_memory():
     from ui import asgi, browser_player, served_memory
 
     def prebuilt(projector: bool) -> dict:
-        return {"figures": {"f": {"data": [{"y": [1.5, 2]}], "layout": {}}}, "frames": [{}], "labels": ["0"]}
+        return {"figures": {"f": {"data": [{"y": [1.5, 2] * 200}], "layout": {}}}, "frames": [{}], "labels": ["0"]}
 
     args = ("by-url-test", ("config", 3), None, 1, None, prebuilt)
     inline, anim = browser_player._frames(*args)
@@ -71,6 +72,10 @@ def test_under_make_run_a_player_gets_its_animation_by_url_from_memory():
     status, headers, body = get(path)
     assert status == 200 and body.decode() == inline["animation"] and json.loads(body) == anim
     assert b"immutable" in headers[b"cache-control"] and headers[b"content-type"] == b"application/json"
+    assert b"content-encoding" not in headers
+    status, zipped_headers, zipped = get(path, headers=[(b"accept-encoding", b"gzip, deflate, br")])  # as browsers ask
+    assert status == 200 and zipped_headers[b"content-encoding"] == b"gzip" and gzip.decompress(zipped) == body
+    assert len(zipped) < len(body) and zipped_headers[b"vary"] == b"accept-encoding"
     assert get(f"{named}guessed.json")[0] == 404  # a guessed name goes on to Streamlit
     with served_memory._LOCK:  # pushed out by newer animations
         served_memory._BODIES.pop(path.partition("/app/static/")[2])

@@ -69,9 +69,11 @@ class ProgressReads:
         if method in ("GET", "POST"):
             _, found, path = scope.get("path", "").partition(STATIC)
             if found and method == "GET" and path.startswith(served_memory.PREFIX):
-                body = served_memory.get(path)
+                gzipped = _accepts_gzip(scope)
+                body = served_memory.get(path, gzipped)
                 if body is not None:
-                    return await _answer(send, body, KEPT)
+                    encoding = [(b"content-encoding", b"gzip")] if gzipped else []
+                    return await _answer(send, body, [*KEPT, *encoding, (b"vary", b"accept-encoding")])
             ours = found and path.startswith("jobs/") and progress_memory.serving(path) is not None
             # as text: parse_qs of bytes raises on an escaped byte that is not UTF-8 (`?%ff`)
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"), errors="replace") if ours else {}
@@ -88,6 +90,13 @@ class ProgressReads:
                 if body is not None:
                     return await _answer(send, body)
         await self.app(scope, receive, send)
+
+
+def _accepts_gzip(scope) -> bool:
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"accept-encoding":
+            return b"gzip" in value.lower()
+    return False
 
 
 async def _answer(send, body: bytes, kind: list[tuple[bytes, bytes]] = HEADERS) -> None:

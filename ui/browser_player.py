@@ -90,7 +90,7 @@ def _frames(
         else:
             _SHARED.move_to_end(slot)
 
-    def make() -> tuple[str, dict, bytes, str]:
+    def make() -> tuple[str, dict, str, str]:
         def styled(t: int) -> dict[str, Any]:
             figures = build(t)
             return {n: theme.projector(go.Figure(f)) for n, f in figures.items()} if projector else figures
@@ -98,13 +98,13 @@ def _frames(
         anim = prebuilt(projector) if prebuilt is not None else animation(styled, num_frames, labels=labels)
         built = f"{key}-{next(_BUILT)}"
         path = f"{served_memory.PREFIX}{built}-{secrets.token_urlsafe(12)}.json"
-        return built, anim, json.dumps(anim, separators=(",", ":")).encode(), path
+        return built, anim, json.dumps(anim, separators=(",", ":")), path
 
     built, anim, text, path = made.get(make)
     if served_memory.enabled():  # make run: the player fetches it when the reader comes near (ui.served_memory)
-        served_memory.put(path, text)  # again if it was pushed out meanwhile
+        served_memory.put(path, text.encode)  # again if it was pushed out meanwhile
         return {"id": built, "url": static_url(path)}, anim
-    return {"id": built, "animation": text.decode()}, anim
+    return {"id": built, "animation": text}, anim
 
 
 def _frame_changed(key: str, start: int) -> None:

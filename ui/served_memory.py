@@ -15,13 +15,15 @@ it again (``ui.browser_player``). No Streamlit here: ``ui/asgi.py`` imports it b
 
 from __future__ import annotations
 
+import gzip
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 MAX_BYTES = 64 * 1024 * 1024  # the players' animations kept for reads: 100-500 kB each, so hundreds of them
 PREFIX = "anim/"  # their paths under static/: anim/<player key>-<build number>-<token>.json
 
-_BODIES: OrderedDict[str, bytes] = OrderedDict()
+_BODIES: OrderedDict[str, tuple[bytes, bytes]] = OrderedDict()  # path -> (the JSON, gzipped)
 _LOCK = threading.Lock()
 _state = {"bytes": 0, "enabled": False}
 
@@ -35,27 +37,33 @@ def enabled() -> bool:
     return _state["enabled"]
 
 
-def put(path: str, body: bytes) -> None:
-    """Serve ``body`` at ``path`` (``anim/...``) until ``MAX_BYTES`` of newer or more recently read bodies push it
-    out; a path already kept is only marked as used."""
+def put(path: str, body: Callable[[], bytes]) -> None:
+    """Serve ``body()`` at ``path`` (``anim/...``), gzipped too (JSON of numbers: a fifth of its size), until
+    ``MAX_BYTES`` of newer or more recently read bodies push it out; a path already kept is only marked as used
+    (``body`` is not called)."""
     with _LOCK:
         if path in _BODIES:
             _BODIES.move_to_end(path)
             return
-        _BODIES[path] = body
-        _state["bytes"] += len(body)
+    plain = body()
+    kept = (plain, gzip.compress(plain, compresslevel=6))
+    with _LOCK:
+        if path not in _BODIES:
+            _BODIES[path] = kept
+            _state["bytes"] += sum(map(len, kept))
         while _state["bytes"] > MAX_BYTES and len(_BODIES) > 1:
             _, old = _BODIES.popitem(last=False)
-            _state["bytes"] -= len(old)
+            _state["bytes"] -= sum(map(len, old))
 
 
-def get(path: str) -> bytes | None:
-    """The body at ``path``, or None (never kept, or pushed out)."""
+def get(path: str, gzipped: bool = False) -> bytes | None:
+    """The body at ``path`` (gzipped if asked), or None (never kept, or pushed out)."""
     with _LOCK:
-        body = _BODIES.get(path)
-        if body is not None:
-            _BODIES.move_to_end(path)
-        return body
+        kept = _BODIES.get(path)
+        if kept is None:
+            return None
+        _BODIES.move_to_end(path)
+        return kept[gzipped]
 
 
 def kept_bytes() -> int:

@@ -22,6 +22,7 @@ const PAD = { left: 64, right: 12, top: 34, bottom: 44 };
 const HEIGHT = 300;
 const WAITING = "Training losses appear here once the PVN trains (Algorithm 2).";
 const MIN_GAP_MS = 50; // between an answer and the next read, however long the answer took
+const STOP_TIMEOUT_MS = 5000;
 const STOPPED = "Run stopped. The figures below are the last finished result."; // as the panel says after its rerun
 const STOP_HELP =
   "Leave the queue, or stop waiting for the running job (it is cancelled unless another session waits on it).";
@@ -193,7 +194,7 @@ class Panel {
     this.setTrigger = setTriggerValue;
     this.url = data.url;
     this.stopUrl = data.stopUrl;
-    this.stopped = false;
+    this.stopped = this.endSeen = false;
     this.stop.disabled = Boolean(this.stopping); // a Stop on its way keeps the button off
     this.stop.hidden = !data.stopUrl;
     this.pollMs = data.pollMs;
@@ -227,11 +228,16 @@ class Panel {
     this.stop.disabled = this.stopping = true;
     let taken = false;
     try {
-      taken = (await fetch(this.stopUrl, { method: "POST", cache: "no-store" })).ok;
+      const signal = AbortSignal.timeout(STOP_TIMEOUT_MS); // a Stop never holds back the end's report for long
+      taken = (await fetch(this.stopUrl, { method: "POST", cache: "no-store", signal })).ok;
     } catch (error) {
       // the rerun below stops it
     }
     this.stopping = false;
+    if (taken || this.endSeen) {
+      this.reported ??= "stopped"; // the trigger below reruns the panel, which draws the end too (_on_stop)
+      clearTimeout(this.timer);
+    }
     if (taken) {
       this.stopped = true;
       this.reported = "stopped"; // no further reads, and no end to report
@@ -263,7 +269,7 @@ class Panel {
       draw(this.canvas, series.length ? payload.chart : {});
     }
     if (this.root.dataset.state !== payload.state) this.root.dataset.state = payload.state;
-    if (!payload.active) this.stop.disabled = true; // ended: the Run button comes back with the rerun below
+    if (!payload.active) this.stop.disabled = this.endSeen = true; // ended: Run comes back with the rerun below
     // (not while a Stop is on its way: its own rerun draws the end, one rerun instead of two)
     if (!payload.active && payload.state !== this.reported && !this.stopping) {
       this.reported = payload.state; // once: Python reruns the panel and the results, which draw it anew

@@ -19,7 +19,7 @@
 //         widths: {figure name: flex weight}, choices: [{key, label, options}], choice: {key: option index}}
 
 const PLAYER = Symbol.for("pvn.player");
-const FETCH_TRIES = 4; // reads of an animation's URL before the player says it is lost (1, 2, 3 s apart)
+const FETCH_TRIES = 5; // reads of an animation's URL before the player says it is lost (1, 2, 4, 8 s apart)
 
 function bold(title) {
   const t = typeof title === "string" ? { text: title } : title;
@@ -302,9 +302,13 @@ function createPlayer(parent) {
 
   // The animation at `data.url`, as text; while it is gone from the server's memory (pushed out by newer ones), the
   // page asks its server to serve it again (a rerun: ui/browser_player.py) and reads it once more, a few times.
+  // Given up (after about 15 s): its place says so, nothing of an earlier animation stays playable, and the next
+  // call from Python (any change of the player's data) tries again.
   async function fetched(data) {
+    const current = () => data.id === s.id && !s.destroyed;
     for (let attempt = 0; attempt < FETCH_TRIES; attempt++) {
-      if (data.id !== s.id) return null;
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** (attempt - 1)));
+      if (!current()) return null;
       try {
         const response = await fetch(data.url);
         if (response.ok) return await response.text();
@@ -312,8 +316,12 @@ function createPlayer(parent) {
         // the server is busy or restarting: tried again below
       }
       if (attempt === 0) self.askAgain?.();
-      await new Promise((resolve) => setTimeout(resolve, 1000 * (attempt + 1)));
     }
+    if (!current()) return null;
+    pause();
+    Object.values(s.divs).forEach((div) => pvnPlotly.Plotly?.purge(div));
+    stage.replaceChildren();
+    Object.assign(s, { anim: null, divs: {}, id: null });
     ui.caption.textContent = "This animation could not be loaded: reload the page.";
     return null;
   }
@@ -359,6 +367,7 @@ function createPlayer(parent) {
       show(data.frame ?? 0);
     },
     destroy() {
+      s.destroyed = true; // a read still retrying stops
       s.playing = false;
       s.waiting?.cancel();
       s.stopClock?.();
