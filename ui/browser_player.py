@@ -191,14 +191,7 @@ def play(
     if choices and on_choice is not None:
         callbacks["on_choice_change"] = lambda: _choice_changed(key, choices, on_choice)
         default["choice"] = dict(choice or {})
-    _player(
-        key=f"{key}_player",
-        data=data,
-        default=default,
-        width="stretch",
-        height="content",
-        **callbacks,
-    )
+    _player(key=f"{key}_player", data=data, default=default, width="stretch", height="content", **callbacks)
 
 
 def _caught_up(
