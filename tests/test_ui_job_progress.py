@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from pvnviz.core.progress import Report, Stage
-from pvnviz.workers.jobqueue import JobView
+from pvnviz.workers.jobs import JobView
 from ui import job_progress
 from ui.jobs import fraction, waiting_text
 

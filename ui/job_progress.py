@@ -38,7 +38,7 @@ from typing import Any
 import streamlit as st
 
 from pvnviz.figures.experiment import MODE_COLOR, MODE_LABEL
-from pvnviz.workers.jobqueue import JobView
+from pvnviz.workers.jobs import JobView
 from ui import progress_memory
 from ui.components import COMPONENTS_DIR, static_url
 

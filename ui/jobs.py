@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from pvnviz.workers.backend import make_backend
-from pvnviz.workers.jobqueue import Job, JobQueue, JobView
+from pvnviz.workers.jobqueue import JobQueue
+from pvnviz.workers.jobs import Job, JobView
 from ui import remember, result_store
 
 if TYPE_CHECKING:  # ui.job_progress imports ui.components, which registers browser components: at first use only

@@ -18,7 +18,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from pvnviz.core.configs import ConfigError
 from pvnviz.runs.pipeline import ExperimentConfig, dataset_config
 from pvnviz.runs.sizing import check_budget, check_memory, estimate
-from pvnviz.workers.jobqueue import JobView
+from pvnviz.workers.jobs import JobView
 from ui import jobs, result_store
 from ui.job_progress import show as show_progress
 from ui.settings import state_key

@@ -239,9 +239,7 @@ class Panel {
       clearTimeout(this.timer);
     }
     if (taken) {
-      this.stopped = true;
-      this.reported = "stopped"; // no further reads, and no end to report
-      clearTimeout(this.timer);
+      this.stopped = true; // no further reads shown
       this.text.textContent = this.text.title = this.shown.text = STOPPED;
       this.root.dataset.state = "stopped";
     }
