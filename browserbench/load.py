@@ -9,6 +9,8 @@ ready (as a class finds them, minutes after the server started; how long they to
 - each session's seconds from its click to its result drawn ("Showing the live run of these settings"), as
   noted by the page itself; and to the websocket message that brings it (Chromium's timestamp): the server's part,
   apart from the time the tab takes to draw it on this machine's cores, which a class's own laptops do not share;
+- the CPU seconds the sessions' own tabs (their Chromium renderers, from ``/proc``) used from the clicks until the
+  results are drawn: on this machine they share the two cores with the server and its workers;
 - the server process's CPU seconds over that time and its peak memory (``VmHWM``): the workers are other
   processes, so this is what routing and drawing cost;
 - while the queue is full: a new visitor's seconds from navigation to the CartPole page idle with the figures
@@ -61,6 +63,7 @@ RUN_ENABLED = (
     ".some((b) => b.textContent.includes('Run with these settings') && !b.disabled)"
 )
 READY = re.compile(r"run worker \d+ ready (?P<after>[\d.]+) s after its start")  # pvnviz.workers.pool's log line
+SETTLE_S = 2.0  # seconds after the last result before each tab's CPU is read: its figures are drawn by then
 FIRST_SEED = 101  # not 0: seed 0's Quick run ships with the app and opens without training
 REPLAY = ("time step", "Start")  # the replay player's caption and its start drop-down: a view control
 
@@ -71,6 +74,7 @@ class LoadResult:
     same_seed: bool
     times: list[float | None] = field(default_factory=list)  # click to result, per session (None: timed out)
     delivered: list[float | None] = field(default_factory=list)  # click to the result's message at the tab
+    tabs_cpu: float | None = None  # CPU s of the sessions' Chromium renderers from the clicks to settled
     server_cpu: float = 0.0
     server_peak_mb: float = 0.0
     idle_open: float | None = None  # the first session's page on the idle server
@@ -148,6 +152,8 @@ def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> Loa
             out.idle_switch = view_switch(pages[0])
             _wait_workers(log, default_workers())
             cpu0 = _proc_cpu(proc.pid)
+            renderers = _renderer_pids()  # the sessions' tabs only: the visitor and the Stop session come later
+            tabs0 = _cpu_of(renderers)
             clicked, clicked_at = [], []  # wall-clock seconds, as the pages' Date.now(); the monotonic clock
             for page in pages:
                 page.evaluate(WATCH_RESULT)
@@ -157,6 +163,8 @@ def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> Loa
             _while_full(browser, base, pages, out, timeout_s)
             out.times = _wait_results(pages, clicked, timeout_s)
             out.delivered = [_delivered(a, t0) for a, t0 in zip(arrivals, clicked_at, strict=True)]
+            time.sleep(SETTLE_S)  # the figures a result brings are drawn after its caption shows
+            out.tabs_cpu = _cpu_of(renderers) - tabs0 if renderers else None
             out.server_cpu = _proc_cpu(proc.pid) - cpu0
             out.server_peak_mb = _peak_mb(proc.pid)
             browser.close()
@@ -216,6 +224,30 @@ def _while_full(browser, base: str, pages: list, out: LoadResult, timeout_s: flo
             print(f"  (page {page.url}: {' | '.join(a[:100] for a in alerts) or 'no alert'}; picture {shot})")
     finally:
         context.close()
+
+
+def _renderer_pids() -> list[int]:
+    """Chromium's renderer processes on this machine (``--type=renderer``): one per browser context here. Their CPU
+    is read from ``/proc``, every thread's: Chromium's own task durations are wall time, which counts the seconds a
+    task waited for a core on a busy machine."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and b"--type=renderer" in (entry / "cmdline").read_bytes():
+                pids.append(int(entry.name))
+        except OSError:  # gone meanwhile
+            continue
+    return pids
+
+
+def _cpu_of(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            total += _proc_cpu(pid)
+        except OSError:  # a renderer that ended: its CPU up to then is lost, so the sum is a lower bound
+            continue
+    return total
 
 
 def _watch_delivery(context, page) -> list[float]:
@@ -281,6 +313,13 @@ def report(label: str, r: LoadResult, timeout_s: float) -> str:
             f"  click to result (s): {times}; all done after {last}",
             "  click to the result's message at the tab (s; the server's part): "
             + (", ".join(_fmt(t, timeout_s) for t in r.delivered) or "not measured"),
+            f"  the sessions' tabs from the clicks to {SETTLE_S:.0f} s after the last result: "
+            + (
+                f"{r.tabs_cpu:.1f} s of Chromium's CPU, {r.tabs_cpu / r.sessions:.2f} s per tab (they share this "
+                "machine's 2 cores with the server and its workers; a class's tabs run on their own laptops)"
+                if r.tabs_cpu is not None
+                else "not measured"
+            ),
             f"  server process: {r.server_cpu:.1f} s CPU over the runs, peak memory {r.server_peak_mb:.0f} MB",
             f"  queue full: new visitor's page {_fmt(r.visitor_open, timeout_s)} s (goal < 6; idle server "
             f"{_fmt(r.idle_open, timeout_s)} s)",

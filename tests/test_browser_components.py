@@ -123,6 +123,29 @@ def test_a_figure_far_away_is_drawn_and_redrawn_only_when_the_reader_comes_near(
     assert names == ["data 1"]
 
 
+PUT_BELOW = """(screens) => {  // scroll the page so the far figure's top is `screens` screens below its bottom edge
+  const main = document.querySelector("[data-testid='stMain']");
+  const top = document.querySelector(".st-key-far_line").getBoundingClientRect().top - main.getBoundingClientRect().top;
+  main.scrollTo(0, main.scrollTop + top - main.clientHeight * (1 + screens));
+}"""
+
+
+def test_a_new_figure_is_drawn_within_half_a_screen_not_a_whole_one(page):
+    """Each tab of a class that waited on one run draws the figures within half a screen of what it shows, not a
+    whole screen's worth more (one figure draw less per tab on the CartPole page, docs/sharing.md)."""
+    page.locator(".st-key-far_line").scroll_into_view_if_needed()
+    page.wait_for_function(f"({FAR_Y})() !== null", timeout=30_000)
+    shown = page.evaluate(FAR_Y)
+    page.get_by_role("button", name="Next data").scroll_into_view_if_needed()  # a screen and more away from it
+    page.get_by_role("button", name="Next data").click()
+    wait_idle(page)
+    page.evaluate(PUT_BELOW, 0.75)
+    page.wait_for_timeout(1000)
+    assert page.evaluate(FAR_Y) == shown, "a figure three quarters of a screen below was drawn"
+    page.evaluate(PUT_BELOW, 0.4)
+    page.wait_for_function(f"({FAR_Y})() === {shown + 1}", timeout=30_000)  # within half a screen: drawn
+
+
 def test_no_request_leaves_the_machine(page):
     hosts = set()
     for url in page.urls:
