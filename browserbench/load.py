@@ -28,6 +28,8 @@ a session without a result by then is printed as ``> T``.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import tempfile
 import time
@@ -89,8 +91,6 @@ class LoadResult:
 
 def _proc_cpu(pid: int) -> float:
     """User + system CPU seconds of one process (not its children)."""
-    import os
-
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -152,8 +152,7 @@ def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> Loa
             out.idle_switch = view_switch(pages[0])
             _wait_workers(log, default_workers())
             cpu0 = _proc_cpu(proc.pid)
-            renderers = _renderer_pids()  # the sessions' tabs only: the visitor and the Stop session come later
-            tabs0 = _cpu_of(renderers)
+            tabs0 = _renderers_cpu()  # the sessions' tabs only: the visitor and the Stop session come later
             clicked, clicked_at = [], []  # wall-clock seconds, as the pages' Date.now(); the monotonic clock
             for page in pages:
                 page.evaluate(WATCH_RESULT)
@@ -163,10 +162,10 @@ def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> Loa
             _while_full(browser, base, pages, out, timeout_s)
             out.times = _wait_results(pages, clicked, timeout_s)
             out.delivered = [_delivered(a, t0) for a, t0 in zip(arrivals, clicked_at, strict=True)]
-            time.sleep(SETTLE_S)  # the figures a result brings are drawn after its caption shows
-            out.tabs_cpu = _cpu_of(renderers) - tabs0 if renderers else None
             out.server_cpu = _proc_cpu(proc.pid) - cpu0
             out.server_peak_mb = _peak_mb(proc.pid)
+            time.sleep(SETTLE_S)  # the figures a result brings are drawn after its caption shows
+            out.tabs_cpu = _cpu_since(tabs0)
             browser.close()
     finally:
         stop_server(proc)
@@ -226,28 +225,38 @@ def _while_full(browser, base: str, pages: list, out: LoadResult, timeout_s: flo
         context.close()
 
 
-def _renderer_pids() -> list[int]:
-    """Chromium's renderer processes on this machine (``--type=renderer``): one per browser context here. Their CPU
-    is read from ``/proc``, every thread's: Chromium's own task durations are wall time, which counts the seconds a
-    task waited for a core on a busy machine."""
-    pids = []
+def _renderers_cpu() -> dict[int, float]:
+    """{pid: CPU seconds} of this benchmark's Chromium renderers (``--type=renderer`` processes descending from this
+    process; one per browser context, never shared between two), every thread's, from ``/proc``: Chromium's own
+    task durations are wall time, which counts the seconds a task waited for a core on a busy machine."""
+    parents, renderers = {}, []
     for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and b"--type=renderer" in (entry / "cmdline").read_bytes():
-                pids.append(int(entry.name))
-        except OSError:  # gone meanwhile
+        if not entry.name.isdigit():
             continue
-    return pids
+        try:
+            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if b"--type=renderer" in (entry / "cmdline").read_bytes():
+                renderers.append(int(entry.name))
+        except (OSError, ValueError, IndexError):  # gone meanwhile
+            continue
+    out = {}
+    for pid in renderers:
+        ancestor = parents.get(pid)
+        while ancestor not in (None, 0, 1, os.getpid()):
+            ancestor = parents.get(ancestor)
+        if ancestor == os.getpid():
+            with contextlib.suppress(OSError):
+                out[pid] = _proc_cpu(pid)
+    return out
 
 
-def _cpu_of(pids: list[int]) -> float:
-    total = 0.0
-    for pid in pids:
-        try:
-            total += _proc_cpu(pid)
-        except OSError:  # a renderer that ended: its CPU up to then is lost, so the sum is a lower bound
-            continue
-    return total
+def _cpu_since(before: dict[int, float]) -> float | None:
+    """CPU seconds the renderers of ``before`` used since, summed over those still running (None if none is)."""
+    used = []
+    for pid, cpu in before.items():
+        with contextlib.suppress(OSError):  # a renderer that ended: left out
+            used.append(_proc_cpu(pid) - cpu)
+    return sum(used) if used else None
 
 
 def _watch_delivery(context, page) -> list[float]:

@@ -5,8 +5,9 @@ page of the app): two ``plotly_view`` figures and a demo slider component. Check
 wheel's plotly.js, loaded once from the app's own server; dragging the slider redraws a trace on every ``input``
 event with no rerun; releasing it (``change``) sends the value to Python with ``setStateValue``; the rerun that
 follows leaves the figure as the browser drew it (same data, so Streamlit does not call the component again);
-a figure more than a screen away is drawn, and redrawn with new data, only when the reader scrolls near it; and
-no request leaves 127.0.0.1. Outside CI a missing Chromium skips these tests; under CI=true it fails them.
+a figure more than a screen away is drawn, and redrawn with new data, only when the reader scrolls near it
+(within half a screen, not a whole one); and no request leaves 127.0.0.1. Outside CI a missing Chromium skips
+these tests; under CI=true it fails them.
 """
 
 import math
