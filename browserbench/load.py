@@ -21,6 +21,10 @@ ready (as a class finds them, minutes after the server started; how long they to
   to "Run stopped" on its page (since the Stop needs no script run under ``make run``: when the server has taken
   it), and to its Run button enabled again (the panel's rerun that follows).
 
+With one session and more measured in the same invocation, it prints the last session's result against one
+session's (on one seed: "8 sessions with the same seed finish in about one run's time"); ``--repeat K`` measures
+the whole list K times and prints each ratio's median, since a run's own time varies by seconds between runs here.
+
 ``--baseline DIR`` runs the same on another checkout afterwards (e.g. ``git worktree add /tmp/before
 5c2e71b``), so both numbers are measured the same way on this machine. ``--timeout`` caps each measurement:
 a session without a result by then is printed as ``> T``.
@@ -31,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -376,21 +381,53 @@ def compare_backends() -> None:
         print(f"{label}: " + ", ".join(f"{k} {v:.1f} s" for k, v in times.items()), flush=True)
 
 
+def last_result(result: LoadResult) -> float | None:
+    """Seconds from the clicks to the last session's result (None if one timed out)."""
+    return None if None in result.times or not result.times else max(result.times)
+
+
+def ratios(runs: dict[int, LoadResult]) -> dict[int, float]:
+    """{sessions: the last session's result against one session's}, for every session count measured beside one
+    session (on one seed: "8 sessions with the same seed finish in about one run's time", issue 17)."""
+    one = last_result(runs[1]) if 1 in runs else None
+    if not one:
+        return {}
+    return {n: last / one for n, r in sorted(runs.items()) if n > 1 and (last := last_result(r)) is not None}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m pvnviz.bench load", description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=positive_int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--same-seed", action="store_true", help="every session runs the same seed")
     parser.add_argument("--timeout", type=positive_int, default=300, help="seconds to wait for each result")
     parser.add_argument("--baseline", type=Path, help="another checkout to measure the same way afterwards")
+    parser.add_argument(
+        "--repeat",
+        type=positive_int,
+        default=1,
+        help="measure the whole list this many times (a run's time varies by seconds between runs here)",
+    )
     parser.add_argument("--backends", action="store_true", help="only compare the local pool with a local Ray")
     args = parser.parse_args(argv)
     if args.backends:
         compare_backends()
         return 0
-    for n in args.sessions:
-        for label, root in (("this checkout", ROOT), ("baseline", args.baseline)):
-            if root is None:
-                continue
-            result = measure(root.resolve(), n, args.same_seed, args.timeout)
-            print(report(f"{label} ({root})", result, args.timeout), flush=True)
+    checkouts = [(label, root) for label, root in (("this checkout", ROOT), ("baseline", args.baseline)) if root]
+    seen: dict[str, list[dict[int, float]]] = {label: [] for label, _ in checkouts}
+    for repeat in range(args.repeat):
+        runs: dict[str, dict[int, LoadResult]] = {label: {} for label, _ in checkouts}
+        for n in args.sessions:
+            for label, root in checkouts:
+                result = runs[label][n] = measure(root.resolve(), n, args.same_seed, args.timeout)
+                print(report(f"{label} ({root})", result, args.timeout), flush=True)
+        for label, _ in checkouts:
+            seen[label].append(found := ratios(runs[label]))
+            for n, ratio in found.items():
+                print(f"{label}, run {repeat + 1}: the last of {n} sessions at {ratio:.2f} times one session's")
+    if args.repeat > 1:
+        for label, _ in checkouts:
+            for n in sorted({n for found in seen[label] for n in found}):
+                values = sorted(found[n] for found in seen[label] if n in found)
+                print(f"{label}: the last of {n} sessions at {statistics.median(values):.2f} times one session's "
+                      f"(median of {len(values)}: {', '.join(f'{v:.2f}' for v in values)})")
     return 0

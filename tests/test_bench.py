@@ -81,3 +81,15 @@ def test_swimmer_physics_limit_lies_between_gymnasium_and_four_times_it():
         gym_rates.append(steps / (time.process_time() - started))
     limit, gym = max(limits), max(gym_rates)
     assert gym < limit < 4 * gym, (limit, gym)
+
+
+def test_load_ratios_compare_the_last_session_with_one_alone():
+    """``bench load`` states "8 sessions on one seed in about one run's time" as the last of the 8 results against
+    one session's; a session count with a timed-out session, or without one session measured, has no ratio."""
+    from browserbench.load import LoadResult, last_result, ratios
+
+    one, eight = LoadResult(1, True, times=[10.0]), LoadResult(8, True, times=[11.0, 12.5, 11.5])
+    timed_out = LoadResult(4, True, times=[9.0, None])
+    assert last_result(eight) == 12.5 and last_result(timed_out) is None
+    assert ratios({1: one, 4: timed_out, 8: eight}) == {8: pytest.approx(1.25)}
+    assert ratios({8: eight}) == {} and ratios({1: LoadResult(1, True, times=[None]), 8: eight}) == {}
