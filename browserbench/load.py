@@ -32,16 +32,23 @@ a session without a result by then is printed as ``> T``.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import statistics
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from browserbench.browser import FIRST_SCREEN_DRAWN, IDLE, launch, start_server, stop_server
+from browserbench.loadstats import (
+    SETTLE_S,
+    LoadResult,
+    cpu_since,
+    median_lines,
+    peak_mb,
+    proc_cpu,
+    ratio_lines,
+    renderers_cpu,
+    report,
+)
 from browserbench.ui import OBSERVER, wait_settled
 from pvnviz.cli.argtypes import OneLineParser, positive_int
 from pvnviz.workers.pool import default_workers
@@ -70,41 +77,8 @@ RUN_ENABLED = (
     ".some((b) => b.textContent.includes('Run with these settings') && !b.disabled)"
 )
 READY = re.compile(r"run worker \d+ ready (?P<after>[\d.]+) s after its start")  # pvnviz.workers.pool's log line
-SETTLE_S = 2.0  # seconds after the last result before each tab's CPU is read: its figures are drawn by then
 FIRST_SEED = 101  # not 0: seed 0's Quick run ships with the app and opens without training
 REPLAY = ("time step", "Start")  # the replay player's caption and its start drop-down: a view control
-
-
-@dataclass
-class LoadResult:
-    sessions: int
-    same_seed: bool
-    times: list[float | None] = field(default_factory=list)  # click to result, per session (None: timed out)
-    delivered: list[float | None] = field(default_factory=list)  # click to the result's message at the tab
-    tabs_cpu: float | None = None  # CPU s of the sessions' Chromium renderers from the clicks to settled
-    server_cpu: float = 0.0
-    server_peak_mb: float = 0.0
-    idle_open: float | None = None  # the first session's page on the idle server
-    idle_switch: tuple[float, float] | None = None  # (seconds to the redraw, seconds to idle after its rerun)
-    loaded_switch: tuple[float, float] | None = None
-    visitor_open: float | None = None
-    stop_latency: float | None = None
-    stop_rerun: float | None = None  # from the click to the Run button enabled again (the panel's rerun)
-    jobs: list[tuple[str, float, float]] = field(default_factory=list)  # (label and end, waited s, ran s) per job
-    workers_ready: list[float] = field(default_factory=list)  # seconds each run worker took to start, from the log
-
-
-def _proc_cpu(pid: int) -> float:
-    """User + system CPU seconds of one process (not its children)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _peak_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def _open(context, url: str, timeout_s: float) -> tuple[object, float]:
@@ -156,8 +130,8 @@ def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> Loa
                 out.idle_open = took if out.idle_open is None else out.idle_open
             out.idle_switch = view_switch(pages[0])
             _wait_workers(log, default_workers())
-            cpu0 = _proc_cpu(proc.pid)
-            tabs0 = _renderers_cpu()  # the sessions' tabs only: the visitor and the Stop session come later
+            cpu0 = proc_cpu(proc.pid)
+            tabs0 = renderers_cpu()  # the sessions' tabs only: the visitor and the Stop session come later
             clicked, clicked_at = [], []  # wall-clock seconds, as the pages' Date.now(); the monotonic clock
             for page in pages:
                 page.evaluate(WATCH_RESULT)
@@ -167,10 +141,10 @@ def measure(root: Path, sessions: int, same_seed: bool, timeout_s: float) -> Loa
             _while_full(browser, base, pages, out, timeout_s)
             out.times = _wait_results(pages, clicked, timeout_s)
             out.delivered = [_delivered(a, t0) for a, t0 in zip(arrivals, clicked_at, strict=True)]
-            out.server_cpu = _proc_cpu(proc.pid) - cpu0
-            out.server_peak_mb = _peak_mb(proc.pid)
+            out.server_cpu = proc_cpu(proc.pid) - cpu0
+            out.server_peak_mb = peak_mb(proc.pid)
             time.sleep(SETTLE_S)  # the figures a result brings are drawn after its caption shows
-            out.tabs_cpu = _cpu_since(tabs0)
+            out.tabs_cpu = cpu_since(tabs0)
             browser.close()
     finally:
         stop_server(proc)
@@ -230,40 +204,6 @@ def _while_full(browser, base: str, pages: list, out: LoadResult, timeout_s: flo
         context.close()
 
 
-def _renderers_cpu() -> dict[int, float]:
-    """{pid: CPU seconds} of this benchmark's Chromium renderers (``--type=renderer`` processes descending from this
-    process; one per browser context, never shared between two), every thread's, from ``/proc``: Chromium's own
-    task durations are wall time, which counts the seconds a task waited for a core on a busy machine."""
-    parents, renderers = {}, []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if b"--type=renderer" in (entry / "cmdline").read_bytes():
-                renderers.append(int(entry.name))
-        except (OSError, ValueError, IndexError):  # gone meanwhile
-            continue
-    out = {}
-    for pid in renderers:
-        ancestor = parents.get(pid)
-        while ancestor not in (None, 0, 1, os.getpid()):
-            ancestor = parents.get(ancestor)
-        if ancestor == os.getpid():
-            with contextlib.suppress(OSError):
-                out[pid] = _proc_cpu(pid)
-    return out
-
-
-def _cpu_since(before: dict[int, float]) -> float | None:
-    """CPU seconds the renderers of ``before`` used since, summed over those still running (None if none is)."""
-    used = []
-    for pid, cpu in before.items():
-        with contextlib.suppress(OSError):  # a renderer that ended: left out
-            used.append(_proc_cpu(pid) - cpu)
-    return sum(used) if used else None
-
-
 def _watch_delivery(context, page) -> list[float]:
     """The times (Chromium's monotonic clock, which is the system's: ``time.monotonic()``) at which the tab's
     websocket received a message holding ``RESULT``, the caption of a drawn result: when the server had sent it,
@@ -307,48 +247,6 @@ def _wait_results(pages: list, clicked: list[float], timeout_s: float) -> list[f
     return [t if t is not None and t <= timeout_s else None for t in times]
 
 
-def _fmt(value: float | None, cap: float) -> str:
-    return f"> {cap:.0f}" if value is None else f"{value:.1f}"
-
-
-def _fmt_switch(value: tuple[float, float] | None) -> str:
-    if value is None:
-        return "not measured"
-    return f"redraw {value[0] * 1000:.0f} ms, idle after its rerun {value[1]:.2f} s"
-
-
-def report(label: str, r: LoadResult, timeout_s: float) -> str:
-    times = ", ".join(_fmt(t, timeout_s) for t in r.times)
-    done = [t for t in r.times if t is not None]
-    last = f"{max(done):.1f} s" if len(done) == len(r.times) else f"> {timeout_s:.0f} s"
-    return "\n".join(
-        [
-            f"{label}: {r.sessions} sessions, {'one seed' if r.same_seed else 'own seeds'}",
-            f"  click to result (s): {times}; all done after {last}",
-            "  click to the result's message at the tab (s; the server's part): "
-            + (", ".join(_fmt(t, timeout_s) for t in r.delivered) or "not measured"),
-            f"  the sessions' tabs from the clicks to {SETTLE_S:.0f} s after the last result: "
-            + (
-                f"{r.tabs_cpu:.1f} s of Chromium's CPU, {r.tabs_cpu / r.sessions:.2f} s per tab (they share this "
-                "machine's 2 cores with the server and its workers; a class's tabs run on their own laptops)"
-                if r.tabs_cpu is not None
-                else "not measured"
-            ),
-            f"  server process: {r.server_cpu:.1f} s CPU over the runs, peak memory {r.server_peak_mb:.0f} MB",
-            f"  queue full: new visitor's page {_fmt(r.visitor_open, timeout_s)} s (goal < 6; idle server "
-            f"{_fmt(r.idle_open, timeout_s)} s)",
-            f"  view switch, queue full: {_fmt_switch(r.loaded_switch)}; idle server: {_fmt_switch(r.idle_switch)} "
-            "(goal: within 2x)",
-            f"  Stop with every worker busy: {_fmt(r.stop_latency, timeout_s)} s to 'Run stopped' (goal < 1), "
-            f"{_fmt(r.stop_rerun, timeout_s)} s to Run enabled again (the panel's rerun)",
-            "  run workers ready (s after their start; the clicks wait for them): "
-            + (", ".join(f"{t:.1f}" for t in r.workers_ready) or "not logged"),
-            "  jobs in the server's log (waited, ran): "
-            + ("; ".join(f"{label} {w:.1f} s, {t:.1f} s" for label, w, t in r.jobs) or "none logged"),
-        ]
-    )
-
-
 def backend_times(make) -> dict[str, float]:
     """Seconds from creating a backend to its first quick task's result, then for 2 Quick CartPole runs at once."""
     from pvnviz.polytope.experiment import PolytopeConfig
@@ -381,20 +279,6 @@ def compare_backends() -> None:
         print(f"{label}: " + ", ".join(f"{k} {v:.1f} s" for k, v in times.items()), flush=True)
 
 
-def last_result(result: LoadResult) -> float | None:
-    """Seconds from the clicks to the last session's result (None if one timed out)."""
-    return None if None in result.times or not result.times else max(result.times)
-
-
-def ratios(runs: dict[int, LoadResult]) -> dict[int, float]:
-    """{sessions: the last session's result against one session's}, for every session count measured beside one
-    session (on one seed: "8 sessions with the same seed finish in about one run's time", issue 17)."""
-    one = last_result(runs[1]) if 1 in runs else None
-    if not one:
-        return {}
-    return {n: last / one for n, r in sorted(runs.items()) if n > 1 and (last := last_result(r)) is not None}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m pvnviz.bench load", description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=positive_int, nargs="+", default=[1, 2, 4, 8])
@@ -416,18 +300,15 @@ def main(argv: list[str] | None = None) -> int:
     seen: dict[str, list[dict[int, float]]] = {label: [] for label, _ in checkouts}
     for repeat in range(args.repeat):
         runs: dict[str, dict[int, LoadResult]] = {label: {} for label, _ in checkouts}
-        for n in args.sessions:
-            for label, root in checkouts:
+        for n in dict.fromkeys(args.sessions):
+            for label, root in checkouts if repeat % 2 == 0 else checkouts[::-1]:  # neither always goes first
                 result = runs[label][n] = measure(root.resolve(), n, args.same_seed, args.timeout)
                 print(report(f"{label} ({root})", result, args.timeout), flush=True)
         for label, _ in checkouts:
-            seen[label].append(found := ratios(runs[label]))
-            for n, ratio in found.items():
-                print(f"{label}, run {repeat + 1}: the last of {n} sessions at {ratio:.2f} times one session's")
+            lines, found = ratio_lines(f"{label}, run {repeat + 1}", runs[label])
+            seen[label].append(found)
+            print("\n".join(lines), flush=True)
     if args.repeat > 1:
         for label, _ in checkouts:
-            for n in sorted({n for found in seen[label] for n in found}):
-                values = sorted(found[n] for found in seen[label] if n in found)
-                print(f"{label}: the last of {n} sessions at {statistics.median(values):.2f} times one session's "
-                      f"(median of {len(values)}: {', '.join(f'{v:.2f}' for v in values)})")
+            print("\n".join(median_lines(label, seen[label])))
     return 0

@@ -86,10 +86,51 @@ def test_swimmer_physics_limit_lies_between_gymnasium_and_four_times_it():
 def test_load_ratios_compare_the_last_session_with_one_alone():
     """``bench load`` states "8 sessions on one seed in about one run's time" as the last of the 8 results against
     one session's; a session count with a timed-out session, or without one session measured, has no ratio."""
-    from browserbench.load import LoadResult, last_result, ratios
+    from browserbench.loadstats import LoadResult, last_result, median_lines, ratio_lines, ratios
 
     one, eight = LoadResult(1, True, times=[10.0]), LoadResult(8, True, times=[11.0, 12.5, 11.5])
     timed_out = LoadResult(4, True, times=[9.0, None])
     assert last_result(eight) == 12.5 and last_result(timed_out) is None
     assert ratios({1: one, 4: timed_out, 8: eight}) == {8: pytest.approx(1.25)}
     assert ratios({8: eight}) == {} and ratios({1: LoadResult(1, True, times=[None]), 8: eight}) == {}
+    assert last_result(LoadResult(8, True)) is None  # nothing measured
+    lines, found = ratio_lines("run 1", {1: one, 4: timed_out, 8: eight})
+    assert found == {8: pytest.approx(1.25)}
+    assert lines == [
+        "run 1: the last of 8 sessions at 1.25 times one session's",
+        "run 1: no ratio for 4 sessions (a session timed out)",
+    ]
+    assert ratio_lines("run 2", {8: eight})[0] == ["run 2: no ratio for 8 sessions (one session was not measured)"]
+    medians = median_lines("this checkout", [{8: 1.5}, {8: 1.1}, {}, {8: 1.6}])
+    assert medians == [
+        "this checkout: the last of 8 sessions at 1.50 times one session's (median of 3 of 4 runs: 1.10, 1.50, 1.60)"
+    ]
+
+
+def test_load_main_prints_each_runs_ratio_and_their_median(monkeypatch, capsys, tmp_path):
+    """``bench load --sessions 1 8 --same-seed --repeat 3 --baseline DIR``: both checkouts in every run, the baseline
+    first in every other run, each run's ratio per checkout and, over the runs, each checkout's median."""
+    from browserbench import load
+    from browserbench.loadstats import LoadResult
+
+    lasts = iter([8.0, 8.0, 12.0, 16.0, 10.0, 10.0, 11.0, 12.0, 8.0, 9.0, 13.0, 9.0])  # in the order measured
+    order = []
+
+    def measure(root, sessions, same_seed, timeout_s):
+        order.append((root.name, sessions))
+        return LoadResult(sessions, same_seed, times=[next(lasts)] * sessions)
+
+    monkeypatch.setattr(load, "measure", measure)
+    monkeypatch.setattr(load, "report", lambda label, result, timeout_s: f"report {label} {result.sessions}")
+    assert load.main(["--sessions", "1", "8", "--same-seed", "--repeat", "3", "--baseline", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    base, this = tmp_path.name, load.ROOT.name
+    assert order == [(this, 1), (base, 1), (this, 8), (base, 8)] + [(base, 1), (this, 1), (base, 8), (this, 8)] + [
+        (this, 1), (base, 1), (this, 8), (base, 8)
+    ]
+    assert "this checkout, run 1: the last of 8 sessions at 1.50 times one session's" in out
+    assert "baseline, run 2: the last of 8 sessions at 1.10 times one session's" in out  # 11 / 10, measured first
+    assert out[-2:] == [
+        "this checkout: the last of 8 sessions at 1.50 times one session's (median of 3 of 3 runs: 1.20, 1.50, 1.62)",
+        "baseline: the last of 8 sessions at 1.10 times one session's (median of 3 of 3 runs: 1.00, 1.10, 2.00)",
+    ]
