@@ -33,9 +33,14 @@ class LoadResult:
     workers_ready: list[float] = field(default_factory=list)  # seconds each run worker took to start, from the log
 
 
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command's name (state first, then the parent's pid)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def proc_cpu(pid: int) -> float:
     """User + system CPU seconds of one process (not its children)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = _stat(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -55,7 +60,7 @@ def renderers_cpu() -> dict[int, float]:
         if not entry.name.isdigit():
             continue
         try:
-            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            parents[int(entry.name)] = int(_stat(int(entry.name))[1])
             if b"--type=renderer" in (entry / "cmdline").read_bytes():
                 renderers.append(int(entry.name))
         except (OSError, ValueError, IndexError):  # gone meanwhile
@@ -92,8 +97,8 @@ def _fmt_switch(value: tuple[float, float] | None) -> str:
 
 def report(label: str, r: LoadResult, timeout_s: float) -> str:
     times = ", ".join(_fmt(t, timeout_s) for t in r.times)
-    done = [t for t in r.times if t is not None]
-    last = f"{max(done):.1f} s" if len(done) == len(r.times) else f"> {timeout_s:.0f} s"
+    done = last_result(r)
+    last = f"{done:.1f} s" if done is not None else f"> {timeout_s:.0f} s"
     return "\n".join(
         [
             f"{label}: {r.sessions} sessions, {'one seed' if r.same_seed else 'own seeds'}",
@@ -158,4 +163,3 @@ def median_lines(label: str, repeats: list[dict[int, float]]) -> list[str]:
             f"(median of {len(values)} of {len(repeats)} runs: {shown})"
         )
     return lines
-
