@@ -72,8 +72,10 @@ WATCH_RESULT = f"""() => {{
     if (shows()) {{ window.__pvnResultAt = Date.now(); clearInterval(timer); }}
   }}, 250);
 }}"""
+# the Run button, a Streamlit button (`streamlit run`) or the job panel's component's (`make run`: in its shadow root)
 RUN_ENABLED = (
-    "() => [...document.querySelectorAll('button')]"
+    "() => [document, ...[...document.querySelectorAll('*')].map((e) => e.shadowRoot).filter(Boolean)]"
+    ".flatMap((root) => [...root.querySelectorAll('button')])"
     ".some((b) => b.textContent.includes('Run with these settings') && !b.disabled)"
 )
 READY = re.compile(r"run worker \d+ ready (?P<after>[\d.]+) s after its start")  # pvnviz.workers.pool's log line

@@ -25,12 +25,14 @@ PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.
 
 @pytest.fixture(autouse=True)
 def animations_inline():
-    """``AppTest`` runs no middleware, so the players' animations go inline (``players`` reads them there): a test
-    that builds ``ui.asgi.ProgressReads`` (which turns on serving them by URL) must not leave that on."""
-    from ui import served_memory
+    """``AppTest`` runs no middleware, so the players' animations go inline (``players`` reads them there) and
+    Run is a Streamlit button: a test that builds ``ui.asgi.ProgressReads`` (which turns on serving them by URL, and
+    the pages' Run in the browser) must not leave that on."""
+    from ui import progress_memory, served_memory
 
     yield
     served_memory._state["enabled"] = False
+    progress_memory._ENABLED.clear()
 
 
 def open_page(page: str, timeout: float = 300) -> AppTest:

@@ -3,6 +3,7 @@ and Stop, two sessions sharing a job, links (good, bad and hostile), reset, save
 hostile ones refused), projector mode, the shipped budget comparison."""
 
 import json
+import threading
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -151,6 +152,78 @@ def test_stop_cancels_a_running_job_and_keeps_the_last_result():
     assert "Run stopped" in texts(at)
     assert "Shown below: preset Paper (MLP [30]), seed 0" in texts(at)  # the last finished result stays
     assert len(figures(at)) >= 5
+
+
+def _panel_data(at: AppTest) -> dict:
+    (panel,) = [e for e in at.get("bidi_component") if e.proto.component_name == "pvn_job_progress"]
+    return json.loads(panel.proto.json)
+
+
+def _press_browser_run(at: AppTest) -> dict:
+    """What the job panel's Run does in a browser under ``make run``: the middleware takes the POST of its
+    ``startUrl`` (``ui.asgi.ProgressReads``), on a thread of the server's, not in a script run; its answer."""
+    (token,) = parse_qs(urlsplit(_panel_data(at)["run"]["startUrl"]).query)["run"]
+    action = progress_memory.take_start(token)
+    assert action is not None
+    answered: list[bytes] = []
+    thread = threading.Thread(target=lambda: answered.append(action()))
+    thread.start()
+    thread.join()
+    return json.loads(answered[0])
+
+
+def _stop_by(answer: dict) -> bool:
+    stop_url = urlsplit(answer["stopUrl"])
+    (token,) = parse_qs(stop_url.query)["stop"]
+    return progress_memory.stop(stop_url.path.partition(f"/{STATIC_ROUTE}/")[2], token)
+
+
+def test_under_make_run_the_middleware_takes_run_and_the_next_script_run_adopts_the_job():
+    """Served by ``make run``, Run is the job panel's component's: the middleware queues the job with no script run
+    and answers what the page follows; two sessions pressing it share one job; each session's next script run adopts
+    its job, whose Stop keeps working."""
+    progress_memory.enable_starts()  # as ui.asgi.ProgressReads does (the conftest turns it off after the test)
+    first, second = open_page("pages/cartpole.py"), open_page("pages/cartpole.py")
+    for at in (first, second):
+        _small(at, train_steps=3000)
+        at.session_state["seed"] = 12
+        at.run()
+        assert not [b for b in at.button if b.key == "cartpole_run_button"]  # Run is the component's
+        assert _panel_data(at)["run"]["label"] == "Run with these settings" and _panel_data(at)["payload"] is None
+    answer = _press_browser_run(first)
+    job_id = answer["payload"]["id"]
+    assert answer["payload"]["active"] and answer["stopUrl"].startswith(answer["url"] + "?stop=")
+    assert "cartpole_job" not in first.session_state  # no script run yet
+    assert ui.jobs.job_queue().view(job_id).waiters == 1
+    again = _press_browser_run(second)  # the same settings: the same job
+    assert again["payload"]["id"] == job_id and ui.jobs.job_queue().view(job_id).waiters == 2
+    first.run()  # its next script run adopts the job: the panel follows it, with the same Stop
+    assert first.session_state["cartpole_job"] == job_id
+    data = _panel_data(first)
+    assert data["payload"]["id"] == job_id and data["run"]["disabled"] and data["stopUrl"] == answer["stopUrl"]
+    assert _stop_by(again)  # the second leaves before any script run of its own: the job goes on for the first
+    second.run()
+    assert second.session_state["cartpole_job"] is None and "Run stopped" in texts(second)
+    assert ui.jobs.job_queue().view(job_id).active and ui.jobs.job_queue().view(job_id).waiters == 1
+    job = _wait_for_job(first)
+    assert job.state == "done", job
+    assert "live run of these settings" in texts(first) and not first.exception
+
+
+def test_a_run_the_middleware_cannot_queue_is_refused_and_logged(caplog):
+    """Anything that goes wrong in the browser's Run answers ``REFUSED`` (the page then asks by a rerun, which says
+    what went wrong); the traceback goes to the server's log."""
+    from pvnviz.runs.pipeline import ExperimentConfig
+    from ui import run_panel
+
+    class Broken:
+        def submit(self, *args, **kwargs):
+            raise OSError("no worker can start")
+
+    config = ExperimentConfig(num_policies=10, num_episodes=2, horizon=20, train_steps=20, ascent_steps=20)
+    answer = run_panel._browser_start(Broken(), None, "s/x", "cartpole", None, config, 3)
+    assert answer == run_panel.REFUSED
+    assert "no worker can start" in caplog.text
 
 
 def test_two_sessions_with_the_same_settings_share_one_job():

@@ -5,7 +5,8 @@ losses); a third, with another seed,
 waits in line and says where it stands; leaving the queue takes effect at once; a fourth waits in line and its
 page follows its job into a worker without a server rerun; the shared job's result
 is drawn on both pages, by a rerun of the job panel and the results only (not the sidebar or the figures after
-the results); the workers end with the server.
+the results); the workers end with the server. Run itself needs no server rerun: the middleware takes it
+(``make run``), and a Run it refuses or never answers is asked for by a rerun instead.
 """
 
 import subprocess
@@ -75,8 +76,11 @@ def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
         second = _page(browser, URL.format(base=base, seed=21, steps=4000), sent["second"])
         third = _page(browser, URL.format(base=base, seed=22, steps=4000))
         fourth = _page(browser, URL.format(base=base, seed=23, steps=4000))
+        first.evaluate(RUNS)
         first.get_by_role("button", name="Run with these settings").click()
         expect(first.get_by_text("Running in a worker")).to_be_visible(timeout=60_000)
+        expect(first.get_by_role("button", name="Run with these settings")).to_be_disabled()
+        assert first.evaluate("window.__runs") == 0, "Run reran the page: the middleware should have taken it"
         record_workers()  # the server's worker processes, checked after the server stops
         # the live loss chart (a canvas component) fills with the worker's losses while the job runs
         first.wait_for_function(
@@ -118,4 +122,23 @@ def test_sessions_share_a_job_wait_in_line_and_leave_it(one_worker_server):
         fourth.get_by_role("button", name="Stop").click()
         expect(fourth.get_by_text("Run stopped").first).to_be_visible(timeout=10_000)
         expect(fourth.get_by_role("button", name="Run with these settings")).to_be_enabled(timeout=10_000)
+        browser.close()
+
+
+def test_a_run_the_middleware_never_answers_is_asked_for_by_a_rerun(one_worker_server):
+    """The page's Run POSTs its start URL; when that fails (here: the request is aborted), the click falls back to
+    a rerun of the job panel, which queues the run: the result comes all the same."""
+    from playwright.sync_api import expect, sync_playwright
+
+    base, _ = one_worker_server
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = _page(browser, URL.format(base=base, seed=24, steps=100))
+        aborted = []
+        page.route("**/jobs/start?*", lambda route: aborted.append(route.request.method) or route.abort())
+        page.evaluate(RUNS)
+        page.get_by_role("button", name="Run with these settings").click()
+        expect(page.get_by_text("live run of these settings")).to_be_visible(timeout=120_000)
+        assert aborted == ["POST"] and page.evaluate("window.__runs") >= 1
+        assert page.locator("[data-testid='stException']").count() == 0
         browser.close()

@@ -171,3 +171,33 @@ def test_a_stop_for_a_file_that_is_gone_is_not_taken(progress_files):
     writer.close()
     assert get(url(name), method="POST", query=b"stop=tok") == (404, {}, BEHIND) and stopped == []
     assert progress_memory.take_stop(name, "tok") is None  # forgotten with its file: no token outlives it
+
+
+def test_a_run_with_its_session_s_token_is_taken_once_without_streamlit():
+    """A page's Run (``job_progress.js``): a POST of ``static/jobs/start`` with the token its session's panel was
+    given runs that session's Run in the middleware, once, and answers what it returns; a panel's new token replaces
+    its last; any other POST, and a GET, go on to Streamlit."""
+    started = []
+    progress_memory.allow_start(("s1", "cartpole"), "old", lambda: started.append("old") or b"{}")
+    progress_memory.allow_start(("s1", "cartpole"), "tok-a", lambda: started.append("a") or b'{"url":"x"}')
+    progress_memory.allow_start(("s2", "cartpole"), "tok-b", lambda: started.append("b") or b"{}")
+    start = url(progress_memory.START_PATH)
+    for query in (b"run=old", b"run=tok-c", b"run=", b"run=tok-a&run=tok-b", b"t=1", b"run=%ff", b"stop=tok-a"):
+        assert get(start, method="POST", query=query) == (404, {}, BEHIND), query
+    assert get(start, query=b"run=tok-a") == (404, {}, BEHIND) and started == []  # a GET runs nothing
+    assert get(url("jobs/starts"), method="POST", query=b"run=tok-a") == (404, {}, BEHIND)  # another path
+    for base in ("", "course"):  # the first takes it, at any base URL path; the second finds it used
+        answer = get(url(progress_memory.START_PATH, base), method="POST", query=b"run=tok-a")
+        assert answer[2] == (b'{"url":"x"}' if base == "" else BEHIND), base
+    assert started == ["a"]
+    status, headers, body = get(start, method="POST", query=b"run=tok-b")
+    assert (status, body, started) == (200, b"{}", ["a", "b"])
+    assert headers[b"content-type"] == b"application/json" and headers[b"cache-control"] == b"no-store"
+
+
+def test_the_start_tokens_kept_are_bounded(monkeypatch):
+    monkeypatch.setattr(progress_memory, "MAX_STARTS", 3)
+    for i in range(5):
+        progress_memory.allow_start(("bound", i), f"bound-{i}", lambda: b"{}")
+    assert progress_memory.take_start("bound-0") is None and progress_memory.take_start("bound-1") is None
+    assert all(progress_memory.take_start(f"bound-{i}") is not None for i in (2, 3, 4))

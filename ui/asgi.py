@@ -58,11 +58,17 @@ class ProgressReads:
 
     A POST to a progress file with ``stop=<token>`` is a page's Stop (``job_progress.js``): the session that got
     that token (``progress_memory.allow_stop``) stops waiting on the job at once, with no script run, and the
-    answer is ``{"stopped":true}``. A POST with a wrong token goes on to Streamlit, which refuses it (405)."""
+    answer is ``{"stopped":true}``. A POST with a wrong token goes on to Streamlit, which refuses it (405).
+
+    A POST to ``static/jobs/start`` with ``run=<token>`` is a page's Run (``job_progress.js``): the session that got
+    that token (``progress_memory.allow_start``) queues its job, with no script run, and the answer is what the page
+    then follows (the job's progress file and Stop). A wrong or used token goes on to Streamlit (405): the page then
+    asks for the Run by a script run instead."""
 
     def __init__(self, app) -> None:
         self.app = app
         served_memory.enable()  # the players' animations go by URL (ui.browser_player)
+        progress_memory.enable_starts()  # the pages' Run buttons are drawn in the browser, and come here
 
     async def __call__(self, scope, receive, send) -> None:
         method = scope.get("method") if scope["type"] == "http" else None
@@ -74,6 +80,11 @@ class ProgressReads:
                 if body is not None:
                     encoding = [(b"content-encoding", b"gzip")] if gzipped else []
                     return await _answer(send, body, [*KEPT, *encoding, (b"vary", b"accept-encoding")])
+            if found and method == "POST" and path == progress_memory.START_PATH:
+                tokens = parse_qs(scope.get("query_string", b"").decode("latin-1"), errors="replace").get("run", [])
+                start = progress_memory.take_start(tokens[0]) if len(tokens) == 1 else None
+                if start is not None:  # the queue's lock, off the event loop; the request's body is never read
+                    return await _answer(send, await asyncio.to_thread(start))
             ours = found and path.startswith("jobs/") and progress_memory.serving(path) is not None
             # as text: parse_qs of bytes raises on an escaped byte that is not UTF-8 (`?%ff`)
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"), errors="replace") if ours else {}

@@ -64,6 +64,13 @@ _progress = st.components.v2.component(
   border-radius: var(--st-base-radius, 0.5rem); cursor: pointer; }
 .pvn-job-stop:hover:enabled { border-color: var(--st-primary-color); color: var(--st-primary-color); }
 .pvn-job-stop:disabled { opacity: 0.6; cursor: default; }
+.pvn-job-run { font-family: var(--st-font); font-size: 1rem; line-height: 1.6; padding: 0.25rem 0.75rem;
+  margin: 0; color: #fff; background: var(--st-primary-color); border: 1px solid var(--st-primary-color);
+  border-radius: var(--st-base-radius, 0.5rem); cursor: pointer; }
+.pvn-job-run:hover:enabled { filter: brightness(0.9); }
+.pvn-job-run:disabled { opacity: 0.4; cursor: not-allowed; }
+.pvn-job-run + div { margin-top: 1rem; }
+.pvn-job-run[hidden], .pvn-job-progress > div[hidden] { display: none; }
 .pvn-job-text { flex: 1; min-width: 0; margin: 0; height: 1.6em; line-height: 1.6em; white-space: nowrap;
   overflow: hidden; text-overflow: ellipsis; contain: strict; font-family: var(--st-font);
   color: var(--st-text-color); }
@@ -217,32 +224,52 @@ def _running(pid: int) -> bool:
     return True
 
 
+def follow(files: ProgressFiles, job: JobView, stop: Callable[[], None], token: str | None = None) -> dict[str, Any]:
+    """What a page needs to follow ``job``: its progress file's URL and content now, and its Stop's URL, whose
+    ``token`` (new if None) runs ``stop`` in the server's middleware (``ui.progress_memory.allow_stop``)."""
+    name, content = files.watch(job)
+    token = token or secrets.token_urlsafe(16)
+    progress_memory.allow_stop(name, token, stop)
+    url = static_url(name)
+    return {"url": url, "stopUrl": f"{url}?stop={token}", "payload": content, "stopToken": token}
+
+
 def show(
     files: ProgressFiles,
-    job: JobView,
+    job: JobView | None,
     key: str,
     on_state: Callable[[], None],
     stop: Callable[[], None],
     on_stop: Callable[[], None],
+    run: dict[str, Any] | None = None,
+    on_run: Callable[[], None] | None = None,
 ) -> None:
-    """Draw ``job``'s progress panel under ``key``, with its Stop button.
+    """Draw ``job``'s progress panel under ``key``, with its Stop button; with ``run``, the Run button too (and no
+    progress while ``job`` is None).
 
     ``on_state`` runs when the browser reports a new job state. ``stop`` is what this session's Stop does (it
     stops waiting on the job): under ``make run`` the browser's click runs it in the server's middleware, with a
     token only this session's page gets (``ui.progress_memory.allow_stop``), and needs no script run; then, and
     also where there is no middleware (``streamlit run app.py``), ``on_stop`` runs in the rerun the click asks for.
+
+    ``run`` = {label, help, disabled, startUrl}: under ``make run`` the click POSTs ``startUrl``, which the
+    middleware takes (``ui.progress_memory.allow_start``) with no script run, and the page follows the job it
+    answers with; refused or unreachable, ``on_run`` runs in the rerun the click then asks for.
     """
-    name, content = files.watch(job)
-    token = st.session_state.get(f"{key}-stop")
-    if token is None or token[0] != job.id:  # one token per session and job, the same on every rerun
-        token = st.session_state[f"{key}-stop"] = (job.id, secrets.token_urlsafe(16))
-    progress_memory.allow_stop(name, token[1], stop)
-    url = static_url(name)
+    data: dict[str, Any] = {"url": None, "stopUrl": None, "pollMs": POLL_MS, "payload": None, "run": run}
+    if job is not None:
+        token = st.session_state.get(f"{key}-stop")
+        if token is None or token[0] != job.id:  # one token per session and job, the same on every rerun
+            token = st.session_state[f"{key}-stop"] = (job.id, secrets.token_urlsafe(16))
+        followed = follow(files, job, stop, token[1])
+        del followed["stopToken"]
+        data.update(followed)
     _progress(
         key=key,
-        data={"url": url, "stopUrl": f"{url}?stop={token[1]}", "pollMs": POLL_MS, "payload": content},
+        data=data,
         on_state_change=on_state,
         on_stop_change=on_stop,
+        on_run_change=on_run or (lambda: None),
         width="stretch",
         height="content",
     )

@@ -4,8 +4,10 @@
 the middleware ``ui.asgi.ProgressReads`` answers the pages' reads from here, not through Streamlit's static files,
 and a read that asks to wait (``until_final``) is held until the job has ended, so its page learns the end at once
 instead of at its next read. A page's Stop goes the same way (``allow_stop``, ``stop``): the middleware takes it
-without a server rerun, so it takes effect at once however busy the server's script threads are. No Streamlit
-here: ``ui/asgi.py`` imports it before Streamlit's runtime exists.
+without a server rerun, so it takes effect at once however busy the server's script threads are; and so does a
+page's Run (``allow_start``, ``start``), which needs no script run either: the middleware queues the job and answers
+with its progress file, which the page then follows. No Streamlit here: ``ui/asgi.py`` imports it before
+Streamlit's runtime exists.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 
 # "jobs/<folder>/<file>" (a path under static/) -> (the file's content, whether it is final: the job has ended), for
 # every ProgressFiles of this process; set and removed by their writer threads, read by the server's event loop
@@ -22,7 +25,13 @@ _SERVED: dict[str, tuple[bytes, bool]] = {}
 _WAITING: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]] = {}
 # path -> {a session's stop token: what its Stop does (that session stops waiting on the job)}; gone with the path
 _STOPS: dict[str, dict[str, Callable[[], None]]] = {}
+# a page's start token -> (its owner: a session's panel, what its Run does: queue the job, return the page's answer)
+_STARTS: OrderedDict[str, tuple[Hashable, Callable[[], bytes]]] = OrderedDict()
+_START_OF: dict[Hashable, str] = {}  # owner -> its one token: a panel's new token replaces its last one
+START_PATH = "jobs/start"  # under static/: a page's Run is a POST here with run=<token>
+MAX_STARTS = 4096  # tokens kept at most (the oldest go first): a session that never clicks holds one, not more
 _LOCK = threading.Lock()
+_ENABLED = threading.Event()
 
 
 def keep(path: str, content: bytes, final: bool = False) -> None:
@@ -62,6 +71,40 @@ def stop(path: str, token: str) -> bool:
     if action is not None:
         action()
     return action is not None
+
+
+def enable_starts() -> None:
+    """A middleware takes the pages' Runs (``ui.asgi.ProgressReads``): pages draw their Run in the browser."""
+    _ENABLED.set()
+
+
+def starts_enabled() -> bool:
+    return _ENABLED.is_set()
+
+
+def allow_start(owner: Hashable, token: str, action: Callable[[], bytes]) -> None:
+    """A POST to ``static/jobs/start`` with ``run=<token>`` runs ``action`` (one session's Run, with the settings
+    its page showed when the token was given) and answers with what it returns, once. ``owner`` (a session's panel)
+    has one token at a time: this one replaces its last."""
+    with _LOCK:
+        old = _START_OF.pop(owner, None)
+        if old is not None:
+            _STARTS.pop(old, None)
+        _STARTS[token] = (owner, action)
+        _START_OF[owner] = token
+        while len(_STARTS) > MAX_STARTS:
+            _, (gone, _) = _STARTS.popitem(last=False)
+            _START_OF.pop(gone, None)
+
+
+def take_start(token: str) -> Callable[[], bytes] | None:
+    """The Run of ``token``, taken once; None if there is none (a wrong token, an old one, or one already used)."""
+    with _LOCK:
+        entry = _STARTS.pop(token, None)
+        if entry is None:
+            return None
+        _START_OF.pop(entry[0], None)
+        return entry[1]
 
 
 def serving(path: str) -> bytes | None:

@@ -1,16 +1,26 @@
 """The Run button's panel of the environment pages (Algorithms 1-3 live; issue 17: a server a class can share).
 
 Run queues the sidebar's settings in a worker (sharing an identical job); Stop leaves it at once. The panel is a
-fragment: Run reruns only it. The browser follows the job (``ui/job_progress.py``); when it ends, each tab that
-waited on it reruns this panel and the page's results fragment (``results_key``), not the whole page. Stop is a
-button of that browser component: under ``make run`` the server's middleware takes it with no script run, so it
-takes effect within a second however busy the other sessions keep the server; the panel then reruns to say so.
+fragment. Served by ``make run``, Run is a button of the browser component that follows the job, as Stop is: its
+click goes to the server's middleware, which queues the job with no script run (a class pressing Run at once costs
+the server and each tab no rerun); the session's next script run adopts the job (``_adopt``). Under ``streamlit
+run``, Run is a Streamlit button, and its click reruns only the panel. The browser follows the job
+(``ui/job_progress.py``); when it ends, each tab that waited on it reruns this panel and the page's results
+fragment (``results_key``), not the whole page. Stop is a button of that browser component: under ``make run`` the
+server's middleware takes it with no script run, so it takes effect within a second however busy the other sessions
+keep the server; the panel then reruns to say so.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import logging
 import os
+import secrets
+import threading
+from collections import OrderedDict
+from typing import Any
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -18,12 +28,27 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from pvnviz.core.configs import ConfigError
 from pvnviz.runs.pipeline import ExperimentConfig, dataset_config
 from pvnviz.runs.sizing import check_budget, check_memory, estimate
+from pvnviz.workers.jobqueue import JobQueue
 from pvnviz.workers.jobs import JobView
-from ui import jobs, result_store
+from ui import jobs, progress_memory, result_store
+from ui.components import static_url
+from ui.job_progress import ProgressFiles, follow
 from ui.job_progress import show as show_progress
 from ui.settings import state_key
 
+LOG = logging.getLogger(__name__)
 BUDGET_ENV = "PVN_LIVE_BUDGET_SECONDS"
+RUN_LABEL = "Run with these settings"
+RUN_HELP = (
+    "Train the sidebar's settings live in a worker process (Algorithms 1-3); the page keeps showing the last "
+    "result until done. Runs wait in line when every worker is busy; identical runs are shared."
+)
+REFUSED = b'{"refused":true}'  # a browser Run the middleware could not queue: the page asks again by a rerun
+# (session, env) -> (the job its browser's Run queued, that job's stop token), until the session's next script run
+# adopts it (``_adopt``); at most MAX_STARTED (the oldest go: a session closed before any rerun)
+_STARTED: OrderedDict[tuple[str, str], tuple[str, str]] = OrderedDict()
+_STARTED_LOCK = threading.Lock()
+MAX_STARTED = 4096
 DEFAULT_BUDGET_SECONDS = 120.0
 
 
@@ -56,27 +81,98 @@ def over_budget(config: ExperimentConfig | None) -> str | None:
     return None
 
 
-def _start(env_name: str, config: ExperimentConfig, seed: int) -> None:
-    """The Run button: queue the run in a worker (sharing an identical one), with the dataset if it is cached."""
-    if over_budget(config) is not None:  # the button is disabled then; a stale click is refused too
-        return
-    old = st.session_state.get(state_key(env_name, "job"))
+def _queue_run(
+    queue: JobQueue,
+    store: tuple[Any, Any],
+    session: str,
+    old: str | None,
+    config: ExperimentConfig,
+    seed: int,
+    label: str,
+) -> JobView | None:
+    """Queue (config, seed) for ``session`` in a worker (sharing an identical job), with the dataset if it is
+    cached; the session stops waiting on its ``old`` job first. None if over the budget (the button is disabled
+    then; a stale click is refused too)."""
+    if over_budget(config) is not None:
+        return None
     if old is not None:  # a stale second click: this session stops waiting on its earlier job first
-        jobs.stop(old)
-    store, lock = result_store()
+        queue.detach(old, session)
+    cache, lock = store
     with lock:
-        dataset = store.get(("dataset", dataset_config(config), seed))  # reused when only later stages changed
-    job = jobs.submit(
+        dataset = cache.get(("dataset", dataset_config(config), seed))  # reused when only later stages changed
+    return queue.submit(
+        session,
         ("experiment", config, seed),
         "experiment",
         {"config": config, "seed": seed, "dataset": dataset},
         lane="run",
-        label=f"{env_name} seed {seed}",
+        label=label,
         estimate=estimate(config).seconds,
     )
-    st.session_state[state_key(env_name, "job")] = job.id
+
+
+def _took(env_name: str, job_id: str) -> None:
+    """This session now waits on its own job ``job_id``."""
+    st.session_state[state_key(env_name, "job")] = job_id
     st.session_state[state_key(env_name, "joined")] = False
     st.session_state.pop(state_key(env_name, "ended"), None)
+
+
+def _start(env_name: str, config: ExperimentConfig, seed: int) -> None:
+    """The Run button, in a script run: queue the run (``_queue_run``)."""
+    old = _job_id(env_name)
+    job = _queue_run(jobs.job_queue(), result_store(), jobs.session_id(), old, config, seed, f"{env_name} seed {seed}")
+    if job is not None:
+        _took(env_name, job.id)
+
+
+def _browser_start(
+    queue: JobQueue,
+    files: ProgressFiles,
+    session: str,
+    env_name: str,
+    old: str | None,
+    config: ExperimentConfig,
+    seed: int,
+) -> bytes:
+    """The browser's Run, in the server's middleware (no script run): queue the run and answer with what the page
+    follows (``ui.job_progress.follow``); the session's next script run adopts the job (``_adopt``). Anything that
+    goes wrong answers ``REFUSED``, and the page asks again by a rerun, which says what went wrong."""
+    try:
+        job = _queue_run(queue, result_store(), session, old, config, seed, f"{env_name} seed {seed}")
+        if job is None:
+            return REFUSED
+        followed = follow(files, job, functools.partial(queue.detach, job.id, session))
+        with _STARTED_LOCK:
+            _STARTED[(session, env_name)] = (job.id, followed.pop("stopToken"))
+            _STARTED.move_to_end((session, env_name))
+            while len(_STARTED) > MAX_STARTED:
+                _STARTED.popitem(last=False)
+        return json.dumps(followed, separators=(",", ":"), allow_nan=False).encode()
+    except Exception:  # noqa: BLE001 - the traceback goes to the log; the page's rerun shows one clear message
+        LOG.exception("a Run from the browser could not be queued; the page asks again by a rerun")
+        return REFUSED
+
+
+def _adopt(env_name: str) -> None:
+    """Take over the job this session's browser queued with no script run (``_browser_start``), if any: from now on
+    it is this session's job, as if its Run had been a Streamlit button."""
+    with _STARTED_LOCK:
+        started = _STARTED.pop((jobs.session_id(), env_name), None)
+    if started is None:
+        return
+    job_id, token = started
+    current = st.session_state.get(state_key(env_name, "job"))
+    if current is not None and current != job_id:  # a Run by a rerun came in between: the browser's is the last
+        jobs.stop(current)
+    _took(env_name, job_id)
+    st.session_state[f"{state_key(env_name, 'progress')}-stop"] = (job_id, token)  # the page's Stop keeps working
+
+
+def _job_id(env_name: str) -> str | None:
+    """This session's job on this page (a job its browser queued included), or None."""
+    _adopt(env_name)
+    return st.session_state.get(state_key(env_name, "job"))
 
 
 def _stop(env_name: str, job_id: str) -> None:
@@ -93,7 +189,7 @@ def _on_stop(env_name: str) -> None:
     A job that ended before the Stop (its end and the click crossed) is drawn as an end: panel and results."""
     if _ended(env_name):
         st.rerun(scope=[panel_key(env_name), results_key(env_name)])
-    job_id = st.session_state.get(state_key(env_name, "job"))
+    job_id = _job_id(env_name)
     if job_id is not None:
         _stop(env_name, job_id)
     st.rerun(scope=[panel_key(env_name)])
@@ -102,7 +198,7 @@ def _on_stop(env_name: str) -> None:
 def _stopped_in_browser(env_name: str) -> None:
     """If this session no longer waits on its active job (its Stop, taken by the middleware), note the Stop: the
     panel says so and the settings' match in ``active_job`` does not join the job again."""
-    job_id = st.session_state.get(state_key(env_name, "job"))
+    job_id = _job_id(env_name)
     job = jobs.view(job_id)
     if job is not None and job.active and not jobs.job_queue().waits(job.id, jobs.session_id()):
         _stop(env_name, job.id)
@@ -111,7 +207,7 @@ def _stopped_in_browser(env_name: str) -> None:
 def active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> JobView | None:
     """This session's active job; else an active job of exactly these settings, which it then waits on too."""
     _stopped_in_browser(env_name)
-    job = jobs.view(st.session_state.get(state_key(env_name, "job")))
+    job = jobs.view(_job_id(env_name))
     if job is not None and job.active:
         if st.session_state.get(state_key(env_name, "joined")) and job.key != ("experiment", config, seed):
             jobs.stop(job.id)  # joined for settings this session has since left: it no longer waits on it
@@ -141,7 +237,7 @@ def results_key(env_name: str) -> str:
 def _ended(env_name: str) -> bool:
     """Whether this session's job ended (or the queue forgot it) since the last look; if so, remember how, and
     stop waiting on it."""
-    job_id = st.session_state.get(state_key(env_name, "job"))
+    job_id = _job_id(env_name)
     job = jobs.view(job_id)
     if job_id is None or (job is not None and job.active):
         return False
@@ -158,6 +254,27 @@ def _on_job_state(env_name: str) -> None:
         st.rerun(scope=[panel_key(env_name), results_key(env_name)])
 
 
+def _show(
+    env_name: str,
+    job: JobView | None,
+    key: str,
+    run: dict[str, Any] | None = None,
+    on_run: Any = None,
+) -> None:
+    """The browser component that follows ``job`` (with its Stop), and with ``run`` draws the Run button too."""
+    stop = None if job is None else functools.partial(jobs.job_queue().detach, job.id, jobs.session_id())
+    show_progress(
+        jobs.progress_files(),
+        job,
+        key,
+        on_state=functools.partial(_on_job_state, env_name),
+        stop=stop or (lambda: None),  # no script run needed
+        on_stop=functools.partial(_on_stop, env_name),
+        run=run,
+        on_run=on_run,
+    )
+
+
 def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
     """Run and Stop, with the queue's place or the progress and live losses of this session's job.
 
@@ -170,33 +287,35 @@ def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None
     ctx = get_script_run_ctx()
     if _ended(env_name) and ctx is not None and ctx.fragment_ids_this_run:
         st.rerun(scope="app")  # seen by this panel's own rerun (a click): the results below must be drawn too
-    job = jobs.view(st.session_state.get(state_key(env_name, "job")))
+    job = jobs.view(_job_id(env_name))
     active = job is not None and job.active
     refusal = over_budget(config)
     if refusal is not None and not active:
         st.warning(f"Too big to run live: {refusal}")
-    st.button(
-        "Run with these settings",
-        on_click=_start,
-        args=(env_name, config, seed),
-        disabled=active or config is None or refusal is not None,
-        type="primary",
-        help=(
-            "Train the sidebar's settings live in a worker process (Algorithms 1-3); the page keeps showing "
-            "the last result until done. Runs wait in line when every worker is busy; identical runs are shared."
-        ),
-        key=state_key(env_name, "run_button"),
-    )
-    if active:  # the browser follows it from here; it reruns this panel and the results when the job ends
-        show_progress(
-            jobs.progress_files(),
-            job,
-            state_key(env_name, "progress"),
-            on_state=functools.partial(_on_job_state, env_name),
-            stop=functools.partial(jobs.job_queue().detach, job.id, jobs.session_id()),  # no script run needed
-            on_stop=functools.partial(_on_stop, env_name),
-        )
-        return
+    disabled = active or config is None or refusal is not None
+    on_run = functools.partial(_start, env_name, config, seed)
+    progress = state_key(env_name, "progress")
+    if progress_memory.starts_enabled():  # make run: Run is the component's, taken by the middleware
+        run: dict[str, Any] = {"label": RUN_LABEL, "help": RUN_HELP, "disabled": disabled, "startUrl": None}
+        if not disabled:
+            session, token = jobs.session_id(), secrets.token_urlsafe(16)
+            start = functools.partial(
+                _browser_start, jobs.job_queue(), jobs.progress_files(), session, env_name, _job_id(env_name),
+                config, seed,
+            )  # fmt: skip
+            progress_memory.allow_start((session, env_name), token, start)
+            run["startUrl"] = f"{static_url(progress_memory.START_PATH)}?run={token}"
+        _show(env_name, job if active else None, progress, run, on_run)
+        if active:
+            return
+    else:
+        st.button(
+            RUN_LABEL, on_click=on_run, disabled=disabled, type="primary", help=RUN_HELP,
+            key=state_key(env_name, "run_button"),
+        )  # fmt: skip
+        if active:  # the browser follows it from here; it reruns this panel and the results when the job ends
+            _show(env_name, job, progress)
+            return
     ended = st.session_state.get(state_key(env_name, "ended"))
     if ended == "cancelled":
         st.warning("Run stopped. The figures below are the last finished result.")

@@ -13,7 +13,14 @@
 // reruns its job panel (the Run button again). A server without the middleware (`streamlit run app.py`) refuses the
 // POST, and the trigger alone stops the run, in that rerun.
 //
-// data = {url, stopUrl, pollMs, payload}; payload (the file's content) = {id, state, active, text, fraction, chart};
+// Under `make run` its Run button needs no server rerun either: it POSTs `run.startUrl` (a one-time token of this
+// session's settings), the middleware queues the job and answers {url, stopUrl, payload}, and the page follows that
+// job at once, as if the server had drawn it; the session's next script run adopts it (ui/run_panel.py). A refused
+// or unanswered POST sets the trigger "run", and the page's rerun queues it instead (also `streamlit run app.py`,
+// where the page draws its own Streamlit button and `run` is null).
+//
+// data = {url, stopUrl, pollMs, payload, run}; url, stopUrl and payload are null with no job to follow;
+// run = {label, help, disabled, startUrl} or null; payload (the file's content) = {id, state, active, text, fraction, chart};
 // chart = {title, xTitle, yTitle, series: [{name, color, dash, x: [...], y: [...]}]} or null; x is drawn on a
 // log axis. A plotly figure re-laid out per poll cost about a third of a core per watching tab; a canvas redraw
 // costs a millisecond.
@@ -23,6 +30,7 @@ const HEIGHT = 300;
 const WAITING = "Training losses appear here once the PVN trains (Algorithm 2).";
 const MIN_GAP_MS = 50; // between an answer and the next read, however long the answer took
 const STOP_TIMEOUT_MS = 5000;
+const START_TIMEOUT_MS = 5000; // then the page's rerun asks for the run instead
 const STOPPED = "Run stopped. The figures below are the last finished result."; // as the panel says after its rerun
 const STOP_HELP =
   "Leave the queue, or stop waiting for the running job (it is cancelled unless another session waits on it).";
@@ -179,19 +187,41 @@ class Panel {
     this.stop.textContent = "Stop";
     this.stop.title = STOP_HELP;
     this.stop.addEventListener("click", () => this.stopClicked());
+    this.run = document.createElement("button");
+    this.run.type = "button";
+    this.run.className = "pvn-job-run";
+    this.run.hidden = true;
+    this.run.addEventListener("click", () => this.runClicked());
     const head = document.createElement("div");
     head.className = "pvn-job-head";
     head.append(this.stop, this.text);
-    this.root.append(head, track, this.canvas);
+    this.body = document.createElement("div"); // the job's progress: hidden with no job to follow
+    this.body.append(head, track, this.canvas);
+    this.root.append(this.run, this.body);
     parent.appendChild(this.root);
     this.timer = null;
     this.generation = 0;
+    this.renders = 0;
+    this.local = null; // a job this page queued itself ({url, stopUrl, payload}), until Python draws it
     this.shown = { text: null, percent: null, chart: null };
   }
 
   update(data, setTriggerValue) {
-    this.generation += 1;
+    this.renders += 1;
     this.setTrigger = setTriggerValue;
+    this.runData = data.run || null;
+    if (!data.payload && this.local && this.reported === null) {
+      // a rerun that began before this page's Run reached the server: keep following the job it queued
+      data = { ...data, url: this.local.url, stopUrl: this.local.stopUrl, payload: this.local.payload };
+    } else {
+      this.local = null;
+    }
+    this.follow(data);
+    return this.renders;
+  }
+
+  follow(data) {
+    this.generation += 1;
     this.url = data.url;
     this.stopUrl = data.stopUrl;
     this.stopped = this.endSeen = false;
@@ -199,10 +229,48 @@ class Panel {
     this.stop.hidden = !data.stopUrl;
     this.pollMs = data.pollMs;
     this.reported = null;
-    this.show(data.payload);
+    this.active = Boolean(data.payload);
+    this.body.hidden = !this.active;
+    this.drawRun();
     clearTimeout(this.timer);
+    if (!this.active) return;
+    this.show(data.payload);
     if (this.reported === null) this.poll(this.generation);
-    return this.generation;
+  }
+
+  drawRun() {
+    const run = this.runData;
+    this.run.hidden = !run;
+    if (!run) return;
+    if (this.run.textContent !== run.label) this.run.textContent = run.label;
+    this.run.title = run.help || "";
+    this.run.disabled = Boolean(run.disabled || this.active || this.starting);
+  }
+
+  async runClicked() {
+    // The middleware queues the job at once and answers what to follow; refused (no middleware, a used token, a
+    // setting over the budget) or unreachable, the trigger asks the page's rerun to queue it.
+    if (this.run.disabled || this.starting) return;
+    this.starting = this.run.disabled = true;
+    const url = this.runData?.startUrl;
+    let answer = null;
+    if (url) {
+      try {
+        const signal = AbortSignal.timeout(START_TIMEOUT_MS);
+        const response = await fetch(url, { method: "POST", cache: "no-store", signal });
+        if (response.ok) answer = await response.json();
+      } catch (error) {
+        // the rerun below asks for it
+      }
+    }
+    this.starting = false;
+    if (answer?.url && answer.payload) {
+      this.local = answer;
+      this.follow({ url: answer.url, stopUrl: answer.stopUrl, pollMs: this.pollMs, payload: answer.payload });
+      return;
+    }
+    this.drawRun();
+    this.setTrigger("run", Date.now());
   }
 
   async poll(generation) {
@@ -249,6 +317,7 @@ class Panel {
   show(payload) {
     // only what changed is touched: an unchanged poll costs the tab no style, layout or paint
     if (this.stopped) return;
+    if (this.local) this.local.payload = payload;
     const text = payload.text || "";
     if (text !== this.shown.text) {
       this.text.textContent = this.text.title = this.shown.text = text;
@@ -276,9 +345,9 @@ class Panel {
     }
   }
 
-  destroy(generation) {
+  destroy(render) {
     // Only the latest call's cleanup ends the panel: Streamlit runs a superseded call's cleanup at once.
-    if (generation !== this.generation) return;
+    if (render !== this.renders) return;
     this.generation += 1; // a read still in flight schedules no other
     clearTimeout(this.timer);
     this.root.remove();
@@ -288,6 +357,6 @@ class Panel {
 
 export default function jobProgress({ data, parentElement, setTriggerValue }) {
   const panel = (parentElement[PANEL] ??= new Panel(parentElement));
-  const generation = panel.update(data, setTriggerValue);
-  return () => panel.destroy(generation);
+  const render = panel.update(data, setTriggerValue);
+  return () => panel.destroy(render);
 }
