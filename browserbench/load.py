@@ -74,7 +74,8 @@ WATCH_RESULT = f"""() => {{
 }}"""
 # the Run button, a Streamlit button (`streamlit run`) or the job panel's component's (`make run`: in its shadow root)
 RUN_ENABLED = (
-    "() => [document, ...[...document.querySelectorAll('*')].map((e) => e.shadowRoot).filter(Boolean)]"
+    "() => [document, ...[...document.querySelectorAll(\"[data-testid='stBidiComponentIsolated']\")]"
+    ".map((e) => e.shadowRoot).filter(Boolean)]"
     ".flatMap((root) => [...root.querySelectorAll('button')])"
     ".some((b) => b.textContent.includes('Run with these settings') && !b.disabled)"
 )
