@@ -9,6 +9,7 @@ tests; under CI=true it fails them.
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import hostile_inputs as hostile
@@ -33,6 +34,13 @@ def animations_inline():
     yield
     served_memory._state["enabled"] = False
     progress_memory._ENABLED.clear()
+    with progress_memory._LOCK:
+        progress_memory._STARTS.clear()
+        progress_memory._START_OF.clear()
+    run_panel = sys.modules.get("ui.run_panel")
+    if run_panel is not None:
+        with run_panel._STARTED_LOCK:
+            run_panel._STARTED.clear()
 
 
 def open_page(page: str, timeout: float = 300) -> AppTest:

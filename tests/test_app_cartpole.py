@@ -210,6 +210,53 @@ def test_under_make_run_the_middleware_takes_run_and_the_next_script_run_adopts_
     assert "live run of these settings" in texts(first) and not first.exception
 
 
+def test_a_browser_run_with_the_settings_before_the_last_change_runs_the_new_ones():
+    """A setting typed, then Run at once: the click's POST carries the token of the page's last script run (the old
+    settings) and outruns the rerun the typing asked for. That rerun adopts the job, sees other settings than its
+    own, leaves the job and queues its own settings instead."""
+    progress_memory.enable_starts()
+    at = open_page("pages/cartpole.py")
+    _small(at, train_steps=3000)
+    at.session_state["seed"] = 13
+    at.run()
+    at.number_input(key="cartpole_train_steps").set_value(3100)  # typed; its rerun comes after the POST,
+    first = _press_browser_run(at)["payload"]["id"]  # whose token is the 3000-step render's
+    at.run()
+    job_id = at.session_state["cartpole_job"]
+    job = ui.jobs.job_queue().view(job_id)
+    assert job_id != first and job.active and job.key[1].train_steps == 3100 and job.key[2] == 13
+    deadline = time.monotonic() + 5  # nobody else waited on the stale one: cancelled (at its worker's next report)
+    while ui.jobs.job_queue().view(first).active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ui.jobs.job_queue().view(first).state == "cancelled"
+    assert _panel_data(at)["payload"]["id"] == job_id
+    assert _stop_by(_panel_data(at))  # its Stop works as any other's
+    at.run()
+    assert not ui.jobs.job_queue().view(job_id).active and "Run stopped" in texts(at)
+
+
+def test_a_second_browser_run_before_any_script_run_replaces_the_first():
+    """Two Runs reach the middleware before the session's next script run (two tabs' worth of tokens, or a forged
+    POST): the session waits on the last one only, and the first, which nobody else waits on, is cancelled."""
+    from pvnviz.runs.pipeline import ExperimentConfig
+    from ui import result_store, run_panel
+
+    queue, files = ui.jobs.job_queue(), ui.jobs.progress_files()
+    config = ExperimentConfig(num_policies=10, num_episodes=2, horizon=20, train_steps=50000, ascent_steps=20)
+    answers = [
+        json.loads(run_panel._browser_start(queue, result_store(), files, "s/two", "cartpole", None, config, seed))
+        for seed in (14, 15)
+    ]
+    first, second = (a["payload"]["id"] for a in answers)
+    assert first != second and answers[0]["settings"] != answers[1]["settings"]
+    assert not queue.waits(first, "s/two") and queue.waits(second, "s/two")
+    deadline = time.monotonic() + 5
+    while queue.view(first).active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert queue.view(first).state == "cancelled"
+    queue.detach(second, "s/two")
+
+
 def test_a_run_the_middleware_cannot_queue_is_refused_and_logged(caplog):
     """Anything that goes wrong in the browser's Run answers ``REFUSED`` (the page then asks by a rerun, which says
     what went wrong); the traceback goes to the server's log."""
@@ -221,7 +268,7 @@ def test_a_run_the_middleware_cannot_queue_is_refused_and_logged(caplog):
             raise OSError("no worker can start")
 
     config = ExperimentConfig(num_policies=10, num_episodes=2, horizon=20, train_steps=20, ascent_steps=20)
-    answer = run_panel._browser_start(Broken(), None, "s/x", "cartpole", None, config, 3)
+    answer = run_panel._browser_start(Broken(), ({}, threading.Lock()), None, "s/x", "cartpole", None, config, 3)
     assert answer == run_panel.REFUSED
     assert "no worker can start" in caplog.text
 

@@ -130,15 +130,38 @@ def test_a_run_the_middleware_never_answers_is_asked_for_by_a_rerun(one_worker_s
     a rerun of the job panel, which queues the run: the result comes all the same."""
     from playwright.sync_api import expect, sync_playwright
 
-    base, _ = one_worker_server
+    base, record_workers = one_worker_server
     with sync_playwright() as p:
         browser = launch(p)
         page = _page(browser, URL.format(base=base, seed=24, steps=100))
+        record_workers()
         aborted = []
         page.route("**/jobs/start?*", lambda route: aborted.append(route.request.method) or route.abort())
         page.evaluate(RUNS)
         page.get_by_role("button", name="Run with these settings").click()
         expect(page.get_by_text("live run of these settings")).to_be_visible(timeout=120_000)
         assert aborted == ["POST"] and page.evaluate("window.__runs") >= 1
+        assert page.locator("[data-testid='stException']").count() == 0
+        browser.close()
+
+
+def test_a_setting_typed_then_run_at_once_runs_the_typed_setting(one_worker_server):
+    """The click that leaves a number box also sends the typed value (a rerun) while its Run goes to the
+    middleware with the settings the page showed before: whichever reaches the server first, the job that runs,
+    and the result the page shows, are the typed settings'."""
+    from playwright.sync_api import expect, sync_playwright
+
+    base, record_workers = one_worker_server
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = _page(browser, URL.format(base=base, seed=26, steps=100))
+        record_workers()
+        page.get_by_text("PVN (Sections 3-4, Appendix B)").click()  # the sidebar's expander
+        box = page.get_by_label("Training steps", exact=True)
+        box.fill("130")  # typed, not yet sent: the box sends it when it loses the focus, to the Run click
+        page.get_by_role("button", name="Run with these settings").click()
+        expect(page.get_by_text("live run of these settings")).to_be_visible(timeout=120_000)
+        assert box.input_value() == "130"
+        assert "cartpole_train_steps=130" in page.url
         assert page.locator("[data-testid='stException']").count() == 0
         browser.close()

@@ -87,7 +87,7 @@ def per_result(result: object, key: Any, make: Callable[[], Any]) -> Any:
     """``make()`` once per result object and ``key``, for every session and rerun that shows this result.
 
     A result in the shared cache is one object for all the sessions showing it (a class on one preset), and a
-    page's rerun (a Run click, a widget) draws the same figures again: their plotly JSON is made once, and
+    page's rerun (a widget, a run's end) draws the same figures again: their plotly JSON is made once, and
     forgotten with the result (a ``weakref.finalize`` on it, so an object id is never reused for another
     result's entries). Sessions that ask at once (every tab that waited on a shared run reruns when it ends)
     wait for the one making it instead of making it too; if ``make`` raises, the next caller tries again.

@@ -4,7 +4,7 @@ repository's ``asgi.py``; ``ui/serve.py`` runs it).
 - ``MIDDLEWARE``:
   - ``ProgressReads`` answers a page's reads of its job's progress (``ui.job_progress``) from memory, not from
     the file through Streamlit's static files: 1.2 ms of the server's CPU per read against 4.0 ms. It also takes
-    a page's Stop, so that Stop needs no script run, and serves the players' animations, which then go by URL
+    a page's Run and Stop, so that neither needs a script run, and serves the players' animations, which then go by URL
     instead of inside every page's script run (``ui.served_memory``).
   - ``ui.early_plotly.EarlyPlotly``. Every page Streamlit serves starts loading plotly.js from its HTML, while its
     first script run is still on the server, instead of when its first figure mounts after that run.

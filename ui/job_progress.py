@@ -10,9 +10,11 @@ with four runs going, 5.6 s with the reruns three times rarer). Now:
   which Streamlit serves (``[server] enableStaticServing``), within ``WRITE_EVERY`` seconds of a change; the
   file name holds a random token, so only a page the server gave it to can read it;
 * ``show`` draws the component ``pages/components/job_progress.js``: the text, a progress bar and the loss chart
-  on a canvas, read from that file about every ``POLL_MS`` ms. It sets its trigger ``state`` when the job has ended
-  (done, failed, cancelled, or forgotten by the queue): the page reruns its job panel and results then, and only
-  then (waiting in line and running look the same to the panel: its Stop button serves both).
+  on a canvas, read from that file about every ``POLL_MS`` ms, and under ``make run`` the Run button too. It sets
+  its trigger ``state`` when the job has ended (done, failed, cancelled, or forgotten by the queue): the page
+  reruns its job panel and results then (waiting in line and running look the same to the panel: its Stop button
+  serves both); ``stop`` after a Stop, and ``run`` when the middleware could not take a Run
+  (``ui.run_panel``).
 
 Served by ``make run``, the reads are answered from memory (``ui.progress_memory``, through
 ``ui.asgi.ProgressReads``): 1.2 ms of the server's CPU per read against 4.0 ms through Streamlit's static files, on
@@ -69,7 +71,7 @@ _progress = st.components.v2.component(
   border-radius: var(--st-base-radius, 0.5rem); cursor: pointer; }
 .pvn-job-run:hover:enabled { filter: brightness(0.9); }
 .pvn-job-run:disabled { opacity: 0.4; cursor: not-allowed; }
-.pvn-job-run + div { margin-top: 1rem; }
+.pvn-job-run:not([hidden]) + div { margin-top: 1rem; }
 .pvn-job-run[hidden], .pvn-job-progress > div[hidden] { display: none; }
 .pvn-job-text { flex: 1; min-width: 0; margin: 0; height: 1.6em; line-height: 1.6em; white-space: nowrap;
   overflow: hidden; text-overflow: ellipsis; contain: strict; font-family: var(--st-font);

@@ -5,8 +5,8 @@ the middleware ``ui.asgi.ProgressReads`` answers the pages' reads from here, not
 and a read that asks to wait (``until_final``) is held until the job has ended, so its page learns the end at once
 instead of at its next read. A page's Stop goes the same way (``allow_stop``, ``stop``): the middleware takes it
 without a server rerun, so it takes effect at once however busy the server's script threads are; and so does a
-page's Run (``allow_start``, ``start``), which needs no script run either: the middleware queues the job and answers
-with its progress file, which the page then follows. No Streamlit here: ``ui/asgi.py`` imports it before
+page's Run (``allow_start``, ``take_start``), which needs no script run either: the middleware queues the job and
+answers with its progress file, which the page then follows. No Streamlit here: ``ui/asgi.py`` imports it before
 Streamlit's runtime exists.
 """
 

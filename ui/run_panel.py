@@ -14,12 +14,14 @@ keep the server; the panel then reruns to say so.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 import os
 import secrets
 import threading
 from collections import OrderedDict
+from collections.abc import Hashable
 from typing import Any
 
 import streamlit as st
@@ -36,7 +38,7 @@ from ui.job_progress import ProgressFiles, follow
 from ui.job_progress import show as show_progress
 from ui.settings import state_key
 
-LOG = logging.getLogger(__name__)
+LOG = logging.getLogger("pvnlab.run_panel")  # the server's log, with the error boundary's (ui.errors)
 BUDGET_ENV = "PVN_LIVE_BUDGET_SECONDS"
 RUN_LABEL = "Run with these settings"
 RUN_HELP = (
@@ -44,9 +46,9 @@ RUN_HELP = (
     "result until done. Runs wait in line when every worker is busy; identical runs are shared."
 )
 REFUSED = b'{"refused":true}'  # a browser Run the middleware could not queue: the page asks again by a rerun
-# (session, env) -> (the job its browser's Run queued, that job's stop token), until the session's next script run
-# adopts it (``_adopt``); at most MAX_STARTED (the oldest go: a session closed before any rerun)
-_STARTED: OrderedDict[tuple[str, str], tuple[str, str]] = OrderedDict()
+# (session, env) -> (the job its browser's Run queued, that job's stop token, its key), until the session's next
+# script run adopts it (``_adopt``); at most MAX_STARTED (the oldest go: a session closed before any rerun)
+_STARTED: OrderedDict[tuple[str, str], tuple[str, str, Hashable]] = OrderedDict()
 _STARTED_LOCK = threading.Lock()
 MAX_STARTED = 4096
 DEFAULT_BUDGET_SECONDS = 120.0
@@ -89,20 +91,26 @@ def _queue_run(
     config: ExperimentConfig,
     seed: int,
     label: str,
+    budget_checked: bool = False,
 ) -> JobView | None:
     """Queue (config, seed) for ``session`` in a worker (sharing an identical job), with the dataset if it is
-    cached; the session stops waiting on its ``old`` job first. None if over the budget (the button is disabled
-    then; a stale click is refused too)."""
-    if over_budget(config) is not None:
+    cached; the session stops waiting on its ``old`` job first, unless that one computes the same (a Run asked
+    twice keeps its place in line). None if over the budget (the button is disabled then; a stale click is
+    refused too; ``budget_checked``: the page checked it when it drew the button)."""
+    if not budget_checked and over_budget(config) is not None:
         return None
-    if old is not None:  # a stale second click: this session stops waiting on its earlier job first
-        queue.detach(old, session)
+    key = ("experiment", config, seed)
+    if old is not None:
+        kept = queue.view(old, session)
+        if kept is not None and kept.active and kept.key == key and queue.waits(old, session):
+            return kept
+        queue.detach(old, session)  # a stale second click: this session stops waiting on its earlier job first
     cache, lock = store
     with lock:
         dataset = cache.get(("dataset", dataset_config(config), seed))  # reused when only later stages changed
     return queue.submit(
         session,
-        ("experiment", config, seed),
+        key,
         "experiment",
         {"config": config, "seed": seed, "dataset": dataset},
         lane="run",
@@ -118,16 +126,24 @@ def _took(env_name: str, job_id: str) -> None:
     st.session_state.pop(state_key(env_name, "ended"), None)
 
 
-def _start(env_name: str, config: ExperimentConfig, seed: int) -> None:
+def _start(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
     """The Run button, in a script run: queue the run (``_queue_run``)."""
+    if config is None:  # the button is disabled then: a stale or forged click
+        return
     old = _job_id(env_name)
     job = _queue_run(jobs.job_queue(), result_store(), jobs.session_id(), old, config, seed, f"{env_name} seed {seed}")
     if job is not None:
         _took(env_name, job.id)
 
 
+def settings_id(config: ExperimentConfig | None, seed: int) -> str:
+    """A short name of the settings a page shows (the browser compares a Run's with its page's)."""
+    return hashlib.sha256(repr((config, seed)).encode()).hexdigest()[:16]
+
+
 def _browser_start(
     queue: JobQueue,
+    store: tuple[Any, Any],
     files: ProgressFiles,
     session: str,
     env_name: str,
@@ -136,37 +152,55 @@ def _browser_start(
     seed: int,
 ) -> bytes:
     """The browser's Run, in the server's middleware (no script run): queue the run and answer with what the page
-    follows (``ui.job_progress.follow``); the session's next script run adopts the job (``_adopt``). Anything that
-    goes wrong answers ``REFUSED``, and the page asks again by a rerun, which says what went wrong."""
+    follows (``ui.job_progress.follow``) and the settings' name; the session's next script run adopts the job
+    (``_adopt``). A second Run before that replaces the first (the session stops waiting on it). Anything that goes
+    wrong answers ``REFUSED``, and the page asks again by a rerun, which says what went wrong."""
     try:
-        job = _queue_run(queue, result_store(), session, old, config, seed, f"{env_name} seed {seed}")
+        job = _queue_run(queue, store, session, old, config, seed, f"{env_name} seed {seed}", budget_checked=True)
         if job is None:
             return REFUSED
         followed = follow(files, job, functools.partial(queue.detach, job.id, session))
         with _STARTED_LOCK:
-            _STARTED[(session, env_name)] = (job.id, followed.pop("stopToken"))
-            _STARTED.move_to_end((session, env_name))
+            earlier = _STARTED.pop((session, env_name), None)
+            _STARTED[(session, env_name)] = (job.id, followed.pop("stopToken"), job.key)
             while len(_STARTED) > MAX_STARTED:
                 _STARTED.popitem(last=False)
+        if earlier is not None and earlier[0] != job.id:
+            queue.detach(earlier[0], session)
+        followed["settings"] = settings_id(config, seed)
         return json.dumps(followed, separators=(",", ":"), allow_nan=False).encode()
     except Exception:  # noqa: BLE001 - the traceback goes to the log; the page's rerun shows one clear message
         LOG.exception("a Run from the browser could not be queued; the page asks again by a rerun")
         return REFUSED
 
 
-def _adopt(env_name: str) -> None:
+def _adopt(env_name: str) -> Hashable | None:
     """Take over the job this session's browser queued with no script run (``_browser_start``), if any: from now on
-    it is this session's job, as if its Run had been a Streamlit button."""
+    it is this session's job, as if its Run had been a Streamlit button. The key of the job adopted, or None."""
     with _STARTED_LOCK:
         started = _STARTED.pop((jobs.session_id(), env_name), None)
     if started is None:
-        return
-    job_id, token = started
+        return None
+    job_id, token, key = started
     current = st.session_state.get(state_key(env_name, "job"))
     if current is not None and current != job_id:  # a Run by a rerun came in between: the browser's is the last
         jobs.stop(current)
     _took(env_name, job_id)
     st.session_state[f"{state_key(env_name, 'progress')}-stop"] = (job_id, token)  # the page's Stop keeps working
+    st.session_state[state_key(env_name, "adopted")] = job_id  # the browser stops following it on its own
+    return key
+
+
+def _adopt_for(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
+    """``_adopt``, for a script run with these settings. A Run that reached the server with the settings its page
+    showed before the last change (a setting typed, then Run at once: the click's POST outran the rerun the typing
+    asked for) is for these settings: its job is left, and these are queued instead."""
+    key = _adopt(env_name)
+    if key is None or config is None or key == ("experiment", config, seed):
+        return
+    jobs.stop(st.session_state[state_key(env_name, "job")])
+    st.session_state[state_key(env_name, "job")] = None
+    _start(env_name, config, seed)
 
 
 def _job_id(env_name: str) -> str | None:
@@ -206,6 +240,7 @@ def _stopped_in_browser(env_name: str) -> None:
 
 def active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> JobView | None:
     """This session's active job; else an active job of exactly these settings, which it then waits on too."""
+    _adopt_for(env_name, config, seed)
     _stopped_in_browser(env_name)
     job = jobs.view(_job_id(env_name))
     if job is not None and job.active:
@@ -278,11 +313,13 @@ def _show(
 def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
     """Run and Stop, with the queue's place or the progress and live losses of this session's job.
 
-    A fragment: a click on Run (or on Stop, once taken) reruns only this panel, not the page (whose figures stay
-    as they are until the run ends; a whole page's rerun re-sent about 1 MB to the tab, which re-rendered all of
-    it). The browser follows the job from here, with no rerun while it waits in line or runs; at its end, this
-    panel and the results' fragment rerun to draw the result (``_on_job_state``).
+    A fragment: a click on Stop, once taken, reruns only this panel, not the page (whose figures stay as they are
+    until the run ends; a whole page's rerun re-sent about 1 MB to the tab, which re-rendered all of it); so does a
+    click on Run under ``streamlit run`` (under ``make run`` it needs no rerun at all: the middleware takes it).
+    The browser follows the job from here, with no rerun while it waits in line or runs; at its end, this panel and
+    the results' fragment rerun to draw the result (``_on_job_state``).
     """
+    _adopt_for(env_name, config, seed)
     _stopped_in_browser(env_name)
     ctx = get_script_run_ctx()
     if _ended(env_name) and ctx is not None and ctx.fragment_ids_this_run:
@@ -296,12 +333,19 @@ def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None
     on_run = functools.partial(_start, env_name, config, seed)
     progress = state_key(env_name, "progress")
     if progress_memory.starts_enabled():  # make run: Run is the component's, taken by the middleware
-        run: dict[str, Any] = {"label": RUN_LABEL, "help": RUN_HELP, "disabled": disabled, "startUrl": None}
+        run: dict[str, Any] = {
+            "label": RUN_LABEL,
+            "help": RUN_HELP,
+            "disabled": disabled,
+            "startUrl": None,
+            "settings": settings_id(config, seed),
+            "adopted": st.session_state.get(state_key(env_name, "adopted")),
+        }
         if not disabled:
             session, token = jobs.session_id(), secrets.token_urlsafe(16)
             start = functools.partial(
-                _browser_start, jobs.job_queue(), jobs.progress_files(), session, env_name, _job_id(env_name),
-                config, seed,
+                _browser_start, jobs.job_queue(), result_store(), jobs.progress_files(), session, env_name,
+                _job_id(env_name), config, seed,
             )  # fmt: skip
             progress_memory.allow_start((session, env_name), token, start)
             run["startUrl"] = f"{static_url(progress_memory.START_PATH)}?run={token}"

@@ -15,12 +15,14 @@
 //
 // Under `make run` its Run button needs no server rerun either: it POSTs `run.startUrl` (a one-time token of this
 // session's settings), the middleware queues the job and answers {url, stopUrl, payload}, and the page follows that
-// job at once, as if the server had drawn it; the session's next script run adopts it (ui/run_panel.py). A refused
+// job at once, as if the server had drawn it (`local`); the session's next script run adopts it (ui/run_panel.py),
+// or, if the page's settings changed meanwhile, queues those instead. A refused
 // or unanswered POST sets the trigger "run", and the page's rerun queues it instead (also `streamlit run app.py`,
 // where the page draws its own Streamlit button and `run` is null).
 //
 // data = {url, stopUrl, pollMs, payload, run}; url, stopUrl and payload are null with no job to follow;
-// run = {label, help, disabled, startUrl} or null; payload (the file's content) = {id, state, active, text, fraction, chart};
+// run = {label, help, disabled, startUrl, settings, adopted} or null (settings: a name of the page's settings;
+// adopted: the last job this session's script runs took over from a Run here); payload (the file's content) = {id, state, active, text, fraction, chart};
 // chart = {title, xTitle, yTitle, series: [{name, color, dash, x: [...], y: [...]}]} or null; x is drawn on a
 // log axis. A plotly figure re-laid out per poll cost about a third of a core per watching tab; a canvas redraw
 // costs a millisecond.
@@ -210,13 +212,23 @@ class Panel {
     this.renders += 1;
     this.setTrigger = setTriggerValue;
     this.runData = data.run || null;
-    if (!data.payload && this.local && this.reported === null) {
-      // a rerun that began before this page's Run reached the server: keep following the job it queued
-      data = { ...data, url: this.local.url, stopUrl: this.local.stopUrl, payload: this.local.payload };
-    } else {
-      this.local = null;
+    this.asked = false;
+    const local = this.local;
+    this.local = null;
+    // No job drawn, though this page's Run queued one that has not ended, and that the server has not adopted (a
+    // rerun that began before the Run reached it): with the same settings, keep following that job; with new ones
+    // (a setting typed, then Run at once, and the typing's rerun came first), Run these instead: the server then
+    // leaves the other one (or, when these cannot run, the Stop trigger has the page's rerun leave it).
+    const pending = !data.payload && local && this.reported === null && data.run?.adopted !== local.payload.id;
+    if (pending && local.settings === data.run?.settings) {
+      this.local = local;
+      data = { ...data, url: local.url, stopUrl: local.stopUrl, payload: local.payload };
     }
     this.follow(data);
+    if (pending && !this.local) {
+      if (data.run?.startUrl) this.runClicked(true);
+      else this.setTrigger("stop", "asked"); // these settings cannot run: the page's rerun leaves the other job
+    }
     return this.renders;
   }
 
@@ -244,15 +256,17 @@ class Panel {
     if (!run) return;
     if (this.run.textContent !== run.label) this.run.textContent = run.label;
     this.run.title = run.help || "";
-    this.run.disabled = Boolean(run.disabled || this.active || this.starting);
+    this.run.disabled = Boolean(run.disabled || this.active || this.starting || this.asked);
   }
 
-  async runClicked() {
+  async runClicked(again = false) {
     // The middleware queues the job at once and answers what to follow; refused (no middleware, a used token, a
-    // setting over the budget) or unreachable, the trigger asks the page's rerun to queue it.
-    if (this.run.disabled || this.starting) return;
+    // setting over the budget) or unreachable, the trigger asks the page's rerun to queue it (Run stays off until
+    // that rerun draws the panel again). `again`: the page's own Run for its new settings (see update).
+    if ((this.run.disabled && !again) || this.starting) return;
     this.starting = this.run.disabled = true;
     const url = this.runData?.startUrl;
+    const renders = this.renders;
     let answer = null;
     if (url) {
       try {
@@ -264,11 +278,19 @@ class Panel {
       }
     }
     this.starting = false;
+    if (this.destroyed) return; // the page left this panel meanwhile: its next script run adopts the job
+    // Python drew a job meanwhile: it adopted this Run's (or queued the page's new settings instead): follow that
+    if (this.renders !== renders && this.active) return;
+    if (answer?.url && answer.payload && this.runData?.startUrl && answer.settings !== this.runData.settings) {
+      this.runClicked(true); // the page's settings changed meanwhile: Run those (the server leaves this Run's job)
+      return;
+    }
     if (answer?.url && answer.payload) {
       this.local = answer;
       this.follow({ url: answer.url, stopUrl: answer.stopUrl, pollMs: this.pollMs, payload: answer.payload });
       return;
     }
+    this.asked = true;
     this.drawRun();
     this.setTrigger("run", Date.now());
   }
@@ -279,7 +301,9 @@ class Panel {
     const began = performance.now();
     try {
       const response = await fetch(`${this.url}?t=${Date.now()}&wait=1`, { cache: "no-store" });
-      if (response.ok && generation === this.generation) this.show(await response.json());
+      const payload = response.ok ? await response.json() : null;
+      if (payload && generation === this.generation) this.show(payload); // checked after the body: new data may come
+      // while it arrives (a job the page's rerun drew instead of this one)
     } catch (error) {
       // the server is busy or restarting: the next read tries again
     }
@@ -294,6 +318,7 @@ class Panel {
     // A redraw from Python meanwhile (a page rerun) changes nothing: the click still ends in the trigger.
     if (this.stop.disabled || this.stopping || this.reported !== null) return; // once, and not after the end
     this.stop.disabled = this.stopping = true;
+    this.local = null; // whatever the answer, this page no longer follows a job it queued itself
     let taken = false;
     try {
       const signal = AbortSignal.timeout(STOP_TIMEOUT_MS); // a Stop never holds back the end's report for long
@@ -348,6 +373,7 @@ class Panel {
   destroy(render) {
     // Only the latest call's cleanup ends the panel: Streamlit runs a superseded call's cleanup at once.
     if (render !== this.renders) return;
+    this.destroyed = true;
     this.generation += 1; // a read still in flight schedules no other
     clearTimeout(this.timer);
     this.root.remove();
