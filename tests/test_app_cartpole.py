@@ -232,7 +232,11 @@ def test_a_browser_run_with_the_settings_before_the_last_change_runs_the_new_one
     assert _panel_data(at)["payload"]["id"] == job_id
     assert _stop_by(_panel_data(at))  # its Stop works as any other's
     at.run()
-    assert not ui.jobs.job_queue().view(job_id).active and "Run stopped" in texts(at)
+    assert "Run stopped" in texts(at)
+    deadline = time.monotonic() + 5
+    while ui.jobs.job_queue().view(job_id).active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ui.jobs.job_queue().view(job_id).state == "cancelled"
 
 
 def test_a_second_browser_run_before_any_script_run_replaces_the_first():

@@ -97,6 +97,14 @@ def allow_start(owner: Hashable, token: str, action: Callable[[], bytes]) -> Non
             _START_OF.pop(gone, None)
 
 
+def revoke_start(owner: Hashable) -> None:
+    """``owner``'s token takes no Run any more (its page now draws Run disabled)."""
+    with _LOCK:
+        token = _START_OF.pop(owner, None)
+        if token is not None:
+            _STARTS.pop(token, None)
+
+
 def take_start(token: str) -> Callable[[], bytes] | None:
     """The Run of ``token``, taken once; None if there is none (a wrong token, an old one, or one already used)."""
     with _LOCK:

@@ -128,6 +128,7 @@ def _took(env_name: str, job_id: str) -> None:
 
 def _start(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
     """The Run button, in a script run: queue the run (``_queue_run``)."""
+    _adopt(env_name, config, seed)
     if config is None:  # the button is disabled then: a stale or forged click
         return
     old = _job_id(env_name)
@@ -174,38 +175,34 @@ def _browser_start(
         return REFUSED
 
 
-def _adopt(env_name: str) -> Hashable | None:
+def _adopt(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
     """Take over the job this session's browser queued with no script run (``_browser_start``), if any: from now on
-    it is this session's job, as if its Run had been a Streamlit button. The key of the job adopted, or None."""
+    it is this session's job, as if its Run had been a Streamlit button. Every script run of the panel calls this
+    first, with the settings the page shows (the one place a job is adopted).
+
+    A Run that reached the server with the settings its page showed before the last change (a setting typed, then
+    Run at once: the click's POST outran the rerun the typing asked for) was meant for these settings: its job is
+    left, and these are queued instead (unless the session already has a job, or these cannot run)."""
     with _STARTED_LOCK:
         started = _STARTED.pop((jobs.session_id(), env_name), None)
     if started is None:
-        return None
+        return
     job_id, token, key = started
+    st.session_state[state_key(env_name, "adopted")] = job_id  # the browser stops following it on its own
     current = st.session_state.get(state_key(env_name, "job"))
+    if key != ("experiment", config, seed):
+        jobs.stop(job_id)
+        if current is None:
+            _start(env_name, config, seed)
+        return
     if current is not None and current != job_id:  # a Run by a rerun came in between: the browser's is the last
         jobs.stop(current)
     _took(env_name, job_id)
     st.session_state[f"{state_key(env_name, 'progress')}-stop"] = (job_id, token)  # the page's Stop keeps working
-    st.session_state[state_key(env_name, "adopted")] = job_id  # the browser stops following it on its own
-    return key
-
-
-def _adopt_for(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
-    """``_adopt``, for a script run with these settings. A Run that reached the server with the settings its page
-    showed before the last change (a setting typed, then Run at once: the click's POST outran the rerun the typing
-    asked for) is for these settings: its job is left, and these are queued instead."""
-    key = _adopt(env_name)
-    if key is None or config is None or key == ("experiment", config, seed):
-        return
-    jobs.stop(st.session_state[state_key(env_name, "job")])
-    st.session_state[state_key(env_name, "job")] = None
-    _start(env_name, config, seed)
 
 
 def _job_id(env_name: str) -> str | None:
-    """This session's job on this page (a job its browser queued included), or None."""
-    _adopt(env_name)
+    """This session's job on this page, or None (a job its browser queued once ``_adopt`` took it over)."""
     return st.session_state.get(state_key(env_name, "job"))
 
 
@@ -217,10 +214,11 @@ def _stop(env_name: str, job_id: str) -> None:
     st.session_state[state_key(env_name, "left")] = job_id  # not joined again by the settings' match below
 
 
-def _on_stop(env_name: str) -> None:
+def _on_stop(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
     """The browser's Stop, after the middleware took it (``make run``) or instead of it (``streamlit run``): this
     session stops waiting (again: it is idempotent), and the panel reruns to say so; the results stay as they are.
     A job that ended before the Stop (its end and the click crossed) is drawn as an end: panel and results."""
+    _adopt(env_name, config, seed)
     if _ended(env_name):
         st.rerun(scope=[panel_key(env_name), results_key(env_name)])
     job_id = _job_id(env_name)
@@ -240,7 +238,7 @@ def _stopped_in_browser(env_name: str) -> None:
 
 def active_job(env_name: str, config: ExperimentConfig | None, seed: int) -> JobView | None:
     """This session's active job; else an active job of exactly these settings, which it then waits on too."""
-    _adopt_for(env_name, config, seed)
+    _adopt(env_name, config, seed)
     _stopped_in_browser(env_name)
     job = jobs.view(_job_id(env_name))
     if job is not None and job.active:
@@ -282,15 +280,17 @@ def _ended(env_name: str) -> bool:
     return True
 
 
-def _on_job_state(env_name: str) -> None:
+def _on_job_state(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
     """The browser saw the job end: rerun the panel and the results, not the page (the sidebar, the explanations
     and the figures below stay as they are)."""
+    _adopt(env_name, config, seed)
     if _ended(env_name):
         st.rerun(scope=[panel_key(env_name), results_key(env_name)])
 
 
 def _show(
     env_name: str,
+    settings: tuple[ExperimentConfig | None, int],
     job: JobView | None,
     key: str,
     run: dict[str, Any] | None = None,
@@ -302,9 +302,9 @@ def _show(
         jobs.progress_files(),
         job,
         key,
-        on_state=functools.partial(_on_job_state, env_name),
+        on_state=functools.partial(_on_job_state, env_name, *settings),
         stop=stop or (lambda: None),  # no script run needed
-        on_stop=functools.partial(_on_stop, env_name),
+        on_stop=functools.partial(_on_stop, env_name, *settings),
         run=run,
         on_run=on_run,
     )
@@ -319,7 +319,7 @@ def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None
     The browser follows the job from here, with no rerun while it waits in line or runs; at its end, this panel and
     the results' fragment rerun to draw the result (``_on_job_state``).
     """
-    _adopt_for(env_name, config, seed)
+    _adopt(env_name, config, seed)
     _stopped_in_browser(env_name)
     ctx = get_script_run_ctx()
     if _ended(env_name) and ctx is not None and ctx.fragment_ids_this_run:
@@ -341,15 +341,18 @@ def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None
             "settings": settings_id(config, seed),
             "adopted": st.session_state.get(state_key(env_name, "adopted")),
         }
-        if not disabled:
-            session, token = jobs.session_id(), secrets.token_urlsafe(16)
+        session = jobs.session_id()
+        if disabled:  # a token an earlier script run gave is no longer good either
+            progress_memory.revoke_start((session, env_name))
+        else:
+            token = secrets.token_urlsafe(16)
             start = functools.partial(
                 _browser_start, jobs.job_queue(), result_store(), jobs.progress_files(), session, env_name,
                 _job_id(env_name), config, seed,
             )  # fmt: skip
             progress_memory.allow_start((session, env_name), token, start)
             run["startUrl"] = f"{static_url(progress_memory.START_PATH)}?run={token}"
-        _show(env_name, job if active else None, progress, run, on_run)
+        _show(env_name, (config, seed), job if active else None, progress, run, on_run)
         if active:
             return
     else:
@@ -358,7 +361,7 @@ def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None
             key=state_key(env_name, "run_button"),
         )  # fmt: skip
         if active:  # the browser follows it from here; it reruns this panel and the results when the job ends
-            _show(env_name, job, progress)
+            _show(env_name, (config, seed), job, progress)
             return
     ended = st.session_state.get(state_key(env_name, "ended"))
     if ended == "cancelled":

@@ -218,17 +218,14 @@ class Panel {
     // No job drawn, though this page's Run queued one that has not ended, and that the server has not adopted (a
     // rerun that began before the Run reached it): with the same settings, keep following that job; with new ones
     // (a setting typed, then Run at once, and the typing's rerun came first), Run these instead: the server then
-    // leaves the other one (or, when these cannot run, the Stop trigger has the page's rerun leave it).
+    // leaves the other one (or, when these cannot run, this page leaves it: runFor).
     const pending = !data.payload && local && this.reported === null && data.run?.adopted !== local.payload.id;
     if (pending && local.settings === data.run?.settings) {
       this.local = local;
       data = { ...data, url: local.url, stopUrl: local.stopUrl, payload: local.payload };
     }
     this.follow(data);
-    if (pending && !this.local) {
-      if (data.run?.startUrl) this.runClicked(true);
-      else this.setTrigger("stop", "asked"); // these settings cannot run: the page's rerun leaves the other job
-    }
+    if (pending && !this.local) this.runFor(local);
     return this.renders;
   }
 
@@ -281,8 +278,9 @@ class Panel {
     if (this.destroyed) return; // the page left this panel meanwhile: its next script run adopts the job
     // Python drew a job meanwhile: it adopted this Run's (or queued the page's new settings instead): follow that
     if (this.renders !== renders && this.active) return;
-    if (answer?.url && answer.payload && this.runData?.startUrl && answer.settings !== this.runData.settings) {
-      this.runClicked(true); // the page's settings changed meanwhile: Run those (the server leaves this Run's job)
+    if (answer?.url && answer.payload && this.runData?.adopted === answer.payload.id) return; // adopted, and over
+    if (answer?.url && answer.payload && answer.settings !== this.runData?.settings) {
+      this.runFor(answer); // the page's settings changed meanwhile
       return;
     }
     if (answer?.url && answer.payload) {
@@ -310,6 +308,16 @@ class Panel {
     if (generation !== this.generation || this.reported !== null) return; // new data, an end, or gone
     const wait = Math.max(this.pollMs - (performance.now() - began), MIN_GAP_MS);
     this.timer = setTimeout(() => this.poll(generation), wait);
+  }
+
+  runFor(queued) {
+    // A Run queued `queued` with the settings the page showed before its last change; it was meant for the page's
+    // settings now: Run those (the server then leaves `queued`), or, when they cannot run, leave `queued` here.
+    if (this.runData?.startUrl) {
+      this.runClicked(true);
+    } else if (queued.stopUrl) {
+      fetch(queued.stopUrl, { method: "POST", cache: "no-store" }).catch(() => {}); // the next script run agrees
+    }
   }
 
   async stopClicked() {
