@@ -81,13 +81,12 @@ class ProgressReads:
                     encoding = [(b"content-encoding", b"gzip")] if gzipped else []
                     return await _answer(send, body, [*KEPT, *encoding, (b"vary", b"accept-encoding")])
             if found and method == "POST" and path == progress_memory.START_PATH:
-                tokens = parse_qs(scope.get("query_string", b"").decode("latin-1"), errors="replace").get("run", [])
+                tokens = _query(scope).get("run", [])
                 start = progress_memory.take_start(tokens[0]) if len(tokens) == 1 else None
                 if start is not None:  # the queue's lock, off the event loop; the request's body is never read
                     return await _answer(send, await asyncio.to_thread(start))
             ours = found and path.startswith("jobs/") and progress_memory.serving(path) is not None
-            # as text: parse_qs of bytes raises on an escaped byte that is not UTF-8 (`?%ff`)
-            query = parse_qs(scope.get("query_string", b"").decode("latin-1"), errors="replace") if ours else {}
+            query = _query(scope) if ours else {}
             if method == "POST":
                 tokens = query.get("stop", [])
                 action = progress_memory.take_stop(path, tokens[0]) if len(tokens) == 1 else None
@@ -101,6 +100,11 @@ class ProgressReads:
                 if body is not None:
                     return await _answer(send, body)
         await self.app(scope, receive, send)
+
+
+def _query(scope) -> dict[str, list[str]]:
+    """A request's query; as text: parse_qs of bytes raises on an escaped byte that is not UTF-8 (`?%ff`)."""
+    return parse_qs(scope.get("query_string", b"").decode("latin-1"), errors="replace")
 
 
 def _accepts_gzip(scope) -> bool:

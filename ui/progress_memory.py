@@ -87,9 +87,7 @@ def allow_start(owner: Hashable, token: str, action: Callable[[], bytes]) -> Non
     its page showed when the token was given) and answers with what it returns, once. ``owner`` (a session's panel)
     has one token at a time: this one replaces its last."""
     with _LOCK:
-        old = _START_OF.pop(owner, None)
-        if old is not None:
-            _STARTS.pop(old, None)
+        _revoke(owner)
         _STARTS[token] = (owner, action)
         _START_OF[owner] = token
         while len(_STARTS) > MAX_STARTS:
@@ -100,9 +98,13 @@ def allow_start(owner: Hashable, token: str, action: Callable[[], bytes]) -> Non
 def revoke_start(owner: Hashable) -> None:
     """``owner``'s token takes no Run any more (its page now draws Run disabled)."""
     with _LOCK:
-        token = _START_OF.pop(owner, None)
-        if token is not None:
-            _STARTS.pop(token, None)
+        _revoke(owner)
+
+
+def _revoke(owner: Hashable) -> None:  # with _LOCK held
+    token = _START_OF.pop(owner, None)
+    if token is not None:
+        _STARTS.pop(token, None)
 
 
 def take_start(token: str) -> Callable[[], bytes] | None:

@@ -16,13 +16,14 @@
 // Under `make run` its Run button needs no server rerun either: it POSTs `run.startUrl` (a one-time token of this
 // session's settings), the middleware queues the job and answers {url, stopUrl, payload}, and the page follows that
 // job at once, as if the server had drawn it (`local`); the session's next script run adopts it (ui/run_panel.py),
-// or, if the page's settings changed meanwhile, queues those instead. A refused
-// or unanswered POST sets the trigger "run", and the page's rerun queues it instead (also `streamlit run app.py`,
-// where the page draws its own Streamlit button and `run` is null).
+// or, if the page's settings changed meanwhile, queues those instead. A refused or unanswered POST sets the trigger
+// "run", and the page's rerun queues it instead (also `streamlit run app.py`, where the page draws its own
+// Streamlit button and `run` is null).
 //
 // data = {url, stopUrl, pollMs, payload, run}; url, stopUrl and payload are null with no job to follow;
 // run = {label, help, disabled, startUrl, settings, adopted} or null (settings: a name of the page's settings;
-// adopted: the last job this session's script runs took over from a Run here); payload (the file's content) = {id, state, active, text, fraction, chart};
+// adopted: the last job this session's script runs took over from a Run here);
+// payload (the file's content) = {id, state, active, text, fraction, chart};
 // chart = {title, xTitle, yTitle, series: [{name, color, dash, x: [...], y: [...]}]} or null; x is drawn on a
 // log axis. A plotly figure re-laid out per poll cost about a third of a core per watching tab; a canvas redraw
 // costs a millisecond.
@@ -278,14 +279,15 @@ class Panel {
     if (this.destroyed) return; // the page left this panel meanwhile: its next script run adopts the job
     // Python drew a job meanwhile: it adopted this Run's (or queued the page's new settings instead): follow that
     if (this.renders !== renders && this.active) return;
-    if (answer?.url && answer.payload && this.runData?.adopted === answer.payload.id) return; // adopted, and over
-    if (answer?.url && answer.payload && answer.settings !== this.runData?.settings) {
-      this.runFor(answer); // the page's settings changed meanwhile
+    const queued = answer?.url && answer.payload ? answer : null;
+    if (queued && this.runData?.adopted === queued.payload.id) return; // adopted, and over
+    if (queued && queued.settings !== this.runData?.settings) {
+      this.runFor(queued); // the page's settings changed meanwhile
       return;
     }
-    if (answer?.url && answer.payload) {
-      this.local = answer;
-      this.follow({ url: answer.url, stopUrl: answer.stopUrl, pollMs: this.pollMs, payload: answer.payload });
+    if (queued) {
+      this.local = queued;
+      this.follow({ url: queued.url, stopUrl: queued.stopUrl, pollMs: this.pollMs, payload: queued.payload });
       return;
     }
     this.asked = true;
