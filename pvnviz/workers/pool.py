@@ -130,12 +130,15 @@ WARM = {
     ),
     "quick": ("pvnviz.polytope.experiment",),
 }
-# Below the server: pages stay responsive while every core computes. A run worker's session at nice 10 weighs 110
-# against a browser's or the server's 1024, so it keeps about a tenth of a core they want. At nice 19 (weight 15, up
-# to commit b4428ee) it kept 1.5%: eight tabs on one seed on this 2-core machine, their clicks, polls and the pages
-# opened beside them, held their shared run to 9.7-12.3 s against 8.6-9.9 s at nice 10, and the last tab's result to
-# 12.7-14.9 s against 11.5-13.2 s; a new visitor's page opened in 4.2-5.1 s against 4.6-4.8 s (docs/sharing.md).
-NICE = {"run": 10, "quick": 2}
+# Below the server: pages stay responsive while every core computes. A run worker's session at nice 5 weighs 335
+# against a browser's or the server's 1024, so it keeps about a quarter of a core they want. At nice 19 (weight 15, up
+# to commit b4428ee) it kept 1.5%, at nice 10 (weight 110, up to commit 7b5b0fd) a tenth: eight tabs on one seed on
+# this 2-core machine, their clicks, polls and the pages opened beside them, held their shared run to 10.6 s against
+# 7.8 s for one session's at nice 10, and to 8.1-8.5 s against 7.1-7.4 s at nice 5; the last tab's result came at
+# 1.49 times one session's at nice 10 and 1.27 at nice 5 (twice), with a new visitor's page in 3.7-4.7 s, also with
+# eight sessions on their own seeds (docs/sharing.md, "Run workers at nice 5"). At nice 0 the runs were faster
+# still, but a new visitor's page took up to 5.5 s of its 6 s goal, and the ratio was no better (1.31, 1.32).
+NICE = {"run": 5, "quick": 2}
 
 
 def worker_main(conn: Connection, memory_mb: int, warm: tuple[str, ...] = (), nice: int = 0, parent: int = 0) -> None:
