@@ -17,6 +17,7 @@ import ui.jobs
 from conftest import figures, frame_figures, no_training, open_link, open_page, players, texts, trace_names
 from pvnviz.runs import archive
 from pvnviz.runs.files import load_result
+from pvnviz.runs.live import replays_key
 from pvnviz.runs.presets import PRESETS
 from ui import progress_memory
 from ui.plotly_js import STATIC_ROUTE
@@ -124,7 +125,7 @@ def _press_stop(at: AppTest) -> None:
     at.run()
 
 
-def test_run_button_trains_in_a_worker_and_the_page_shows_the_result():
+def test_run_button_trains_in_a_worker_and_the_page_shows_the_result(monkeypatch):
     at = open_page("pages/cartpole.py")
     _small(at, train_steps=60)
     assert "not been run yet" in texts(at)
@@ -132,8 +133,19 @@ def test_run_button_trains_in_a_worker_and_the_page_shows_the_result():
     job = _wait_for_job(at)
     assert job.state == "done" and not job.error
     assert ("experiment", job.key[1], job.key[2]) == job.key and job.key[2] == at.session_state["seed"]
+    # the run brought its replays (pvnviz.runs.live): the page that draws it asks a worker for nothing more
+    asked, submit = [], ui.jobs.submit
+
+    def recorded(key, task, *args, **kwargs):
+        asked.append(task)
+        return submit(key, task, *args, **kwargs)
+
+    monkeypatch.setattr(ui.jobs, "submit", recorded)
     at.run()
     assert "live run of these settings" in texts(at)
+    assert asked == [] and "cartpole_replay" in players(at)
+    store, _ = ui.result_store()
+    assert replays_key(store[job.key]) in store
     assert not at.exception
 
 

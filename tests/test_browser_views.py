@@ -51,7 +51,8 @@ def test_probe_axes_and_replay_start_switch_in_the_page_and_equal_python(server,
     from pvnviz.figures.experiment import probes_animation
     from pvnviz.figures.replay import replay_figure
     from pvnviz.runs.files import load_result
-    from ui.results import REPLAY_NAMES, policy_pair
+    from pvnviz.runs.live import policy_pair
+    from ui.results import REPLAY_NAMES
 
     result = load_result("data/cartpole-paper", "cartpole")
     env = get_env("cartpole")

@@ -90,7 +90,7 @@ from pvnviz.workers.tasks import run_task
 from conftest import tiny_configs
 for config in tiny_configs():
     before = set(sys.modules)
-    run_task("experiment", {"config": config, "seed": 3}, lambda kind, payload: None, lambda: False)
+    run_task("live_experiment", {"config": config, "seed": 3}, lambda kind, payload: None, lambda: False)
     print(sorted(set(sys.modules) - before))
 """
 

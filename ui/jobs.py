@@ -52,9 +52,15 @@ def job_queue() -> JobQueue:
     store = result_store()
 
     def on_done(job: Job, result: Any) -> None:
+        if job.task == "live_experiment":  # a run and its replays, each under its own key
+            from pvnviz.runs.live import replays_key
+
+            if result.replays is not None:
+                remember(store, replays_key(result.result), result.replays)
+            result = result.result
         remember(store, job.key, result)
-        if job.task == "experiment":  # the dataset too: a later run that changes only later stages reuses it
-            from pvnviz.runs.pipeline import dataset_config
+        if job.task in ("experiment", "live_experiment"):  # the dataset too: a later run that changes only later
+            from pvnviz.runs.pipeline import dataset_config  # stages reuses it
 
             remember(store, ("dataset", dataset_config(result.config), result.seed), result.dataset)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Hashable
 
 import numpy as np
 import streamlit as st
@@ -14,13 +14,14 @@ from pvnviz.figures import experiment as figs
 from pvnviz.figures import gif
 from pvnviz.figures.replay import replay_steps, replay_variants
 from pvnviz.runs import archive
+from pvnviz.runs.live import replay_pairs_of, replays_key, values_digest
 from pvnviz.runs.pipeline import ExperimentResult
 from ui import gif_download, jobs, what_to_look_at
 from ui.beyond import render_beyond
 from ui.browser_player import Choice, play
 from ui.components import PlainFigure, chart, result_figure
 
-REPLAY_NAMES = ("before ascent", "after ascent (best seen)")  # the policies of policy_pair, in order
+REPLAY_NAMES = ("before ascent", "after ascent (best seen)")  # the policies of pvnviz.runs.live.policy_pair, in order
 
 
 def render_results(
@@ -201,7 +202,7 @@ def _render_probes(result: ExperimentResult) -> None:
         snapshots,
         label="snapshot",
         start=snapshots - 1,
-        reset_on=(config, _digest(trained.probe_snapshots)),
+        reset_on=(config, values_digest(trained.probe_snapshots)),
         names={key: key},
         prebuilt=lambda projector: figs.probes_data(trained, env, key, projector),
         choices=(Choice("x", "Horizontal axis", labels), Choice("y", "Vertical axis", labels)),
@@ -263,7 +264,7 @@ def _validation_distributions(result: ExperimentResult, env: str) -> None:
         label="validation policy #",
         frame_labels=[str(i) for i in options],
         fps=2.0,  # Play walks through them at 2 a second
-        reset_on=(result.config, _digest(dataset.params[options], dataset.returns[options])),
+        reset_on=(result.config, values_digest(dataset.params[options], dataset.returns[options])),
         names={"policy": f"{env}-validation-policy"},
         prebuilt=frames,
     )
@@ -290,8 +291,8 @@ def render_replay(result: ExperimentResult) -> None:
     PVN, sent once to a player that switches start and PVN in the page; GIF/MP4 downloads and the caption."""
     config = result.config
     env, modes = config.env, list(result.traces)
-    pairs = _replay_pairs(result)
-    digest = _digest(*pairs.values())
+    pairs = replay_pairs_of(result)
+    digest = values_digest(*pairs.values())
     try:
         job_key, task, kwargs, extra = _replays_job(result)
         replays = jobs.in_worker(job_key, task, kwargs, **extra)
@@ -338,17 +339,13 @@ def render_replay(result: ExperimentResult) -> None:
     what_to_look_at(shown.caption)
 
 
-def _replay_pairs(result: ExperimentResult) -> dict[str, np.ndarray]:
-    """{mode: (starts, 2, P)}: each start's policy before and after its ascent through that PVN."""
-    return {m: np.stack([policy_pair(t, s) for s in range(t.params.shape[1])]) for m, t in result.traces.items()}
-
-
-def _replays_job(result: ExperimentResult) -> tuple[tuple, str, dict, dict]:
+def _replays_job(result: ExperimentResult) -> tuple[Hashable, str, dict, dict]:
     """``jobs.in_worker``'s arguments for every start's replay (the ``replays`` task, in a quick worker), from the
     run's own seed: every session showing the run shares one job and one animation, whatever its sidebar's seed
-    (a page whose settings have not been run shows seed 0's run; each visitor's seed made its replays again)."""
+    (a page whose settings have not been run shows seed 0's run; each visitor's seed made its replays again).
+    A live run made them in its own worker (``pvnviz.runs.live``), under the same key: then they are cached."""
     config, env, seed = result.config, result.config.env, result.seed
-    pairs = _replay_pairs(result)
+    pairs = replay_pairs_of(result)
     kwargs = {
         "env": env,
         "arch": config.arch(),
@@ -357,27 +354,11 @@ def _replays_job(result: ExperimentResult) -> tuple[tuple, str, dict, dict]:
         "seed": seed,
         "factory": None if env in envs.BUILT_IN else envs.ENVIRONMENTS[env],
     }
-    key = ("replays", config, seed, _digest(*pairs.values()))
     label = "Replaying each start before and after its ascent"
     extra = {"label": label, "estimate": 0.3 * sum(map(len, pairs.values()))}
-    return key, "replays", kwargs, extra
-
-
-def _digest(*arrays) -> str:
-    """A digest of arrays' values: animations are shared between sessions by what they are drawn from, and two
-    runs (an upload, say) can have the same config and seed but other numbers."""
-    digest = hashlib.sha256()
-    for a in arrays:
-        a = np.ascontiguousarray(np.asarray(a, dtype=float))
-        digest.update(str(a.shape).encode() + a.tobytes())
-    return digest.hexdigest()
+    return replays_key(result, pairs), "replays", kwargs, extra
 
 
 def replay_start(result: ExperimentResult) -> int:
     """The start the replay shows (0-based): the one picked, else the best start (highest true return seen)."""
     return replay_choice(result)[1]
-
-
-def policy_pair(trace, start: int) -> np.ndarray:
-    """(2, P): the start policy and the best-seen policy of its ascent."""
-    return np.stack([trace.params[0, start], trace.best_params[start]])

@@ -111,7 +111,7 @@ def _queue_run(
     return queue.submit(
         session,
         key,
-        "experiment",
+        "live_experiment",  # the run, then its replays: the page draws at once when it ends (pvnviz.runs.live)
         {"config": config, "seed": seed, "dataset": dataset},
         lane="run",
         label=label,

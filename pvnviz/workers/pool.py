@@ -124,6 +124,7 @@ WARM = {
         "torch._dynamo",
         "gymnasium",
         "pvnviz.runs.pipeline",
+        "pvnviz.runs.live",
         "pvnviz.envs.cartpole",
         "pvnviz.envs.replay",
         "pvnviz.envs.swimmer",

@@ -1,7 +1,8 @@
 """What a worker process runs for the app: the paper's long computations, named, cancellable, reporting.
 
 The app's live work is three calls of the compute package: a whole experiment (Algorithms 1-3 of
-Sections 4-5, ``pvnviz.runs.pipeline.run_experiment``), the 2-state MDP's PVN (Section 6.1, Fig. 2,
+Sections 4-5, ``pvnviz.runs.pipeline.run_experiment``; the app's Run makes its replays too in the same task,
+``pvnviz.runs.live.run_live``), the 2-state MDP's PVN (Section 6.1, Fig. 2,
 ``pvnviz.polytope.experiment.train_polytope_pvn``) and the replays of each start before and after its ascent
 (Section 5, ``pvnviz.envs.registry.replay_pairs``). A worker receives a task's *name* from ``TASKS`` (never a
 callable or code from a visitor) and its keyword arguments, and runs it with an ``on_progress`` (a whole
@@ -30,6 +31,8 @@ PROGRESS_INTERVAL = 0.1  # seconds between two progress messages of one task
 
 TASKS: dict[str, str] = {
     "experiment": "pvnviz.runs.pipeline:run_experiment",  # (config, seed, dataset=None) -> ExperimentResult
+    # the app's Run: the same, then each start's replay before and after its ascent -> LiveRun(result, replays)
+    "live_experiment": "pvnviz.runs.live:run_live",
     "polytope_pvn": "pvnviz.polytope.experiment:train_polytope_pvn",  # (config, seed) -> TrainedPolytopePVN
     # (env, arch, pairs, horizon, seed, factory) -> {(mode, start): Replay}
     "replays": "pvnviz.envs.registry:replay_pairs",
