@@ -100,3 +100,15 @@ def test_a_live_swimmer_run_brings_every_start_s_replay_from_one_batch():
     for k in alone:
         np.testing.assert_equal(_fields(live.replays[k]), _fields(alone[k]))
     assert any("one batch" in str(payload[2]) for kind, payload in sent if kind == "progress")
+
+
+def test_replays_that_fail_leave_the_run_whole_and_logged(monkeypatch, caplog):
+    import pvnviz.envs.registry as registry
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no replay today")
+
+    monkeypatch.setattr(registry, "replay_pairs", broken)
+    live = run_task("live_experiment", {"config": tiny_configs()[0], "seed": 6}, lambda k, p: None, lambda: False)
+    assert live.replays is None and live.result.traces  # the run is kept; the page asks a worker for its replays
+    assert "no replay today" in caplog.text and "kept without them" in caplog.text

@@ -118,10 +118,11 @@ def remember(cache: tuple[OrderedDict, threading.Lock], key: Any, value: Any) ->
 
 def nbytes(value: Any, depth: int = 0) -> int:
     """About how many bytes of arrays ``value`` holds: numpy arrays and torch tensors, through dataclasses,
-    dicts, lists and modules (a few levels deep); everything else counts as nothing."""
+    dicts, lists and modules (a few levels deep: a run's replays hold their arrays 6 levels down, in a dict of
+    Replay of Panel of Part); everything else counts as nothing."""
     if hasattr(value, "nbytes") and isinstance(value.nbytes, int):
         return value.nbytes
-    if depth > 4:
+    if depth > 6:
         return 0
     if hasattr(value, "state_dict") and callable(value.state_dict):
         return sum(t.numel() * t.element_size() for t in value.state_dict().values())

@@ -11,13 +11,16 @@ under the same key, so the tabs waiting on it no longer wait on a second job (an
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pvnviz.core.progress import NO_HOOKS, Hooks
+from pvnviz.core.progress import NO_HOOKS, Cancelled, Hooks
+
+log = logging.getLogger("pvnlab.live")
 
 if TYPE_CHECKING:
     from pvnviz.core.ascent import AscentTrace
@@ -67,7 +70,8 @@ def run_live(
 ) -> LiveRun:
     """``run_experiment``, then ``replay_pairs`` of its result with the run's seed (the ``live_experiment``
     task of ``pvnviz.workers.tasks``). Progress goes through ``hooks`` (stage ``replays`` last); a Stop during
-    the replays ends the run as a Stop during training does."""
+    the replays ends the run as a Stop during training does. Replays that fail leave the run whole, with none
+    (logged): the page then asks a worker for them and says why they could not be made, under the rest."""
     from pvnviz.envs.registry import get_env, replay_pairs
     from pvnviz.runs.pipeline import run_experiment
 
@@ -75,5 +79,11 @@ def run_live(
     if get_env(config.env).replay is None or not result.traces:
         return LiveRun(result, None)
     pairs = replay_pairs_of(result)
-    replays = replay_pairs(config.env, config.arch(), pairs, config.horizon, seed, on_progress=hooks.on_progress)
+    try:
+        replays = replay_pairs(config.env, config.arch(), pairs, config.horizon, seed, on_progress=hooks.on_progress)
+    except Cancelled:
+        raise
+    except Exception:  # noqa: BLE001 - minutes of training are not lost to the replays; the page retries them
+        log.exception("the replays of a live run (%s, seed %s) failed; the run is kept without them", config.env, seed)
+        return LiveRun(result, None)
     return LiveRun(result, replays)
