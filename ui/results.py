@@ -291,10 +291,9 @@ def render_replay(result: ExperimentResult) -> None:
     PVN, sent once to a player that switches start and PVN in the page; GIF/MP4 downloads and the caption."""
     config = result.config
     env, modes = config.env, list(result.traces)
-    pairs = replay_pairs_of(result)
-    digest = values_digest(*pairs.values())
+    job_key, task, kwargs, extra = _replays_job(result)
+    pairs, digest = kwargs["pairs"], job_key[3]  # the pairs' values digested, as the key has them
     try:
-        job_key, task, kwargs, extra = _replays_job(result)
         replays = jobs.in_worker(job_key, task, kwargs, **extra)
     except RuntimeError as err:
         st.error(f"The replays could not be made: {err}")
