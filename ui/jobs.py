@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from pvnviz.core.progress import overall_text, time_left
 from pvnviz.workers.backend import make_backend
 from pvnviz.workers.jobqueue import JobQueue
 from pvnviz.workers.jobs import Job, JobView
@@ -107,12 +108,18 @@ def waiting_text(job: JobView) -> str:
         )
     report = job.progress[2]
     shared = f", shared by {job.waiters} sessions" if job.waiters > 1 else ""
-    return f"Running in a worker ({job.elapsed:.0f} s{shared}): {report}"
+    left = None if report.overall is None else time_left(job.elapsed, report.overall, job.eta)
+    return f"Running in a worker ({job.elapsed:.0f} s{shared}): {overall_text(report, left)}"
 
 
 def fraction(job: JobView) -> float:
-    done, total, _ = job.progress
-    return 0.0 if job.state == "queued" else min(done / max(total, 1), 1.0)
+    """The bar's share: the whole run's where its reports carry it (``Report.overall``), else the stage's."""
+    done, total, report = job.progress
+    if job.state == "queued":
+        return 0.0
+    if report.overall is not None:
+        return min(max(report.overall, 0.0), 1.0)
+    return min(done / max(total, 1), 1.0)
 
 
 def _ordinal(n: int) -> str:

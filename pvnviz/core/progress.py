@@ -4,7 +4,9 @@ Long computations accept ``on_progress(done, total, report)``: ``report`` is a `
 work as a ``Stage`` value and a line of detail, so a consumer reads ``report.stage`` and never parses text
 (``str(report)`` is the line a page shows). The Streamlit pages pass a callback that moves an ``st.progress``
 bar, the CLI one that draws a terminal bar per stage, and a worker one that forwards the reports (pickled)
-to the server. A whole run (Algorithms 1-3, ``pvnviz.runs.pipeline``) takes one ``Hooks`` value: its progress,
+to the server. A live run's reports also carry the whole run's share done (``RunProgress``), so its page draws
+one bar from 0 to 1 over all its stages, with the time left (``time_left``). A whole run (Algorithms 1-3,
+``pvnviz.runs.pipeline``) takes one ``Hooks`` value: its progress,
 and the PVN's losses as Algorithm 2 records them (the pages' live loss chart).
 """
 
@@ -31,10 +33,15 @@ class Stage(StrEnum):
 
 @dataclass(frozen=True)
 class Report:
-    """What one progress call says: its ``stage`` (a value) and a line of ``detail`` for people."""
+    """What one progress call says: its ``stage`` (a value) and a line of ``detail`` for people.
+
+    ``overall`` is the whole run's share done, in [0, 1], where the work knows its stages ahead
+    (``RunProgress``); None where a report speaks for its stage alone.
+    """
 
     stage: Stage
     detail: str = ""
+    overall: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "stage", Stage(self.stage))  # a label that is no stage fails here, not in a bar
@@ -44,6 +51,110 @@ class Report:
 
 
 ProgressFn = Callable[[int, int, Report], None]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One planned part of a run: the stages its reports carry, its expected cost (any unit, e.g. seconds),
+    and how many times its reports run from 0 to their total within it (a stage done in passes)."""
+
+    stages: frozenset[Stage]
+    weight: float
+    passes: int = 1
+
+
+class RunProgress:
+    """Maps a run's per-stage reports ``(done, total, report)`` to one overall share in [0, 1] that never
+    decreases, over a plan of ``Segment``s in the order the run goes through them.
+
+    A report whose stage is the current segment's stays in it (a ``done`` that falls back starts the segment's
+    next pass); another stage moves to the next segment that has it, counting every segment passed over as done.
+    A stage no later segment has (unplanned work) leaves the share where it is. ``finish`` sets it to 1.
+    """
+
+    def __init__(self, plan: list[Segment]):
+        if not plan:
+            raise ValueError("a run's plan needs at least one segment")
+        total = sum(max(s.weight, 0.0) for s in plan)
+        # a plan whose costs are all zero counts each segment alike
+        self._weights = [max(s.weight, 0.0) / total if total > 0 else 1 / len(plan) for s in plan]
+        self._plan = plan
+        self._index = -1  # before the first segment
+        self._pass, self._last = 0, 0.0
+        self.fraction = 0.0
+
+    @property
+    def stage_number(self) -> int:
+        """The current segment's position, 1-based (0 before the first report)."""
+        return self._index + 1
+
+    @property
+    def stages(self) -> int:
+        return len(self._plan)
+
+    def update(self, done: int, total: int, stage: Stage) -> float:
+        """The overall share after this report."""
+        share = min(max(done / total, 0.0), 1.0) if total > 0 else 1.0
+        if self._index < 0 or stage not in self._plan[self._index].stages:
+            later = [i for i in range(self._index + 1, len(self._plan)) if stage in self._plan[i].stages]
+            if not later:
+                return self.fraction
+            self._index, self._pass, self._last = later[0], 0, 0.0
+        elif share < self._last:  # the stage began again: the segment's next pass
+            self._pass += 1
+        self._last = share
+        segment = self._plan[self._index]
+        within = min((min(self._pass, segment.passes - 1) + share) / segment.passes, 1.0)
+        now = sum(self._weights[: self._index]) + self._weights[self._index] * within
+        self.fraction = min(max(self.fraction, now), 1.0)
+        return self.fraction
+
+    def finish(self) -> float:
+        self.fraction = 1.0
+        return self.fraction
+
+    def wrap(self, inner: ProgressFn) -> ProgressFn:
+        """An ``on_progress`` that passes each report to ``inner`` with its ``overall`` share set."""
+
+        def on_progress(done: int, total: int, report: Report) -> None:
+            overall = self.update(done, total, report.stage)
+            inner(done, total, Report(report.stage, report.detail, overall))
+
+        return on_progress
+
+
+MIN_PACE_SHARE = 0.05  # the share of a run done, and the seconds it ran, before its pace predicts the rest
+MIN_PACE_SECONDS = 2.0
+
+
+def time_left(elapsed: float, fraction: float, estimate: float | None = None) -> float | None:
+    """Seconds a run still needs: from its pace so far once it is past ``MIN_PACE_SHARE`` of its work and
+    ``MIN_PACE_SECONDS`` in, before that the ``estimate`` of what remains (None: unknown)."""
+    if fraction >= 1.0:
+        return 0.0
+    if fraction >= MIN_PACE_SHARE and elapsed >= MIN_PACE_SECONDS:
+        return elapsed * (1.0 - fraction) / fraction
+    return estimate
+
+
+def overall_text(report: Report, left: float | None) -> str:
+    """'train PVN: fingerprint val 0.412 · 37% of the run, about 20 s left' for a report with an overall share."""
+    if report.overall is None:
+        return str(report)
+    tail = f"{100 * report.overall:.0f}% of the run"
+    if left is not None:
+        tail += f", {_about(left)}"
+    return f"{report} · {tail}"
+
+
+def _about(seconds: float) -> str:
+    if seconds < 1.5:
+        return "about a second left"
+    if seconds < 90:
+        return f"about {seconds:.0f} s left"
+    return f"about {seconds / 60:.0f} min left"
+
+
 MetricsFn = Callable[[str, int, float, float], None]  # (input_mode, step, train_loss, val_loss)
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pvnviz.core.progress import NO_HOOKS, Cancelled, Hooks
+from pvnviz.core.progress import NO_HOOKS, Cancelled, Hooks, RunProgress, Segment, Stage
 
 log = logging.getLogger("pvnlab.live")
 
@@ -65,15 +65,47 @@ class LiveRun:
     replays: dict | None
 
 
+def run_plan(config: ExperimentConfig, collect: bool = True) -> list[Segment]:
+    """The segments a live run reports, in order, each weighted by its expected seconds (``pvnviz.runs.sizing``'s
+    rates): Algorithm 1's collection (unless the dataset is given), then per input Algorithm 2's training and
+    each round's ascent and Monte Carlo checks (the last round's with the fresh re-measurement), then the replays."""
+    from pvnviz.envs.registry import get_env
+    from pvnviz.runs.budget import Budget
+    from pvnviz.runs.sizing import ASCENT_STEP_S, estimate
+
+    env = get_env(config.env)
+    rate, h = env.steps_per_second, config.horizon
+    parts = estimate(config).parts
+    plan = []
+    if collect:
+        plan.append(Segment(frozenset({Stage.COLLECTING, Stage.ROLLOUTS}), parts["collect"]))
+    climb = config.ascent_steps * ASCENT_STEP_S * config.ensemble_size
+    checks = config.num_starts * Budget(config).checks_per_round * config.eval_episodes * h / rate
+    fresh = config.num_starts * config.fresh_episodes * h / rate
+    for _ in config.inputs:
+        plan.append(Segment(frozenset({Stage.TRAIN_PVN}), parts["train"] / max(len(config.inputs), 1)))
+        for r in range(config.rounds):
+            last = r == config.rounds - 1 and fresh > 0
+            plan.append(Segment(frozenset({Stage.ASCENT}), climb))
+            plan.append(Segment(frozenset({Stage.ROLLOUTS}), checks + (fresh if last else 0.0), 2 if last else 1))
+    if env.replay is not None:
+        plan.append(Segment(frozenset({Stage.REPLAYS}), len(config.inputs) * config.num_starts * 2 * h / rate))
+    return plan
+
+
 def run_live(
     config: ExperimentConfig, seed: int = 0, hooks: Hooks = NO_HOOKS, dataset: PolicyDataset | None = None
 ) -> LiveRun:
     """``run_experiment``, then ``replay_pairs`` of its result with the run's seed (the ``live_experiment``
     task of ``pvnviz.workers.tasks``). Progress goes through ``hooks`` (stage ``replays`` last); a Stop during
     the replays ends the run as a Stop during training does. Replays that fail leave the run whole, with none
-    (logged): the page then asks a worker for them and says why they could not be made, under the rest."""
+    (logged): the page then asks a worker for them and says why they could not be made, under the rest.
+    Every report carries the whole run's share done (``Report.overall``, over ``run_plan``), which never falls."""
     from pvnviz.envs.registry import get_env, replay_pairs
     from pvnviz.runs.pipeline import run_experiment
+
+    overall = RunProgress(run_plan(config, collect=dataset is None))
+    hooks = Hooks(overall.wrap(hooks.on_progress), hooks.on_metrics)
 
     result = run_experiment(config, seed, hooks=hooks, dataset=dataset)
     if get_env(config.env).replay is None or not result.traces:
