@@ -28,7 +28,7 @@ from streamlit.components.v2 import component
 
 from pvnviz.figures import theme
 from pvnviz.figures.frames import animation
-from ui import Made, chart_config, served_memory
+from ui import Made, chart_config, served_memory, urlcheck
 from ui.components import js_module, plotly_js_url, static_url
 
 CSS = """
@@ -169,8 +169,8 @@ def play(
     if choices and on_choice is not None:
         choice = _caught_up(key, choices, choice, on_choice)
     start = min(max(start, 0), num_frames - 1)
-    asked = st.query_params.get(key, "")
-    frame = int(asked) if asked.isdigit() and int(asked) < num_frames else start
+    asked = urlcheck.link_int(key, 0, num_frames - 1, instead=f"frame {start} (where it opens)")
+    frame = start if asked is None else asked
     data, anim = _frames(key, reset_on, build, num_frames, frame_labels, prebuilt)
     first = next(iter(anim["variants"].values())) if "variants" in anim else anim
     data.update(

@@ -35,7 +35,7 @@ from pvnviz.figures import polytope_ascent as ascent_figs
 from pvnviz.figures import theme
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.experiment import ExactView, LearnedView, PolytopeConfig, TrainedPolytopePVN
-from ui import chart_config
+from ui import chart_config, urlcheck
 from ui.browser_player import CSS as PLAYER_CSS
 from ui.components import js_module, plotly_js_url
 
@@ -134,10 +134,7 @@ def valid(control: Control, value: Any) -> float | int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            return None
+        value = urlcheck.number(value)  # a link's text: ASCII digits only, as every link value
     if not isinstance(value, (int, float)) or not math.isfinite(value) or not control.lo <= value <= control.hi:
         return None
     if control.integer:
@@ -320,8 +317,8 @@ def draw(
     """Draw the instrument for the PVN trained on ``key_config`` (``exact``/``learned``: its server views, for
     the figures' look). The controls shown are the session's."""
     projector = bool(st.session_state.get("projector"))
-    frame = st.query_params.get(FRAME, "")
     steps = int(st.session_state["ascent_steps"])
+    frame = urlcheck.link_int(FRAME, 0, steps, instead="the last step")  # the ascent step shown (None: the last)
     data = {
         "version": f"{hash((key_config, seed, projector)) & 0xFFFFFFFF:x}",  # a new PVN or look: redraw
         "plotly": plotly_js_url(),
@@ -342,7 +339,7 @@ def draw(
             for c in CONTROLS
         ],
         "controls": current(),
-        "frame": int(frame) if frame.isdigit() and int(frame) <= steps else None,
+        "frame": frame,
         "revision": st.session_state[REVISION],
         "cloud": _cloud(seed, key_config.num_polytope_points),
         "gridSize": key_config.grid_size,

@@ -16,7 +16,7 @@ from pvnviz.figures.replay import replay_steps, replay_variants
 from pvnviz.runs import archive
 from pvnviz.runs.live import replay_pairs_of, replays_key, values_digest
 from pvnviz.runs.pipeline import ExperimentResult
-from ui import gif_download, jobs, what_to_look_at
+from ui import gif_download, jobs, urlcheck, what_to_look_at
 from ui.beyond import render_beyond
 from ui.browser_player import Choice, play
 from ui.components import PlainFigure, chart, result_figure
@@ -227,8 +227,8 @@ def _held(key: str, size: int, default: int, base: int = 0) -> int:
     held = st.session_state.get(key)
     if type(held) is int and base <= held < size + base:
         return held - base
-    asked = st.query_params.get(key, "")
-    index = int(asked) - base if asked.isdigit() and base <= int(asked) < size + base else default
+    asked = urlcheck.link_int(key, base, size - 1 + base, instead=str(default + base))
+    index = default if asked is None else asked - base
     st.session_state[key] = index + base
     return index
 

@@ -5,20 +5,30 @@ box, a number above the widget's maximum, an option not in the list) and shows t
 ``snapshot`` keeps the URL as it was when a page opened in this session; after the page has drawn
 its widgets, ``warn_ignored`` shows one warning naming every parameter that was not taken and the
 value used instead. A value the page reads another way (an old preset label) is marked ``taken_as``.
+
+A value the page reads itself (a step, a frame, a view's index) is parsed here, by ``whole`` and ``number``,
+which take ASCII digits only: ``str.isdigit`` is true for "²" and "①", which ``int`` then refuses. ``link_int``
+reads one such value; one it cannot use is removed from the URL and named in the same warning.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, NoReturn
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from ui.navigation import CURRENT_PAGE
 
 _SNAPSHOT = "_url_at_open"
 _PENDING = "_url_check_pending"
+_REFUSED = "_url_refused"  # key -> the message naming a link value that ``link_int`` could not use
 _HIDDEN = {"embed", "embed_options"}  # Streamlit's own parameters
+_WHOLE = re.compile(r"[+-]?[0-9]{1,30}")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,3})?")
+MAX_SHOWN = 40  # characters of a link value a message repeats
 
 
 def snapshot(page: str) -> None:
@@ -52,6 +62,54 @@ def _non_finite(text: str) -> bool:
         return False
 
 
+def whole(text: str | None) -> int | None:
+    """``text`` as a whole number when it is one written in ASCII digits (an optional sign, at most 30 digits)."""
+    if text is None or not _WHOLE.fullmatch(text):
+        return None
+    return int(text)
+
+
+def number(text: str | None) -> float | None:
+    """``text`` as a finite number when it is one written in ASCII (digits, a point, an exponent), else None."""
+    if text is None or len(text) > 60 or not _NUMBER.fullmatch(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "…"
+
+
+def _opened_with() -> dict[str, str]:
+    """The link this page was opened with in this session (``snapshot``)."""
+    return st.session_state.get(_SNAPSHOT, {}).get(st.session_state.get(CURRENT_PAGE, ""), {})
+
+
+def link_int(key: str, lo: int, hi: int, instead: str) -> int | None:
+    """The URL's ``key`` as a whole number from ``lo`` to ``hi``; None when it is absent or not such a number.
+
+    A value it cannot use leaves the URL; when it is the link's (the page was opened with it), the page's warning
+    names it and says what is shown ``instead`` (e.g. "the last step"). A value written there since (a range that
+    shrank) is dropped silently: the page moved past it."""
+    text = st.query_params.get(key)
+    if text is None:
+        return None
+    value = whole(text)
+    if value is not None and lo <= value <= hi:
+        return value
+    if _opened_with().get(key) == text:
+        reason = "not a whole number" if value is None else f"not a whole number from {lo} to {hi}"
+        st.session_state.setdefault(_REFUSED, {})[key] = (
+            f"`{key}={_shown(text)}` cannot be used here ({reason}), so **{key}** is {instead} instead."
+        )
+    try:
+        st.query_params.pop(key, None)
+    except StreamlitAPIException:  # bound to a widget (the seed): the widget corrects the URL itself
+        pass
+    return None
+
+
 def _taken(text: str, value: Any) -> bool:
     """Whether the widget's value is what the URL said."""
     if isinstance(value, bool):
@@ -75,14 +133,13 @@ def ignored(url: dict[str, str], state: Any) -> list[str]:
             continue  # not a widget of this page
         value = state[key]
         if not _taken(text, value):
-            shown = text if len(text) <= 40 else text[:40] + "…"
-            messages.append(f"`{key}={shown}` cannot be used here, so **{key}** is {value!r} instead.")
+            messages.append(f"`{key}={_shown(text)}` cannot be used here, so **{key}** is {value!r} instead.")
     return messages
 
 
 def taken_as(key: str, text: str, value: str) -> None:
     """The page took the link's ``key=text`` as ``value`` (a preset's old label as its id): not reported."""
-    url = st.session_state.get(_SNAPSHOT, {}).get(st.session_state.get(CURRENT_PAGE, ""), {})
+    url = _opened_with()
     if url.get(key) == text:
         url[key] = value
 
@@ -95,11 +152,14 @@ def stop() -> NoReturn:
 
 
 def warn_ignored(page: str, container: Any = None) -> None:
-    """After a page: a warning (in ``container``, at the top) for the link's values no widget took, once."""
-    if st.session_state.get(_PENDING) != page:
-        return
-    del st.session_state[_PENDING]
-    messages = ignored(st.session_state.get(_SNAPSHOT, {}).get(page, {}), st.session_state)
+    """After a page: a warning (in ``container``, at the top) for the link's values no widget took and those
+    ``link_int`` could not use, once."""
+    refused: dict[str, str] = st.session_state.pop(_REFUSED, {})
+    messages = list(refused.values())
+    if st.session_state.get(_PENDING) == page:
+        del st.session_state[_PENDING]
+        url = st.session_state.get(_SNAPSHOT, {}).get(page, {})
+        messages += ignored({k: v for k, v in url.items() if k not in refused}, st.session_state)
     if messages:
         target = st if container is None else container
         target.warning("This link holds values the page cannot use:\n\n- " + "\n- ".join(messages))
