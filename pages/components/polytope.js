@@ -57,7 +57,7 @@ function createInstrument(parent) {
   const s = {
     data: null, setState: null, revision: null, controls: {}, inputs: {}, frame: 0, playing: false, raf: 0,
     view: null, dirty: new Set(), scheduled: 0, eventAt: null, drawn: 0, busy: false, sendTimer: 0,
-    cloudX: null, cloudOut: null, gridSize: 20, full: {}, looks: {}, configs: {}, signatures: {}, learned: null, learnedKey: null, figuresKey: null,
+    committed: {}, cloudX: null, cloudOut: null, gridSize: 20, full: {}, looks: {}, configs: {}, signatures: {}, learned: null, learnedKey: null, figuresKey: null,
   };
 
   // -- controls --
@@ -106,8 +106,19 @@ function createInstrument(parent) {
     const ok = input.value !== "" && Number.isFinite(v) && v >= spec.min && v <= spec.max &&
       (!spec.integer || Number.isInteger(v));
     if (!ok) {
+      // Refused whole: the figures, legend and badges go back to the last valid view (a value typed digit by digit
+      // may have drawn its first digits), and nothing goes to the server, so the URL keeps that view too.
+      const kept = s.committed[key] ?? s.controls[key];
       input.setAttribute("aria-invalid", "true");
-      problem.textContent = `Enter ${spec.integer ? "a whole number" : "a number"} from ${spec.min} to ${spec.max}.`;
+      problem.textContent = `Enter ${spec.integer ? "a whole number" : "a number"} from ${spec.min} to ${spec.max}; ` +
+        `the figures keep ${format(kept, spec)}.`;
+      if (shown) shown.textContent = format(kept, spec);
+      clearTimeout(s.sendTimer);
+      if (s.controls[key] !== kept || s.dragging) {
+        s.controls[key] = kept;
+        s.dragging = false;
+        redraw(["polytope", "fields", "square", "returns"]);
+      }
       return;
     }
     input.removeAttribute("aria-invalid");
@@ -136,6 +147,7 @@ function createInstrument(parent) {
         s.dragging = false;
         redraw(s.settle); // the exact axis ranges and legend, once the keys rest
       }
+      s.committed = { ...s.controls }; // the last valid view: what a refused value goes back to
       if (s.setState) s.setState("view", { controls: { ...s.controls }, frame: s.frame });
     };
     if (s.keyed) s.sendTimer = setTimeout(now, 400);
@@ -358,6 +370,7 @@ function createInstrument(parent) {
         // The server set the controls (first draw, a link, Paper settings, Random MDP): take them.
         s.revision = data.revision;
         s.controls = { ...data.controls };
+        s.committed = { ...data.controls };
         s.frame = data.frame ?? s.controls.ascent_steps;
         pause(false);
         showControls();
