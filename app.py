@@ -7,7 +7,7 @@ from ui import navigation as ui_navigation
 from ui import urlcheck
 from ui.errors import boundary
 
-st.set_page_config(page_title="PVN Lab", page_icon="🧭", layout="wide")
+st.set_page_config(page_title="PVN Lab", page_icon=ui_navigation.app_icon(), layout="wide")
 
 DEFAULT_SEED = 4
 # Pages whose shipped runs use another seed: a bare link (no settings in the URL) opens them on it, so the
@@ -16,13 +16,15 @@ PAGE_SEEDS = {"cartpole": 0, "swimmer": 0}
 
 navigation = ui_navigation.navigation()  # app.py's pages (ui/navigation.py), routed by st.navigation
 urlcheck.snapshot(navigation.url_path)  # the link as opened, before any widget takes or drops its values
+page_seed = PAGE_SEEDS.get(navigation.url_path, DEFAULT_SEED)
 first_visit = f"visited_{navigation.url_path}"
-if navigation.url_path in PAGE_SEEDS and first_visit not in st.session_state:
+if first_visit not in st.session_state:  # a page's first run in the session opens on its seed, or the link's
     st.session_state[first_visit] = True
-    if not st.query_params.to_dict():
-        st.session_state["seed"] = PAGE_SEEDS[navigation.url_path]
+    if urlcheck.link_int("seed", 0, ui_navigation.SEED_MAX, instead=str(page_seed)) is None:
+        ui_navigation.set_by_code("seed", page_seed)
         try:  # a widget's first registration does not write a code-set value into the URL
-            st.query_params["seed"] = str(PAGE_SEEDS[navigation.url_path])
+            if navigation.url_path in PAGE_SEEDS:
+                st.query_params["seed"] = str(page_seed)
         except StreamlitAPIException:  # already bound (an earlier page ran): the widget syncs the URL itself
             pass
 
@@ -30,8 +32,8 @@ with st.sidebar:
     st.number_input(
         "Seed",
         min_value=0,
-        max_value=2**31 - 1,
-        value=DEFAULT_SEED,
+        max_value=ui_navigation.SEED_MAX,
+        value=ui_navigation.widget_default("seed", page_seed, "min"),  # none in a run where code set the seed
         step=1,
         key="seed",
         help="One seed for every page's random draws: sampled policies, network initialisation, rollouts.",

@@ -16,6 +16,7 @@ from pvnviz.polytope.experiment import PolytopeConfig, exact_view, learned_view,
 from ui import explain, gif_download, jobs, require_navigation, urlcheck
 from ui import polytope_instrument as instrument
 from ui.components import chart
+from ui.navigation import set_by_code, widget_default
 
 require_navigation()
 
@@ -34,8 +35,8 @@ def restore_paper() -> None:
     """One click back to Appendix A and B, the default seed and the last ascent step."""
     instrument.set_controls({c.key: c.paper for c in instrument.CONTROLS})
     for key, value in PAPER_TRAINING.items():
-        st.session_state[key] = value
-    st.session_state["seed"] = PAPER_SEED
+        set_by_code(key, value)
+    set_by_code("seed", PAPER_SEED)
     st.query_params.pop(instrument.FRAME, None)  # the ascent step shown: back to the last iterate
 
 
@@ -69,7 +70,7 @@ with st.sidebar:
             4,
             400,
             step=2,
-            value=PAPER_TRAINING["num_policies"],
+            value=widget_default("num_policies", PAPER_TRAINING["num_policies"], None),
             key="num_policies",
             help=setting_help("num_policies"),
             bind="query-params",
@@ -80,7 +81,7 @@ with st.sidebar:
             1.0,
             step=0.001,
             format="%.4f",
-            value=PAPER_TRAINING["pvn_lr"],
+            value=widget_default("pvn_lr", PAPER_TRAINING["pvn_lr"], "min"),
             key="pvn_lr",
             help=setting_help("learning_rate"),
             bind="query-params",
@@ -90,7 +91,7 @@ with st.sidebar:
             100,
             50000,
             step=100,
-            value=PAPER_TRAINING["train_steps"],
+            value=widget_default("train_steps", PAPER_TRAINING["train_steps"], None),
             key="train_steps",
             help=setting_help("train_steps"),
             bind="query-params",

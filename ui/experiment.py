@@ -121,7 +121,7 @@ def obtain_result(
     )
     choice = choose_result(uploaded=uploaded is not None, **inputs)
     if choice.source is Source.UPLOAD:
-        opened = _open_upload(uploaded, env_name)
+        opened = _open_upload(uploaded, env_name, config, seed)
         if opened is not None:
             return _remember(env_name, opened)
         choice = choose_result(uploaded=False, **inputs)  # the zip cannot be opened (said above): as without it
@@ -149,6 +149,7 @@ def _run_sidebar(env_name: str, *, default_run: str) -> tuple[str, Any]:
             type=["zip"],
             key=state_key(env_name, "upload"),
             help=f"A zip downloaded from this page (at most {archive.MAX_ZIP_BYTES // 2**20} MB).",
+            max_upload_size=archive.MAX_ZIP_BYTES // 2**20,  # the cap the uploader states, in MB
         )
     return run_dir, uploaded
 
@@ -162,15 +163,23 @@ def _live_result(config: ExperimentConfig | None, seed: int) -> ExperimentResult
         return store.get(("experiment", config, seed))
 
 
-def _open_upload(uploaded: Any, env_name: str) -> ExperimentResult | None:
-    """The uploaded run zip, with a note saying so; None (after an error) when it cannot be opened."""
+def _open_upload(
+    uploaded: Any, env_name: str, config: ExperimentConfig | None, seed: int
+) -> ExperimentResult | None:
+    """The uploaded run zip, with a note saying so and what Run runs instead (the sidebar's ``config`` and
+    ``seed``, which the upload does not change, nor the URL); None (after an error) when it cannot be opened."""
     try:
         data = uploaded.getvalue()  # keyed by its hash: the cache holds no copy of the upload's bytes
         result = computed(_unzip, hashlib.sha256(data).hexdigest(), env_name, label="Opening the zip", data=data)
     except archive.ArchiveError as err:
         st.error(f"Cannot open that zip: {err}")
         return None
-    st.info(f"Showing the uploaded run `{uploaded.name}` ({_describe(result, env_name)}).")
+    sidebar = "once they are valid" if config is None else f"({_describe_config(config, seed, env_name)})"
+    st.info(
+        f"Showing the uploaded run `{uploaded.name}` ({_describe(result, env_name)}) as uploaded: the sidebar and "
+        f"this page's link do not describe it, and **Run** runs the sidebar's settings {sidebar}. Remove the zip "
+        "(× beside it) to go back to them."
+    )
     return result
 
 
@@ -216,10 +225,15 @@ def _show(choice: ResultChoice, env_name: str, seed: int) -> ExperimentResult:
 
 def _describe(result: ExperimentResult, env_name: str) -> str:
     """'preset P, seed S' (P: the box's label) when a preset's config matches, else 'custom settings, seed S'."""
-    for preset, config in PRESET_CONFIGS.get(env_name, {}).items():
-        if config == result.config:
-            return f"preset {preset_label(env_name, preset)}, seed {result.seed}"
-    return f"custom settings, seed {result.seed}"
+    return _describe_config(result.config, result.seed, env_name)
+
+
+def _describe_config(config: ExperimentConfig, seed: int, env_name: str) -> str:
+    """'preset P, seed S' (P: the box's label) when a preset's config is ``config``, else 'custom settings, seed S'."""
+    for preset, preset_config in PRESET_CONFIGS.get(env_name, {}).items():
+        if preset_config == config:
+            return f"preset {preset_label(env_name, preset)}, seed {seed}"
+    return f"custom settings, seed {seed}"
 
 
 def _remember(env_name: str, result: ExperimentResult) -> ExperimentResult:

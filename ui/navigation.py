@@ -6,33 +6,77 @@ has called ``st.navigation`` once in the server process, so on a fresh server a 
 page would run that page alone, without app.py's sidebar. ``st.navigation`` is documented to
 switch the app to its own page list for good; ``require_navigation`` calls it with app.py's
 pages and reruns, and the rerun goes through app.py, which routes to the same page.
+
+The sidebar's page icons are Material icons (Streamlit draws them from its own bundled font; emoji need an emoji
+font the visitor may not have). The tab's icon is ``app_icon()``, an image made here: a Material icon as the
+tab's icon would be fetched from fonts.gstatic.com, and the app fetches nothing from outside its own server.
+
+The sidebar's seed (app.py) is one widget shared by every page, its default the page's own seed. Code that
+sets a widget with a default of its own (a page's first visit, a reset button) calls ``set_by_code``, and the
+widget takes ``widget_default``: it is not given a default in that run, as Streamlit warns when a widget gets both.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import streamlit as st
+from PIL import Image
 
 _FROM_APP = "_page_run_from_app"  # session-state mark: app.py routed this run to the page
 CURRENT_PAGE = "_current_page"  # the URL path of the page this run draws (set by app.py)
 
 
 def app_pages() -> list[st.Page]:
-    """The app's pages, in sidebar order; the URL path of each is its page's name. Their icons are emoji: Streamlit
-    makes a page's icon the tab's favicon, and fetches a Material icon's from fonts.gstatic.com (nothing may be
-    fetched from outside the app's own server)."""
+    """The app's pages, in sidebar order; the URL path of each is its page's name."""
     return [
-        st.Page("pages/home.py", title="Start here", icon="🏠", default=True),
+        st.Page("pages/home.py", title="Start here", icon=":material/home:", default=True),
         st.Page(
             "pages/polytope.py",
             title="Value polytope (2-state MDP)",
-            icon="🔺",
+            icon=":material/change_history:",
             url_path="polytope",
         ),
         st.Page(
-            "pages/cartpole.py", title="CartPole (Section 6.2)", icon="🛒", url_path="cartpole"
+            "pages/cartpole.py",
+            title="CartPole (Section 6.2)",
+            icon=":material/shopping_cart:",
+            url_path="cartpole",
         ),
-        st.Page("pages/swimmer.py", title="Swimmer (Section 6.3)", icon="🏊", url_path="swimmer"),
+        st.Page("pages/swimmer.py", title="Swimmer (Section 6.3)", icon=":material/pool:", url_path="swimmer"),
     ]
+
+
+def app_icon(size: int = 64) -> Image.Image:
+    """The tab's icon, ``size`` x ``size`` RGB: a light triangle (the value polytope of Fig. 2) on the app's blue."""
+    y, x = np.mgrid[0:size, 0:size] / (size - 1)
+    inside = (y >= 0.18) & (y <= 0.82) & (np.abs(x - 0.5) <= (y - 0.18) * 0.62)
+    image = np.empty((size, size, 3), dtype=np.uint8)
+    image[:] = (31, 119, 180)
+    image[inside] = (245, 245, 245)
+    return Image.fromarray(image)
+
+
+SEED_MAX = 2**31 - 1  # the sidebar's seed widget (app.py): its largest value
+_SET_BY_CODE = "_widgets_set_by_code"  # session-state mark: the widget keys code set in this run (``set_by_code``)
+
+
+def set_by_code(key: str, value: Any) -> None:
+    """Set the widget ``key``'s value from code (before the widget is drawn, or in a callback); the widget then
+    takes ``widget_default(key, ...)`` as its ``value``."""
+    st.session_state[key] = value
+    st.session_state.setdefault(_SET_BY_CODE, set()).add(key)
+
+
+def widget_default(key: str, default: Any, unset: Any) -> Any:
+    """A widget's ``value`` argument: ``default``, or ``unset`` (the widget's "no default", e.g. "min" for a
+    number box, None for a slider) in a run where code set its value, so that it is not given both."""
+    marked = st.session_state.get(_SET_BY_CODE, set())
+    if key in marked:
+        marked.discard(key)
+        return unset
+    return default
 
 
 def navigation() -> st.Page:

@@ -18,6 +18,7 @@ from pvnviz.runs.config import START_FROM
 from pvnviz.runs.pipeline import ExperimentConfig
 from pvnviz.runs.presets import PRESETS, preset_from_link, preset_label
 from ui import urlcheck
+from ui.navigation import set_by_code
 
 # (config field, label, kind, extra widget kwargs); kind: int, float, bool, select, layers
 FIELDS = [
@@ -149,7 +150,7 @@ def reset_to_paper(env_name: str, paper: str, seed: int) -> None:
     """Callback of the reset button: the paper's preset, every field from it, the paper's seed, no saved run."""
     st.session_state[state_key(env_name, "preset")] = paper
     _apply_preset(env_name)
-    st.session_state["seed"] = seed
+    set_by_code("seed", seed)  # app.py's seed widget then takes no default of its own in this run
     st.session_state[state_key(env_name, "run")] = ""
 
 

@@ -1,0 +1,147 @@
+"""What a link, the sidebar and an opened run say, through Streamlit's AppTest: every link value a page cannot use
+is named in its warning (hostile values included, none breaks a section), a bad or missing seed falls back to the
+page's own, a preset link opens that preset's shipped run, no widget is given a value twice, the page icons are
+Material icons, and an uploaded run says what Run runs; the uploader states the real cap."""
+
+import logging
+from pathlib import Path
+
+import pytest
+from streamlit.elements.lib import policies
+
+import ui.jobs
+from conftest import no_training, open_link, open_page, texts
+from pvnviz.runs import archive
+
+pytestmark = pytest.mark.slow  # page runs: `make test` runs it
+
+HOSTILE = [
+    ("pages/polytope.py", "ascent", "²"),
+    ("pages/polytope.py", "ascent", "-1"),
+    ("pages/polytope.py", "ascent", "999999999999999999999999"),
+    ("pages/polytope.py", "ascent", "7.5"),
+    ("pages/cartpole.py", "cartpole_probe_x", "²"),
+    ("pages/cartpole.py", "cartpole_replay_start", "²"),
+    ("pages/cartpole.py", "cartpole_replay", "²"),
+    ("pages/cartpole.py", "cartpole_probes", "²"),
+    ("pages/cartpole.py", "cartpole_val", "²"),
+    ("pages/cartpole.py", "cartpole_replay_start", "999999999999999999999999"),
+    ("pages/swimmer.py", "swimmer_replay_start", "①"),
+]
+
+
+def _link_warning(at) -> str:
+    return next((w.value for w in at.warning if "link holds values" in w.value), "")
+
+
+@pytest.mark.parametrize("page, key, value", HOSTILE)
+def test_a_link_value_the_page_cannot_use_is_named_and_breaks_nothing(monkeypatch, page, key, value):
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    at = open_link({key: value}, page=page)
+    assert not [e.value for e in at.error if "Something went wrong" in e.value]
+    assert f"`{key}=" in _link_warning(at), (key, value, [w.value for w in at.warning])
+
+
+def test_a_link_value_the_page_uses_is_not_named(monkeypatch):
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    at = open_link({"cartpole_replay_start": "2", "cartpole_probe_x": "1"})
+    assert _link_warning(at) == ""
+    assert at.session_state["cartpole_replay_start"] == 2 and at.session_state["cartpole_probe_x"] == 1
+
+
+@pytest.mark.parametrize("page", ["pages/cartpole.py", "pages/swimmer.py"])
+@pytest.mark.parametrize("seed", ["-5", "²", "99999999999999999999", "x"])
+def test_a_bad_seed_falls_back_to_the_page_s_own_and_is_named(monkeypatch, page, seed):
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    at = open_link({"seed": seed}, page=page)
+    assert at.session_state["seed"] == 0
+    assert "`seed=" in _link_warning(at) and "**seed** is 0" in _link_warning(at)
+
+
+def test_a_preset_link_without_a_seed_opens_the_preset_s_shipped_run(monkeypatch):
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    at = open_link({"cartpole_preset": "quick"})
+    assert at.session_state["seed"] == 0
+    assert "Showing the shipped run `data/cartpole-quick`" in texts(at)
+    assert "have not been run yet" not in texts(at)
+
+
+@pytest.fixture()
+def duplicated_value_warnings():
+    """Streamlit's log of a widget given a default value and a Session State value (logged once per process)."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger(policies.__name__)
+    logger.addHandler(handler)
+    policies._shown_default_value_warning = False
+    yield records
+    logger.removeHandler(handler)
+
+
+def test_no_widget_is_given_a_default_and_a_session_state_value(duplicated_value_warnings):
+    for page in ("pages/cartpole.py", "pages/swimmer.py", "pages/polytope.py"):
+        at = open_page(page)
+        assert not duplicated_value_warnings, (page, duplicated_value_warnings[0].getMessage())
+    next(b for b in at.button if b.label == "Paper settings").click().run()
+    assert not duplicated_value_warnings, duplicated_value_warnings[0].getMessage()
+    at = open_page("pages/cartpole.py")
+    at.session_state["seed"] = 7
+    at.run()
+    at.button(key="cartpole_reset").click().run()
+    assert at.session_state["seed"] == 0
+    assert not [r for r in duplicated_value_warnings if '"seed"' in r.getMessage()]
+
+
+def test_the_seed_s_warning_would_be_caught(duplicated_value_warnings):
+    """The fixture sees the warning when a widget is given both (so the test above can fail)."""
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        st.session_state["n"] = 3
+        st.number_input("n", value=1, key="n")
+
+    AppTest.from_function(script).run()
+    assert duplicated_value_warnings
+
+
+def test_page_icons_are_material_icons_and_the_tab_icon_an_image_of_the_app(monkeypatch):
+    from PIL import Image
+    from streamlit.string_util import is_emoji
+
+    import ui.navigation
+
+    made = []
+    monkeypatch.setattr(ui.navigation.st, "Page", lambda page, **kwargs: made.append(kwargs))
+    ui.navigation.app_pages()  # st.Page keeps its icon only in a script run: the arguments it was given
+    assert len(made) == 4
+    for page in made:
+        icon = page["icon"]
+        assert icon.startswith(":material/") and icon.endswith(":") and not is_emoji(icon), page
+    app_icon = ui.navigation.app_icon
+    assert isinstance(app_icon(), Image.Image)  # served by the app itself: no emoji, nothing fetched elsewhere
+    source = (Path(__file__).resolve().parents[1] / "app.py").read_text()
+    assert "page_icon=ui_navigation.app_icon()" in source
+
+
+def test_the_uploader_states_the_real_cap_and_an_upload_says_what_run_runs(monkeypatch):
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    at = open_page("pages/cartpole.py")
+    uploader = at.get("file_uploader")[0]
+    assert uploader.proto.max_upload_size_mb == archive.MAX_ZIP_BYTES // 2**20 == 50
+    from pvnviz.runs.files import load_result
+
+    zipped = archive.run_zip(load_result("data/cartpole-quick", "cartpole"))
+    at.file_uploader(key="cartpole_upload").set_value(("run.zip", zipped, "application/zip")).run()
+    shown = " ".join(i.value for i in at.info)
+    assert "uploaded run `run.zip` (preset Quick, seed 0)" in shown
+    assert "as uploaded" in shown and "Run" in shown and "preset Paper" in shown and "seed 0" in shown
+
+
+def test_the_server_s_upload_cap_is_the_zip_reader_s():
+    import tomllib
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == archive.MAX_ZIP_BYTES // 2**20
