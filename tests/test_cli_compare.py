@@ -1,5 +1,5 @@
-"""``python -m pvnviz.cli.compare``: the same environment-step budget for random search and the PVN (issue 9,
-item 4): a damaged comparison file is named by its line; a saved dataset is checked as the CLI does."""
+"""``python -m pvnviz.cli.compare``: the same environment-step budget for random search and the PVN:
+a damaged comparison file is named by its line; a saved dataset is checked as the CLI does."""
 
 from pathlib import Path
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pvnviz.cli import endings
+from pvnviz.cli.argtypes import whole_number
 from pvnviz.core.configs import ConfigError
 from pvnviz.runs.collection import ChunkStore, LocalExecutor, default_chunk_policies
 from pvnviz.runs.dataset import PolicyDataset
@@ -32,9 +33,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--address", default=None, help="Ray cluster to join: auto or HOST:PORT (default: start one)")
     parser.add_argument("--resume", action="store_true", help="keep the chunks already collected for this --out")
     parser.add_argument(
-        "--chunk-policies", type=int, default=None, help="policies per chunk: a work split only, the data do not change"
+        "--chunk-policies",
+        type=whole_number,
+        default=None,
+        help="policies per chunk: a work split only, the data do not change",
     )
-    parser.add_argument("--cpus-per-task", type=int, default=1, help="Ray: CPUs (physics threads) per chunk task")
+    parser.add_argument(
+        "--cpus-per-task", type=whole_number, default=1, help="Ray: CPUs (physics threads) per chunk task"
+    )
     parser.add_argument(
         "--dataset-from",
         default=None,
@@ -177,18 +183,23 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
 
 
 def open_hint(experiment: str, out: str) -> str:
-    """How to open a saved run in the app (which lists the runs under its runs folders only)."""
+    """How to open a saved run in the app (which lists the runs under its runs folders only), at the port the app
+    starts on (``pvnviz.cli.serve``); "" for an experiment whose page opens no saved run (the polytope)."""
+    from pvnviz.cli import serve
+    from pvnviz.envs.registry import ENVIRONMENTS
     from pvnviz.runs.store import list_runs
 
+    if experiment not in ENVIRONMENTS:
+        return ""
     path = Path(out).resolve()
     name = next((n for n, folder in list_runs(experiment).items() if folder.resolve() == path), None)
+    start = serve.start_command()
     if name is None:
         return (
-            f"To open it in the app, save it under runs/ (e.g. --out runs/{path.name}); then `make run`, "
-            f"the {experiment} page, 'Open a saved run', or http://localhost:8501/{experiment}?{experiment}_run="
-            f"runs/{path.name}"
+            f"To open it in the app, save it under runs/ (e.g. --out runs/{path.name}); then `{start}`, "
+            f"the {experiment} page, 'Open a saved run', or {serve.url(experiment)}?{experiment}_run=runs/{path.name}"
         )
     return (
-        f"Open it in the app: `make run`, the {experiment} page, 'Open a saved run': {name}, "
-        f"or http://localhost:8501/{experiment}?{experiment}_run={name}"
+        f"Open it in the app: `{start}`, the {experiment} page, 'Open a saved run': {name}, "
+        f"or {serve.url(experiment)}?{experiment}_run={name}"
     )

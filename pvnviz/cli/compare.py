@@ -1,6 +1,7 @@
-"""The same environment-step budget for random search and for the PVN (issue 9, item 4).
+"""The same environment-step budget for random search and for the PVN (beyond the paper).
 
-``python -m pvnviz.cli.compare [--env cartpole|swimmer] --seed S`` runs the PVN's zero-shot preset
+``pvnviz compare [--env cartpole|swimmer] --seed S`` (or ``python -m pvnviz.cli.compare``) runs the PVN's
+zero-shot preset
 (CartPole ``paper``, Swimmer ``budget-10000x1``) and its ``beyond`` preset on one dataset (dataset +
 Algorithm 3's checks), ARS V1-t and V2-t (Mania et al., 2018; ``SETTINGS``, untuned) with the larger
 of the two PVN budgets, and best-of-random-policies (the best policy of the dataset, no limit). Every
@@ -11,7 +12,6 @@ comparisons, drawn on the pages by ``load_rows`` and ``pvnviz.figures.beyond.bud
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 from dataclasses import dataclass
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 from pvnviz.cli.collect import saved_dataset
 from pvnviz.core.ars import EnvObjective, ars
 from pvnviz.core.ascent import evaluate_returns
@@ -129,9 +130,10 @@ def load_rows(path: str | Path) -> list[dict]:
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, nargs="+", default=[0])
+def main(argv: list[str] | None = None, prog: str = "python -m pvnviz.cli.compare") -> int:
+    """``pvnviz compare``: one JSON line per method and seed on stdout; returns the exit status (2: bad input)."""
+    parser = OneLineParser(prog=prog, description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=non_negative_int, nargs="+", default=[0], help="one or more seeds (default 0)")
     parser.add_argument("--env", choices=sorted(SETTINGS), default="cartpole", help="environment (default cartpole)")
     parser.add_argument(
         "--dataset-from",
@@ -140,7 +142,7 @@ def main() -> None:
         help="one saved run per seed (e.g. a budget-10000x1 run) whose dataset.npz the PVN presets use",
     )
     parser.add_argument("--html", help="also write the chart (returns against env steps) to this HTML file")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rows = []
     if args.dataset_from and len(args.dataset_from) != len(args.seed):
         parser.error("--dataset-from needs one run per --seed")
@@ -159,7 +161,8 @@ def main() -> None:
         from pvnviz.figures.beyond import budget_figure
 
         budget_figure(rows).write_html(args.html)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

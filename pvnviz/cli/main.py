@@ -1,20 +1,29 @@
 """Headless runs of the paper's experiments (Section 6) from the command line.
 
-    python -m pvnviz run polytope --seed 0 --out runs/polytope
-    python -m pvnviz run cartpole --preset paper --seed 0 --out runs/cartpole --set horizon=200
+The ``pvnviz`` command, also ``python -m pvnviz``:
+
+    pvnviz run polytope --seed 0 --out runs/polytope
+    pvnviz run cartpole --preset paper --seed 0 --out runs/cartpole --set horizon=200
+    pvnviz settings cartpole --preset quick
+    pvnviz compare --env swimmer --seed 40 41
+    pvnviz app --port 8700
 
 Each run writes ``config.json`` and ``summary.json`` (see ``pvnviz.runs.store``) plus the
-experiment's arrays and a ``manifest.json``, with terminal progress bars on stderr. A run is
+experiment's arrays and a ``manifest.json``, with terminal progress bars on stderr, and ends with a
+few lines on stdout: what ran, its key numbers beside the paper's, where it is saved
+(``pvnviz.cli.headline``; ``--json`` prints the summary instead). A run is
 written beside ``--out`` and moved into place only when whole; an existing run is replaced
-only with ``--overwrite``. ``python -m pvnviz manifest DIR`` opens a run, every array and network,
+only with ``--overwrite``. ``pvnviz manifest DIR`` opens a run, every array and network,
 before it vouches for it (also when it has a manifest), and gives an older run its manifest.
+``pvnviz compare`` is ``pvnviz.cli.compare``; ``pvnviz app`` starts the app's server (``pvnviz.cli.serve``).
 Work is sized first (``pvnviz.runs.sizing``): a run that needs more memory than is free is refused
 before it starts.
 
 Every ending is one line on stderr and a distinct exit status: 2 for bad input (the line says
 what to change), 1 for a failure the line names (out of memory, a full disk, a diverging run),
 130 for Ctrl-C (SIGINT) and 143 for SIGTERM, at any moment: the handlers are in place before the heavy
-imports (``pvnviz.cli.endings``). An interrupted or failed run leaves the previous run in ``--out`` as it was.
+imports (``pvnviz.cli.endings``). An interrupted or failed run leaves the previous run in ``--out`` as it was, and
+nothing beside it but the collected chunks that ``--resume`` keeps.
 Settings that could fail only later are refused by the config itself, before any work.
 """
 
@@ -27,6 +36,7 @@ import errno
 import functools
 import json
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Callable
@@ -35,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from pvnviz.cli import collect as collect_run
-from pvnviz.cli import endings
+from pvnviz.cli import endings, headline, serve
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 from pvnviz.core.configs import ConfigError, apply_overrides
 from pvnviz.core.progress import ProgressFn, TerminalProgress, no_progress
@@ -101,8 +111,14 @@ def _experiments() -> list[str]:
     return [*EXPERIMENTS, *(name for name in ENVIRONMENTS if name in PRESETS)]
 
 
+def prog() -> str:
+    """The command's name as typed: ``pvnviz``, or ``python -m pvnviz``."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return "python -m pvnviz" if name in ("__main__.py", "-m", "-c", "") or name.endswith(".py") else "pvnviz"
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="python -m pvnviz", description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog=prog(), description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one experiment headless and save it")
     run.add_argument("experiment", help="polytope, cartpole or swimmer (any registered environment)")
@@ -115,17 +131,24 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override one setting; repeatable (see `python -m pvnviz settings NAME`)",
+        help=f"override one setting; repeatable (see `{prog()} settings NAME`)",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
+    run.add_argument("--json", action="store_true", help="print the run's summary.json on stdout, not the headline")
     run.add_argument("--overwrite", action="store_true", help="replace the run already in --out (else: refused)")
     collect_run.add_arguments(run)
-    settings = sub.add_parser("settings", help="list an experiment's settings and help texts")
+    settings = sub.add_parser("settings", help="list an experiment's presets, and a preset's settings with help texts")
     settings.add_argument("experiment")
+    settings.add_argument("--preset", default="paper", help="the preset whose settings to list (default: paper)")
+    sub.add_parser(  # parsed by pvnviz.cli.compare itself (see main)
+        "compare", help="PVN against random search (ARS) at the same env-step budget", add_help=False
+    )
     manifest = sub.add_parser(
         "manifest", help="open a run (every array and network), then write its manifest if it has none"
     )
     manifest.add_argument("folder")
+    app = sub.add_parser("app", help="start the app's server, as `make run` does, from any folder")
+    app.add_argument("--port", default=None, help=f"the server's port (default: $PORT, else {serve.DEFAULT_PORT})")
     return parser
 
 
@@ -152,6 +175,7 @@ class _Where:
     staging: Path | None = None  # the run being written, once ``begin_run`` made it
     writing: Path | None = None  # the folder being written now: the chunks, then the staging folder
     chunks: Path | None = None  # the collection's chunks, when it collects
+    publishing: bool = False  # the staging folder holds the whole run and is being moved into --out
     bar: TerminalProgress | None = None
 
     def published(self) -> bool:
@@ -172,9 +196,19 @@ def main(argv: list[str] | None = None) -> int:
     where = _Where()
     with endings.handled():
         try:
+            argv = sys.argv[1:] if argv is None else argv
+            if argv[:1] == ["compare"]:  # its own flags and help (pvnviz.cli.compare)
+                from pvnviz.cli import compare
+
+                status = compare.main(argv[1:], prog=f"{prog()} compare")
+                endings.hold()
+                return status
             args = _parser().parse_args(argv)
             if args.command == "manifest":
                 status = _manifest(args.folder)
+            elif args.command == "app":
+                serve.serve(serve.port() if args.port is None else serve.check_port(args.port))
+                status = 0  # not reached: the process is the server now
             else:
                 where.bar = TerminalProgress() if args.command == "run" and not args.quiet else None
                 status = _run(args, where)
@@ -182,7 +216,21 @@ def main(argv: list[str] | None = None) -> int:
             return status
         except BaseException as err:  # noqa: BLE001 - the CLI's promise: one line, never a traceback
             endings.hold()
-            return _ending(err, where)
+            try:
+                return _ending(err, where)  # first: its line says whether the run was published
+            finally:
+                _discard_staging(where, err)
+
+
+def _discard_staging(where: _Where, err: BaseException) -> None:
+    """After a run that did not finish: remove its staging folder (``.NAME.partial``), and the chunk folder if it
+    holds no chunk. What a rerun with ``--resume`` keeps (the chunks) stays; so does a finished run that
+    ``publish`` could not move into place (its line names the staging folder)."""
+    kept = where.publishing and isinstance(err, RunError)  # publish's line: "it is kept in .NAME.partial"
+    if where.staging is not None and where.staging.is_dir() and not kept:
+        shutil.rmtree(where.staging, ignore_errors=True)
+    if where.chunks is not None and where.chunks.is_dir() and not any(where.chunks.glob("chunk-*.npz")):
+        shutil.rmtree(where.chunks, ignore_errors=True)
 
 
 def _ending(err: BaseException, where: _Where) -> int:
@@ -278,15 +326,9 @@ def check_out(out: str) -> Path:
 def _run(args: argparse.Namespace, where: _Where) -> int:
     experiment = _experiment(args.experiment)
     if args.command == "settings":
-        config = next(iter(experiment.presets.values()))()
-        for f in dataclasses.fields(config):
-            print(f"{f.name} = {json.dumps(getattr(config, f.name))}  # {f.metadata.get('help', '')}")
-        return 0
+        return _settings(args.experiment, experiment, args.preset)
     where.out = check_out(args.out)
-    if args.preset not in experiment.presets:
-        raise ConfigError(
-            f"unknown preset {args.preset!r} for {args.experiment}; choose one of: {', '.join(experiment.presets)}."
-        )
+    _check_preset(args.experiment, experiment, args.preset)
     config = apply_overrides(experiment.presets[args.preset](), args.overrides)
     if getattr(config, "env", args.experiment) != args.experiment:
         raise ConfigError(f"env is fixed by the experiment name: run `{config.env}` instead of --set env=...")
@@ -312,12 +354,45 @@ def _run(args: argparse.Namespace, where: _Where) -> int:
         with endings.deferred():  # torch.save's C++ writer calls back into Python: no exception may start there
             experiment.save(result, str(where.staging))
     write_run(where.staging, args.experiment, args.seed, config, summary)  # manifest.json last
+    where.publishing = True
     publish(where.staging, args.out)
+    where.publishing = False
     if cleanup is not None:
         cleanup()  # the run is in place, its dataset.npz holds the chunks: a kill before here can still resume
-    print(json.dumps(summary, indent=2))
-    if cleanup is not None:
-        print(collect_run.open_hint(args.experiment, args.out), file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        preset = None if len(experiment.presets) == 1 else args.preset
+        print("\n".join(headline.headline(args.experiment, preset, args.seed, summary, args.out)))
+    hint = collect_run.open_hint(args.experiment, args.out)
+    if hint:  # beside the progress bars: stdout holds the result only
+        print(hint, file=sys.stderr)
+    return 0
+
+
+def _check_preset(name: str, experiment: Experiment, preset: str) -> None:
+    if preset not in experiment.presets:
+        shown = preset if len(preset) <= 40 else f"{preset[:40]}... ({len(preset)} characters)"
+        raise ConfigError(f"unknown preset {shown!r} for {name}; choose one of: {', '.join(experiment.presets)}.")
+
+
+def _settings(name: str, experiment: Experiment, preset: str) -> int:
+    """``pvnviz settings NAME [--preset P]``: the presets, then every setting of one with its help text."""
+    _check_preset(name, experiment, preset)
+    try:
+        from pvnviz.runs.presets import PRESET_LABELS
+
+        labels = PRESET_LABELS.get(name, {})
+    except ImportError:
+        labels = {}
+    print(f"# {name}: {len(experiment.presets)} preset{'s' * (len(experiment.presets) > 1)} (--preset NAME)")
+    for key in experiment.presets:
+        mark = "  <- listed below" if key == preset else ""
+        print(f"#   {key}{': ' + labels[key] if key in labels else ''}{mark}")
+    print(f"# the settings of {preset} (change one with --set KEY=VALUE):")
+    config = experiment.presets[preset]()
+    for f in dataclasses.fields(config):
+        print(f"{f.name} = {json.dumps(getattr(config, f.name))}  # {f.metadata.get('help', '')}")
     return 0
 
 

@@ -46,6 +46,22 @@ def _kind(value: Any) -> str:
     return "a list" if isinstance(value, (list, tuple)) else "a table" if isinstance(value, dict) else repr(value)[:60]
 
 
+MAX_DIGITS = 300  # a number written with more digits is named too big (a float overflows past 308, int() at 4300)
+SHOWN_CHARS = 40  # how much of a refused value an error message repeats
+
+
+def _digits(text: str) -> int:
+    """How many digits a plain decimal number holds (``-123``, ``1.5e3``: the mantissa's), 0 for other text."""
+    mantissa = text.strip().lstrip("+-").lower().split("e")[0].replace("_", "")
+    return len(mantissa.replace(".", "", 1)) if mantissa.replace(".", "", 1).isdecimal() else 0
+
+
+def _shown(value: Any) -> str:
+    """``value`` as an error message repeats it: its repr, cut to ``SHOWN_CHARS`` with its full length named."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text)} characters)"
+
+
 def _coerce(value: Any, annotation: Any, name: str) -> Any:
     origin = typing.get_origin(annotation)
     scalar = annotation in SCALARS or (isinstance(annotation, type) and issubclass(annotation, str))
@@ -64,12 +80,16 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
     if annotation in (int, float, str):
         if annotation is not str and isinstance(value, bool):
             raise ConfigError(f"{name} must be {annotation.__name__}; got {value!r}.")
+        if annotation is not str and isinstance(value, str) and _digits(value) > MAX_DIGITS:
+            whole = value.strip().lstrip("+-").split(".")[0].lstrip("0")  # the digits before the point
+            what = "is too big" if len(whole) > MAX_DIGITS else "has too many digits"
+            raise ConfigError(f"{name} {what}: a number of {_digits(value)} digits ({_shown(value)}).")
         try:
             if annotation is int and isinstance(value, float) and not value.is_integer():
                 raise ValueError
             return annotation(value)
         except (TypeError, ValueError):
-            raise ConfigError(f"{name} must be {annotation.__name__}; got {value!r}.") from None
+            raise ConfigError(f"{name} must be {annotation.__name__}; got {_shown(value)}.") from None
     if origin is tuple:
         if isinstance(value, str):
             try:
