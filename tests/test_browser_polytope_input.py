@@ -62,3 +62,46 @@ def test_an_out_of_range_reward_is_refused_whole(server, browser, typed):
     assert page.url == url and "r00" not in page.url
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
+
+
+DRAWN = """() => {
+  const root = document.querySelector('.pvn-poly');
+  const gd = root.querySelector('.pvn-poly-fig');
+  const cloud = gd.pvnPainted.find((t) => t.meta === 'cloud');
+  const fill = (values, range) => {
+    let lo = Infinity, hi = -Infinity;
+    for (const v of values) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+    return (hi - lo) / (range[1] - range[0]);
+  };
+  const optimum = gd.data.find((t) => (t.name || '').startsWith('optimum'));
+  return { fillX: fill(cloud.x, gd.layout.xaxis.range), fillY: fill(cloud.y, gd.layout.yaxis.range),
+           legend: optimum.name, line: root.querySelector('.pvn-poly-optimum').innerText,
+           drawn: Number(root.dataset.drawn) };
+}"""
+
+
+def test_a_dragged_discount_rescales_the_axes_and_the_legend_s_optimum_as_it_goes(server, browser):
+    page = open_instrument(browser, server)
+    gamma = page.locator(".pvn-poly input[name=gamma]")
+    gamma.scroll_into_view_if_needed()
+    box = gamma.bounding_box()
+    x = box["x"] + 8 + (box["width"] - 16) * 0.8 / 0.99  # the thumb at the paper's 0.8
+    y = box["y"] + box["height"] / 2
+    rest = page.evaluate(DRAWN)
+    page.mouse.move(x, y)
+    page.mouse.down()
+    seen = []
+    for k in range(1, 9):  # down to a discount of about 0.2: values shrink to a quarter of the paper's
+        n = page.evaluate(DRAWN)["drawn"]
+        page.mouse.move(x - 20 * k, y)
+        page.wait_for_function(f"Number(document.querySelector('.pvn-poly').dataset.drawn) > {n}", timeout=10_000)
+        settle(page, 5)
+        now = page.evaluate(DRAWN)
+        seen.append((gamma.input_value(), now))
+        j = float(now["line"].rsplit("J = ", 1)[1])
+        assert now["legend"] == f"optimum (J={j:.3f})", seen  # the legend's optimum is the dragged discount's
+        # the cloud fills its axes as at rest (the exact ranges), not a corner of them
+        assert now["fillX"] >= 0.7 * rest["fillX"] and now["fillY"] >= 0.7 * rest["fillY"], (rest, seen)
+    assert float(seen[-1][0]) < 0.45, seen
+    page.mouse.up()
+    page.close()

@@ -193,9 +193,7 @@ function createInstrument(parent) {
       s.axes = v.axes;
       s.jRange = v.jRange;
       s.colorRange = v.colorRange;
-      const name = `optimum (J=${v.optimum.J.toFixed(3)})`; // the legend is redrawn after a drag, not during it
-      v.optimumName = s.dragging && s.optimumName ? s.optimumName : name;
-      s.optimumName = v.optimumName;
+      v.optimumName = `optimum (J=${v.optimum.J.toFixed(3)})`; // the legend follows a drag too
     }
     const t = Math.min(s.frame, s.controls.ascent_steps);
     // Plotly writes into the layout and trace objects it is given (autorange, uid...): each draw starts from a

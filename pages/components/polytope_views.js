@@ -224,14 +224,17 @@ function objectiveRange(view) {
   return [lo - margin, hi + margin];
 }
 
+const STEADY_FILL = 0.7; // while dragged, the axes stay put while what they show fills this share of them
+
 function steady(before, wanted, keep) {
-  // While a control is dragged the axes stay put as long as what they show fits and fills 30% of them, and grow
-  // with room to spare when it does not: fewer plotly redraws, and a steadier picture. A release draws the exact
+  // While a control is dragged the axes stay put as long as what they show fits and fills STEADY_FILL of them, and
+  // follow it when it does not (grown or shrunk), with a little room so that the next steps of the drag fit: fewer
+  // plotly redraws and a steadier picture, and never the points squeezed into a corner. A release draws the exact
   // ranges again.
   if (!keep) return wanted;
   const fits = before && wanted[0] >= before[0] && wanted[1] <= before[1];
-  if (fits && wanted[1] - wanted[0] >= 0.3 * (before[1] - before[0])) return before;
-  const room = 0.25 * (wanted[1] - wanted[0]); // grown with room to spare: the next steps of the drag fit
+  if (fits && wanted[1] - wanted[0] >= STEADY_FILL * (before[1] - before[0])) return before;
+  const room = 0.1 * (wanted[1] - wanted[0]); // what is shown then fills 1 / 1.2 of the axis, above STEADY_FILL
   return [wanted[0] - room, wanted[1] + room];
 }
 
