@@ -4,6 +4,9 @@ The zip holds exactly the files of a run folder, as ``pvnviz.runs.schema.RUN_FIL
 ``summary.json``, ``manifest.json``, ``split.json``, ``dataset.npz``, and per PVN input ``pvn_<input>.pt``,
 ``ensemble_<input>.pt`` (ensembles) and ``curves_<input>.npz``.
 A zip exported before manifests existed opens too: the zip's CRC checks stand in for the manifest's hashes.
+With or without a manifest, one rule says what a zip may hold: exactly the files its config.json names
+(``schema.file_names``: the per-input files of its inputs only), plus the manifest; any other member is refused
+before anything is unpacked.
 Opening one never unpickles: arrays go through ``np.load(allow_pickle=False)`` and networks through
 ``torch.load(weights_only=True)`` (in ``load_result``). The upload is size-capped, every member name
 is checked against that flat list (no folders, so no zip-slip; no links), and nothing a zip says about its
@@ -24,9 +27,10 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from pvnviz.runs.safe_files import check_directory, inflate
-from pvnviz.runs.schema import MANIFEST, RUN_FILES, member_list, member_pattern
-from pvnviz.runs.store import RunError, write_manifest, write_run
+from pvnviz.core.configs import ConfigError, from_dict
+from pvnviz.runs.safe_files import check_directory, inflate, parse_json
+from pvnviz.runs.schema import CONFIG, MANIFEST, RUN_FILES, file_names, member_list, member_pattern
+from pvnviz.runs.store import MAX_META_BYTES, RunError, write_manifest, write_run
 
 MAX_ZIP_BYTES = 50 * 2**20
 MAX_UNPACKED_BYTES = 200 * 2**20
@@ -77,6 +81,40 @@ def check_members(zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     return members
 
 
+def _config_names(zf: zipfile.ZipFile, members: list[zipfile.ZipInfo]) -> set[str]:
+    """The files a run of the zip's config.json holds (manifest included), read from that member alone."""
+    from pvnviz.runs.pipeline import ExperimentConfig  # imported here: it brings torch
+
+    name = CONFIG.name()
+    info = next(i for i in members if i.filename == name)
+    data = b"".join(inflate(zf, info, MAX_META_BYTES, name))
+    if len(data) > MAX_META_BYTES:
+        raise ArchiveError(f"{name} is over {MAX_META_BYTES // 2**20} MB; a run's is a few KB.")
+    meta = parse_json(data, name)
+    try:
+        config = from_dict(ExperimentConfig, meta["config"])
+    except (ConfigError, TypeError, ValueError, KeyError) as err:
+        raise ArchiveError(f"{name} is not a run's settings: {str(err)[:200]}") from None
+    return {*file_names(config), MANIFEST}
+
+
+def check_files(zf: zipfile.ZipFile, members: list[zipfile.ZipInfo]) -> None:
+    """ArchiveError unless the members are exactly the files the zip's config.json names (its manifest optional):
+    the one rule for zips with and without a manifest."""
+    expected = _config_names(zf, members)
+    names = {info.filename for info in members}
+    stray = sorted(names - expected)
+    if stray:
+        more = f" and {len(stray) - 1} more" if len(stray) > 1 else ""
+        raise ArchiveError(
+            f"it holds {stray[0][:80]!r}{more}, which is not a file of this run: its config.json names "
+            f"{', '.join(sorted(expected))}."
+        )
+    missing = sorted(expected - names - {MANIFEST})
+    if missing:
+        raise ArchiveError(f"it is not a complete run: {', '.join(missing)} missing.")
+
+
 def extract(zf: zipfile.ZipFile, members: list[zipfile.ZipInfo], folder: Path) -> None:
     """Write the members into ``folder``, inflated in bounded chunks and counted: ArchiveError past the cap."""
     left = MAX_UNPACKED_BYTES
@@ -105,6 +143,7 @@ def read_run_zip(data: bytes, experiment: str | None = None):
             check_directory(stream, "the zip")
             with zipfile.ZipFile(stream) as zf:
                 members = check_members(zf)
+                check_files(zf, members)
                 extract(zf, members, Path(tmp))
             if MANIFEST not in {info.filename for info in members}:
                 write_manifest(tmp)  # a zip exported before manifests: its members passed the zip's own CRC checks

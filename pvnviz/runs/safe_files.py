@@ -70,6 +70,8 @@ class Budget:
 def _refuse_kind(mode: int, name: str) -> None:
     if stat.S_ISLNK(mode):
         raise RunError(f"{name} is a link; a run holds plain files only.")
+    if stat.S_ISDIR(mode):
+        raise RunError(f"{name} is a folder where the run's file should be; a run holds plain files only.")
     if not stat.S_ISREG(mode):
         raise RunError(f"{name} is not a plain file (a pipe, socket or device); a run holds plain files only.")
 

@@ -206,6 +206,8 @@ def check_manifest(folder: str | Path) -> None:
     stats = {}
     for name, (size, _) in listed.items():
         if name not in present:
+            if (folder / name).is_dir() and not (folder / name).is_symlink():
+                raise RunError(f"{name} is a folder where {MANIFEST} lists a file; {hint}.")
             raise RunError(f"{name} is missing; {MANIFEST} lists it, {hint}.")
         stat = (folder / name).stat()
         if stat.st_size != size:
