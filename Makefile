@@ -7,14 +7,17 @@ PORT ?= 8501
 
 .PHONY: install run dev test test-fast lint browser bench screenshot clean layout
 
-$(STAMP): requirements.txt requirements-dev.txt
+# the pinned requirements, then the project itself, editable (the `pvnviz` command: .venv/bin/pvnviz)
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt -r requirements-dev.txt
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
 
 # ui/serve.py: `streamlit run app.py` after importing torch and the figure builders, so no visitor waits for them
+# (`pvnviz app` starts the same server from any folder)
 run: install
 	$(BIN)/python -m ui.serve --server.port $(PORT)
 
