@@ -3,13 +3,17 @@
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from pvnviz.polytope.survey import PAPER_SURVEY
 from ui import navigation as ui_navigation
 from ui import urlcheck
 from ui.errors import boundary
 
 st.set_page_config(page_title="PVN Lab", page_icon=ui_navigation.app_icon(), layout="wide")
 
-DEFAULT_SEED = 4
+# The polytope page's seed (the other pages set their own below): the first of the paper-settings survey's
+# seeds whose zero-shot learned ascent ends at the optimum, so a bare link shows Fig. 3's point; the page says
+# how often that happens over 100 seeds (pvnviz/polytope/survey.py).
+DEFAULT_SEED = PAPER_SURVEY.first_at_optimum
 # Pages whose shipped runs use another seed: a bare link (no settings in the URL) opens them on it, so the
 # sidebar shows the seed of what the page draws.
 PAGE_SEEDS = {"cartpole": 0, "swimmer": 0}

@@ -97,3 +97,24 @@ def test_an_svg_download_holds_the_whole_figure(server, browser):
     assert svg.startswith("<svg") and images and max(map(len, images)) > 10_000, svg[:200]
     assert "V(s1)" in svg and "V(s2)" in svg  # the axes' titles came along
     page.close()
+
+
+def test_the_default_view_shows_both_ascents_at_the_optimum_as_the_readme_says(server, browser):
+    """Fig. 3's point with zero clicks: a bare link opens the seed the README names, where the learned ascent
+    ends at the optimum with the exact one, and the page says how often that happens over seeds."""
+    from pathlib import Path
+
+    from pvnviz.polytope.survey import PAPER_SURVEY
+
+    page = open_instrument(browser, server)
+    text = page.locator(".pvn-poly").inner_text()
+    ends = re.search(r"Learned ascent ends at J = ([-\d.]+), exact ascent at ([-\d.]+), optimum ([-\d.]+)\.", text)
+    assert ends, text
+    assert ends.group(1) == ends.group(2) == ends.group(3), ends.groups()
+    readme = Path(__file__).resolve().parents[1].joinpath("README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| Polytope"))
+    seed = PAPER_SURVEY.first_at_optimum
+    assert f"(J = {ends.group(3)}) at seed {seed}, the app's default" in row
+    assert page.get_by_role("spinbutton", name="Seed").input_value() == str(seed)
+    assert PAPER_SURVEY.sentence() in " ".join(text.split())
+    page.close()

@@ -1,0 +1,123 @@
+"""How often the zero-shot learned ascent of Section 6.1 reaches the optimum, over seeds.
+
+The paper runs Fig. 3 once: a PVN trained on 20 uniform policies, then 100 SGD steps through it from
+[0.5, 0], and reports that the learned ascent converges to the optimum like the exact one. Here a seed
+draws the 40 policies, the train/test split and the PVN's initialisation, so the learned ascent's end
+depends on it: where the 20 training policies leave the PVN's gradient wrong near the square's edges, the
+ascent stalls on a spurious plateau or on a worse corner.
+
+``survey`` runs the paper's settings on many seeds and counts two ways of arriving, both judged with the
+exact J of Eq. (2):
+
+- *near-optimal*: the last iterate's exact J is within ``J_TOLERANCE`` of the optimum's;
+- *at the optimum*: the last iterate is within ``POLICY_TOLERANCE`` of the optimal policy in every
+  coordinate.
+
+``PAPER_SURVEY`` is the survey of the paper's settings that the app, the README and docs/results.md quote;
+a slow test recomputes it, so a change that moves the rate fails on the day it lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from pvnviz.polytope import mdp as mdp_lib
+from pvnviz.polytope.experiment import PolytopeConfig, learned_view, train_polytope_pvn
+
+J_TOLERANCE = 0.05
+"""A last iterate whose exact J is this close to the optimum's counts as near-optimal."""
+POLICY_TOLERANCE = 0.05
+"""A last iterate this close to the optimal policy, in every coordinate, counts as at the optimum."""
+
+
+@dataclass(frozen=True)
+class SeedEnd:
+    """Where the learned ascent of one seed ended, judged with the exact J."""
+
+    seed: int
+    policy: tuple[float, float]  # the last iterate [P(a1|s1), P(a1|s2)]
+    exact_J: float
+    near_optimal: bool
+    at_optimum: bool
+
+
+@dataclass(frozen=True)
+class Survey:
+    """The learned ascent's ends over a range of seeds (one ``SeedEnd`` each, in seed order)."""
+
+    ends: tuple[SeedEnd, ...]
+    optimal_J: float
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return tuple(end.seed for end in self.ends)
+
+    @property
+    def near_optimal(self) -> tuple[int, ...]:
+        """The seeds whose ascent ended near-optimal."""
+        return tuple(end.seed for end in self.ends if end.near_optimal)
+
+    @property
+    def at_optimum(self) -> tuple[int, ...]:
+        """The seeds whose ascent ended at the optimal policy."""
+        return tuple(end.seed for end in self.ends if end.at_optimum)
+
+
+def seed_end(config: PolytopeConfig, seed: int) -> SeedEnd:
+    """Train the PVN of ``seed``, ascend through it, and judge the last iterate exactly."""
+    mdp = config.mdp()
+    best_policy, best_J = mdp_lib.optimal_policy(mdp)
+    path = learned_view(config, train_polytope_pvn(config, seed)).ascent
+    last = path.policies[-1]
+    exact_J = float(path.exact_J[-1])
+    return SeedEnd(
+        seed=seed,
+        policy=(float(last[0]), float(last[1])),
+        exact_J=exact_J,
+        near_optimal=bool(best_J - exact_J <= J_TOLERANCE),
+        at_optimum=bool(np.max(np.abs(last - best_policy[:, 0])) <= POLICY_TOLERANCE),
+    )
+
+
+def survey(config: PolytopeConfig, seeds: Iterable[int]) -> Survey:
+    """``seed_end`` of every seed (about 0.3 s each at the paper's settings)."""
+    _, best_J = mdp_lib.optimal_policy(config.mdp())
+    return Survey(tuple(seed_end(config, int(s)) for s in seeds), float(best_J))
+
+
+@dataclass(frozen=True)
+class SurveyRecord:
+    """The counts of a survey, as the app and the docs quote them."""
+
+    seeds: range
+    near_optimal: int
+    at_optimum: int
+    first_at_optimum: int
+    """The smallest seed whose ascent ends at the optimum: the polytope page's default seed."""
+
+    def sentence(self) -> str:
+        """One sentence for a page or a doc."""
+        n = len(self.seeds)
+        return (
+            f"over seeds {self.seeds.start}-{self.seeds.stop - 1}, the learned ascent ends within {J_TOLERANCE} "
+            f"of the optimum's J on {self.near_optimal} of {n}, and at the optimal policy on {self.at_optimum} "
+            f"of {n}"
+        )
+
+
+PAPER_SURVEY = SurveyRecord(seeds=range(100), near_optimal=37, at_optimum=23, first_at_optimum=10)
+"""``survey(PolytopeConfig(), range(100))`` counted (recomputed by tests/test_claims.py)."""
+
+
+def record(result: Survey) -> SurveyRecord:
+    """The counts of a survey over a contiguous range of seeds."""
+    seeds = result.seeds
+    return SurveyRecord(
+        seeds=range(seeds[0], seeds[-1] + 1),
+        near_optimal=len(result.near_optimal),
+        at_optimum=len(result.at_optimum),
+        first_at_optimum=result.at_optimum[0] if result.at_optimum else -1,
+    )

@@ -1,0 +1,141 @@
+"""The README's and docs/results.md's numbers, re-derived by running what they name.
+
+Each test reads the claim from the document itself (the README's results table, a section of docs/results.md),
+recomputes it from the command or function the document cites, and compares the two at the precision the
+document prints. A change that moves a result then fails here on the day it lands, and a document edited
+without re-running fails too.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pvnviz.polytope.experiment import PolytopeConfig, run_polytope
+from pvnviz.polytope.survey import PAPER_SURVEY, POLICY_TOLERANCE, record, survey
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+RESULTS = (ROOT / "docs" / "results.md").read_text()
+
+
+def readme_row(experiment: str) -> str:
+    """The README results table's row whose first cell starts with ``experiment``."""
+    rows = [line for line in README.splitlines() if line.startswith(f"| {experiment}")]
+    assert len(rows) == 1, f"one README row for {experiment!r}, found {len(rows)}"
+    return rows[0]
+
+
+def results_section(heading: str) -> str:
+    """The text of docs/results.md's ``## heading`` section."""
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", RESULTS, re.M | re.S)
+    assert match, f"docs/results.md has no section {heading!r}"
+    return match.group(1)
+
+
+def numbers(text: str) -> list[float]:
+    return [float(n) for n in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", text)]
+
+
+# --- Polytope (Section 6.1) --------------------------------------------------------------------------------
+
+
+def test_the_polytope_claims_name_the_surveys_numbers():
+    """The README row and docs/results.md quote PAPER_SURVEY's counts and default seed, word for word."""
+    row, section = readme_row("Polytope"), results_section("Polytope")
+    seed, n = PAPER_SURVEY.first_at_optimum, len(PAPER_SURVEY.seeds)
+    first, last = PAPER_SURVEY.seeds.start, PAPER_SURVEY.seeds.stop - 1
+    assert f"at seed {seed}, the app's default" in row
+    assert f"over seeds {first}-{last}" in row
+    assert f"optimum's J on {PAPER_SURVEY.near_optimal}, at [1, 1] on {PAPER_SURVEY.at_optimum} |" in row
+    assert f"--seed {seed} " in section and f"The app opens on seed {seed}," in section
+    assert f"on {PAPER_SURVEY.near_optimal} of {n} seeds" in section
+    assert f"on {PAPER_SURVEY.at_optimum} of {n}" in section
+
+
+def test_the_default_seed_reaches_the_optimum_both_ways():
+    """`run polytope --seed 10`: both ascents end at the optimum [1, 1], J = 0.684, and the PVN's test MSE
+    falls as docs/results.md says."""
+    result = run_polytope(PolytopeConfig(), PAPER_SURVEY.first_at_optimum)
+    summary = result.summary()
+    optimum = np.array(summary["optimal_policy"])
+    assert f"(J = {summary['optimal_J']:.3f})" in readme_row("Polytope")
+    assert f"optimum [{optimum[0]:.0f}, {optimum[1]:.0f}]" in readme_row("Polytope")
+    np.testing.assert_allclose(summary["exact_ascent_final_policy"], optimum, atol=POLICY_TOLERANCE)
+    np.testing.assert_allclose(summary["learned_ascent_final_policy"], optimum, atol=POLICY_TOLERANCE)
+    section = results_section("Polytope")
+    said = re.search(r"test MSE falls from ([\d.]+) to ([\de.-]+)", section)
+    assert said, "docs/results.md names the test MSE's fall"
+    assert f"{summary['pvn_initial_test_loss']:.2f}" == said.group(1)
+    assert f"{summary['pvn_final_test_loss']:.0e}".replace("e-0", "e-") == said.group(2)
+
+
+@pytest.mark.slow
+def test_the_paper_survey_is_what_the_seeds_give():
+    """PAPER_SURVEY, quoted by the page, the README and docs/results.md, recomputed over its 100 seeds
+    (about 30 s)."""
+    result = survey(PolytopeConfig(), PAPER_SURVEY.seeds)
+    assert record(result) == PAPER_SURVEY, (result.near_optimal, result.at_optimum)
+
+
+# --- CartPole (Section 6.2, Fig. 4) --------------------------------------------------------------------------
+
+CARTPOLE_TABLES = {"paper": 0, "paper-linear": 1}  # preset -> which seed table of the CartPole section it fills
+
+
+def seed_table(section: str, index: int) -> dict[str, tuple[str, str]]:
+    """The ``index``-th "| seed | fingerprint PVN | flattened-weights PVN |" table: first cell -> the two numbers as
+    printed (bold and remarks dropped)."""
+    header = r"^\| seed \| fingerprint PVN \| flattened-weights PVN \|\n\|[-|]+\|\n"
+    tables = re.findall(header + r"((?:\|.*\n)+)", section, re.M)
+    rows = {}
+    for line in tables[index].splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = tuple(re.search(r"[\d.]+", c.replace("**", "")).group(0) for c in cells[1:3])
+    return rows
+
+
+@pytest.fixture(scope="module")
+def cartpole_best() -> dict[str, dict[int, dict[str, float]]]:
+    """preset -> seed -> input -> best true return along the ascent, mean over the starts (Algorithm 3): the
+    CartPole section's tables, recomputed (about 15 s a run here)."""
+    from pvnviz.runs.pipeline import run_experiment
+    from pvnviz.runs.presets import PRESETS
+
+    out: dict[str, dict[int, dict[str, float]]] = {}
+    for preset in CARTPOLE_TABLES:
+        out[preset] = {}
+        for seed in range(5):
+            result = run_experiment(PRESETS["cartpole"][preset](), seed=seed)
+            out[preset][seed] = {name: float(t.best_returns.mean()) for name, t in result.traces.items()}
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", list(CARTPOLE_TABLES))
+def test_the_cartpole_tables_are_what_their_runs_give(preset, cartpole_best):
+    section = results_section("CartPole")
+    assert f"--preset {preset} --seed S" in section
+    table = seed_table(section, CARTPOLE_TABLES[preset])
+    got = cartpole_best[preset]
+    for seed, by_input in got.items():
+        assert table[str(seed)] == (f"{by_input['fingerprint']:.1f}", f"{by_input['flattened']:.1f}"), seed
+    means = [np.mean([got[s][name] for s in got]) for name in ("fingerprint", "flattened")]
+    assert table["mean"] == (f"{means[0]:.1f}", f"{means[1]:.1f}")
+
+
+@pytest.mark.slow
+def test_the_readme_quotes_the_cartpole_means(cartpole_best):
+    mlp = [np.mean([v[name] for v in cartpole_best["paper"].values()]) for name in ("fingerprint", "flattened")]
+    lin = [np.mean([v[name] for v in cartpole_best["paper-linear"].values()]) for name in ("fingerprint", "flattened")]
+    row = readme_row("CartPole, MLP")
+    assert f"fingerprint {mlp[0]:.1f}, flattened weights {mlp[1]:.1f} (the training set's limit: 30)" in row
+    assert "seeds 0-4" in row and mlp[0] > 2 * 30 > 30 > mlp[1] - 3  # far above the limit; flattened near it
+    row = readme_row("CartPole, linear")
+    assert f"about {round(float(np.mean(lin)))} (fingerprint {lin[0]:.1f}, flattened weights {lin[1]:.1f}" in row
+    section = results_section("CartPole")
+    assert f"**{mlp[0]:.1f}** ({mlp[0] / 30:.2f}x the limit)" in section
+    assert f"at about {round(float(np.mean(lin)))} (paper: 70)" in section
