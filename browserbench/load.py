@@ -1,4 +1,4 @@
-"""Load benchmark: ``python -m pvnviz.bench load --sessions N`` (issue 17: a server a class can share).
+"""Load benchmark: ``python -m pvnviz.bench load --sessions N``: whether one server can be shared by a class.
 
 Starts ``streamlit run app.py`` (the repository's settings, as ``make run``) and N real Chromium sessions
 (one browser context each, so N Streamlit sessions). Each opens the CartPole page with the Quick preset and

@@ -1,4 +1,4 @@
-"""UI benchmark: ``python -m pvnviz.bench ui`` (issues 7 and 18).
+"""UI benchmark: ``python -m pvnviz.bench ui``, the app's pages in Chromium from input to redraw.
 
 Starts ``streamlit run app.py`` on a free port with the repository's own settings (as ``make run`` does) and
 drives Debian's Chromium with Playwright. It prints:
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         roots["baseline"] = Path(args.baseline)
     from playwright.sync_api import sync_playwright
 
-    print(f"UI benchmark (issue 7): {', '.join(f'{k} = {v}' for k, v in roots.items())}; "
+    print(f"UI benchmark: {', '.join(f'{k} = {v}' for k, v in roots.items())}; "
           f"median of {args.repeats}, Chromium 1280x720")  # fmt: skip
     with sync_playwright() as p:
         browser = launch(p)

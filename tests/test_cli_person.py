@@ -94,7 +94,19 @@ def _help(argv, capsys) -> str:
 def test_help_texts_carry_no_history(command, capsys):
     text = _help([*command, "--help"], capsys)
     assert "usage:" in text
-    assert not re.search(r"\bissue\s*#?\d+|\bitem \d+\)|\bcommit [0-9a-f]{7}|\bused to\b", text, re.I), text
+    assert not re.search(r"\bissues?\s*#?\d+|\bitem \d+\)|\bcommit [0-9a-f]{7}|\bused to\b", text, re.I), text
+
+
+@pytest.mark.parametrize("module", ["browserbench.ui", "browserbench.load", "browserbench.redraw", "pvnviz.bench.ray"])
+def test_benchmark_help_texts_carry_no_history(module, capsys):
+    import importlib
+
+    with pytest.raises(SystemExit) as stop:
+        importlib.import_module(module).main(["--help"])
+    assert stop.value.code == 0
+    text = capsys.readouterr().out
+    assert "usage:" in text
+    assert not re.search(r"\bissues?\s*#?\d+|\bitem \d+\)|\bused to\b", text, re.I), text
 
 
 @pytest.mark.parametrize(
