@@ -145,3 +145,34 @@ def test_the_server_s_upload_cap_is_the_zip_reader_s():
 
     config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] == archive.MAX_ZIP_BYTES // 2**20
+
+
+@pytest.fixture(scope="module")
+def polytope_runs(tmp_path_factory):
+    """Two polytope runs written by the CLI: one the page can hold (seed 3, γ 0.7, 500 training steps), one it
+    cannot (a PVN of 20 hidden units; the page trains 50)."""
+    from pvnviz.cli.main import main
+
+    root = tmp_path_factory.mktemp("polytope") / "runs"
+    for name, extra in (("mine", ["--set", "gamma=0.7"]), ("wide", ["--set", "hidden_size=20"])):
+        argv = ["run", "polytope", "--seed", "3", "--out", str(root / name), "--quiet", "--set", "train_steps=500"]
+        assert main(argv + extra) == 0
+    return root
+
+
+def test_the_polytope_page_opens_a_saved_run_as_its_own_settings(polytope_runs, monkeypatch):
+    from conftest import instrument
+
+    monkeypatch.setenv("PVN_RUNS_ROOTS", str(polytope_runs))
+    at = open_page("pages/polytope.py")
+    assert at.selectbox(key="polytope_run").options == ["— none —", "runs/mine", "runs/wide"]
+    at.selectbox(key="polytope_run").set_value("runs/mine").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "Opened the saved run `runs/mine` (seed 3)" in texts(at)
+    assert at.session_state["seed"] == 3 and at.session_state["train_steps"] == 500
+    assert instrument(at)["controls"]["gamma"] == pytest.approx(0.7)
+    assert at.query_params["gamma"] == "0.7" and at.query_params["train_steps"] == "500"
+    assert at.query_params["seed"] == "3"
+    at.selectbox(key="polytope_run").set_value("runs/wide").run()
+    assert any("Cannot open `runs/wide` here" in e.value and "hidden_size" in e.value for e in at.error)
+    assert at.session_state["seed"] == 3  # nothing changed
