@@ -184,7 +184,7 @@ def _makefile_run_command() -> list[str]:
 
 
 def test_app_starts_the_makefiles_server_from_any_folder(tmp_path, monkeypatch, capsys):
-    from pvnviz import paths
+    from pvnviz.runs import paths
 
     calls = []
 

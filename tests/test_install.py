@@ -136,7 +136,7 @@ def test_the_installed_command_runs_from_any_folder_and_finds_the_app(venv, tmp_
     run = subprocess.run(settings, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and "num_policies = 300" in run.stdout, run.stderr
     probe = (
-        "import json, pvnviz, pvnviz.paths as p, pvnviz.runs.store as s, pvnviz.cli.serve as c; "
+        "import json, pvnviz, pvnviz.runs.paths as p, pvnviz.runs.store as s, pvnviz.cli.serve as c; "
         "argv, folder, env = c.command(8600); "
         "print(json.dumps([pvnviz.__file__, str(p.app_root()), p.app_missing(), [str(r) for r in s.run_roots()], "
         "folder, env['PVN_RUNS_ROOTS']]))"

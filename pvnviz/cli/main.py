@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import errno
 import functools
 import json
@@ -45,8 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from pvnviz.cli import collect as collect_run
-from pvnviz.cli import endings, headline, serve
+from pvnviz.cli import endings, headline, listing, serve
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
+from pvnviz.cli.outdir import check_out
 from pvnviz.core.configs import ConfigError, apply_overrides
 from pvnviz.core.progress import ProgressFn, TerminalProgress, no_progress
 from pvnviz.runs.sizing import check_memory
@@ -295,40 +295,12 @@ def _disk_full(err: BaseException, folder: Path | None) -> bool:
     return False
 
 
-NAME_MAX, PATH_MAX = 255, 4096  # Linux's limits, in bytes; a system's own from pathconf where it answers
-
-
-def check_out(out: str) -> Path:
-    """``--out`` as a Path; ConfigError (exit 2) if its name, or a name the run writes beside it, is too long."""
-    path = Path(out)
-    try:  # the limit of the file system the run goes to (the nearest folder that exists)
-        parent = next((p for p in (path.parent, *path.parents) if p.is_dir()), Path("."))
-        name_max = os.pathconf(parent, "PC_NAME_MAX")
-    except (OSError, ValueError):
-        name_max = NAME_MAX
-    room = name_max - len(".") - len(".partial")  # the run is written beside --out, in .NAME.partial
-    for part in path.parts[:-1]:
-        if len(os.fsencode(part)) > name_max:
-            raise ConfigError(
-                f"--out holds a name of {len(os.fsencode(part))} bytes, where this file system takes {name_max} "
-                "per name; choose a shorter --out."
-            )
-    if len(os.fsencode(path.name)) > room:
-        raise ConfigError(
-            f"--out's folder name is too long: {len(os.fsencode(path.name))} bytes, where this file system takes "
-            f"{name_max} per name and the run writes .NAME.partial beside --out; choose a name of at most {room} bytes."
-        )
-    if len(os.fsencode(str(path.absolute()))) + 64 > PATH_MAX:  # + a file inside the staging folder
-        raise ConfigError(f"--out's path is too long (the system takes {PATH_MAX} bytes); choose a shorter --out.")
-    return path
-
-
 def _run(args: argparse.Namespace, where: _Where) -> int:
     experiment = _experiment(args.experiment)
     if args.command == "settings":
-        return _settings(args.experiment, experiment, args.preset)
+        return listing.settings(args.experiment, experiment.presets, args.preset)
     where.out = check_out(args.out)
-    _check_preset(args.experiment, experiment, args.preset)
+    listing.check_preset(args.experiment, experiment.presets, args.preset)
     config = apply_overrides(experiment.presets[args.preset](), args.overrides)
     if getattr(config, "env", args.experiment) != args.experiment:
         raise ConfigError(f"env is fixed by the experiment name: run `{config.env}` instead of --set env=...")
@@ -367,32 +339,6 @@ def _run(args: argparse.Namespace, where: _Where) -> int:
     hint = collect_run.open_hint(args.experiment, args.out)
     if hint:  # beside the progress bars: stdout holds the result only
         print(hint, file=sys.stderr)
-    return 0
-
-
-def _check_preset(name: str, experiment: Experiment, preset: str) -> None:
-    if preset not in experiment.presets:
-        shown = preset if len(preset) <= 40 else f"{preset[:40]}... ({len(preset)} characters)"
-        raise ConfigError(f"unknown preset {shown!r} for {name}; choose one of: {', '.join(experiment.presets)}.")
-
-
-def _settings(name: str, experiment: Experiment, preset: str) -> int:
-    """``pvnviz settings NAME [--preset P]``: the presets, then every setting of one with its help text."""
-    _check_preset(name, experiment, preset)
-    try:
-        from pvnviz.runs.presets import PRESET_LABELS
-
-        labels = PRESET_LABELS.get(name, {})
-    except ImportError:
-        labels = {}
-    print(f"# {name}: {len(experiment.presets)} preset{'s' * (len(experiment.presets) > 1)} (--preset NAME)")
-    for key in experiment.presets:
-        mark = "  <- listed below" if key == preset else ""
-        print(f"#   {key}{': ' + labels[key] if key in labels else ''}{mark}")
-    print(f"# the settings of {preset} (change one with --set KEY=VALUE):")
-    config = experiment.presets[preset]()
-    for f in dataclasses.fields(config):
-        print(f"{f.name} = {json.dumps(getattr(config, f.name))}  # {f.metadata.get('help', '')}")
     return 0
 
 

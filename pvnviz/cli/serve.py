@@ -1,11 +1,11 @@
 """``pvnviz app``: the app's server, the same as ``make run`` (``ui/serve.py``), from any folder.
 
-The app's folder (``pvnviz.paths.app_root``: the checkout, or the installed ``pvnviz_app``) becomes the working
-folder, as under ``make run``: Streamlit reads ``.streamlit/config.toml`` from there, and ``ui`` is imported from
-there. The process then becomes ``python -m ui.serve --server.port PORT`` (``os.execve``: the server gets the
-signals). An installed package's runs are the current folder's ``runs/`` and the shipped ``data/``, passed on in
-``PVN_RUNS_ROOTS`` (unless it is set) since the server runs in the app's folder. This module imports no part of
-the app: ``pvnviz`` never imports the UI's libraries.
+The app's folder (``pvnviz.runs.paths.app_root``: the checkout, or the installed ``pvnviz_app``) becomes the
+working folder, as under ``make run``: Streamlit reads ``.streamlit/config.toml`` from there, and ``ui`` is
+imported from there. The process then becomes ``python -m ui.serve --server.port PORT`` (``os.execve``: the
+server gets the signals). An installed package's runs are the current folder's ``runs/`` and the shipped
+``data/``, passed on in ``PVN_RUNS_ROOTS`` (unless it is set) since the server runs in the app's folder. This
+module imports no part of the app: ``pvnviz`` never imports the UI's libraries.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
-from pvnviz import paths
 from pvnviz.core.configs import ConfigError
+from pvnviz.runs import paths
 from pvnviz.runs.store import RUNS_ROOTS_ENV
 
 DEFAULT_PORT = 8501  # Streamlit's, and the Makefile's ``PORT ?= 8501``

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 APP_PACKAGE = "pvnviz_app"  # the app's folder in site-packages (see pyproject.toml)
-PACKAGE_PARENT = Path(__file__).resolve().parents[1]  # the folder ``pvnviz`` is imported from
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # the folder ``pvnviz`` is imported from
 
 
 def app_root() -> Path:

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pvnviz import paths
 from pvnviz.core.configs import to_dict
+from pvnviz.runs import paths
 from pvnviz.runs.safe_files import RunError, open_regular, read_json
 from pvnviz.runs.schema import CONFIG, MANIFEST, SUMMARY
 
@@ -317,13 +317,13 @@ def publish(staging: str | Path, out_dir: str | Path) -> Path:
     return out
 
 
-REPO_ROOT = paths.app_root()  # the app's folder: a checkout's root, or the installed copy (``pvnviz.paths``)
+REPO_ROOT = paths.app_root()  # the app's folder: a checkout's root, or the installed copy (``paths``)
 RUNS_ROOTS_ENV = "PVN_RUNS_ROOTS"
 
 
 def run_roots() -> list[Path]:
     """The folders the app may open runs from: ``$PVN_RUNS_ROOTS`` (os.pathsep-separated), else the shipped
-    ``data/`` and ``runs/`` (the checkout's; for an installed package, the current folder's: ``pvnviz.paths``)."""
+    ``data/`` and ``runs/`` (the checkout's; for an installed package, the current folder's: ``paths``)."""
     text = os.environ.get(RUNS_ROOTS_ENV, "")
     roots = [Path(p).expanduser() for p in text.split(os.pathsep) if p.strip()]
     return [r.resolve() for r in (roots or [paths.shipped_runs(), paths.user_runs()])]

@@ -1,0 +1,35 @@
+"""``pvnviz settings NAME [--preset P]``: an experiment's presets (``pvnviz.runs.presets``; the polytope's one is
+Appendix A's), then every setting of one preset with its help text, as ``--set KEY=VALUE`` takes it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pvnviz.core.configs import ConfigError
+
+
+def check_preset(name: str, presets: dict[str, Callable[[], Any]], preset: str) -> None:
+    """ConfigError (exit 2) naming the presets if ``preset`` is not one of ``name``'s."""
+    if preset not in presets:
+        shown = preset if len(preset) <= 40 else f"{preset[:40]}... ({len(preset)} characters)"
+        raise ConfigError(f"unknown preset {shown!r} for {name}; choose one of: {', '.join(presets)}.")
+
+
+def settings(name: str, presets: dict[str, Callable[[], Any]], preset: str) -> int:
+    """Print the presets (``#`` lines, the pages' label beside each id), then ``KEY = VALUE  # help`` lines."""
+    from pvnviz.runs.presets import PRESET_LABELS
+
+    check_preset(name, presets, preset)
+    labels = PRESET_LABELS.get(name, {})
+    print(f"# {name}: {len(presets)} preset{'s' * (len(presets) > 1)} (--preset NAME)")
+    for key in presets:
+        mark = "  <- listed below" if key == preset else ""
+        print(f"#   {key}{': ' + labels[key] if key in labels else ''}{mark}")
+    print(f"# the settings of {preset} (change one with --set KEY=VALUE):")
+    config = presets[preset]()
+    for f in dataclasses.fields(config):
+        print(f"{f.name} = {json.dumps(getattr(config, f.name))}  # {f.metadata.get('help', '')}")
+    return 0
