@@ -79,6 +79,7 @@ def test_the_open_hint_names_the_port_the_app_starts_on(tmp_path, monkeypatch):
     monkeypatch.setenv("PORT", "8700")
     hint = open_hint("cartpole", str(tmp_path / "r"))
     assert "localhost:8700/cartpole" in hint and "8501" not in hint
+    assert "localhost:8700/polytope" in open_hint("polytope", str(tmp_path / "r"))
     monkeypatch.delenv("PORT")
     assert "localhost:8501/cartpole" in open_hint("cartpole", str(tmp_path / "r"))
 

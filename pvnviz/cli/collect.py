@@ -184,22 +184,21 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
 
 def open_hint(experiment: str, out: str) -> str:
     """How to open a saved run in the app (which lists the runs under its runs folders only), at the port the app
-    starts on (``pvnviz.cli.serve``); "" for an experiment whose page opens no saved run (the polytope)."""
+    starts on (``pvnviz.cli.serve``): the page's "Open a saved run" box, and for the environments a link."""
     from pvnviz.cli import serve
     from pvnviz.envs.registry import ENVIRONMENTS
     from pvnviz.runs.store import list_runs
 
-    if experiment not in ENVIRONMENTS:
-        return ""
     path = Path(out).resolve()
     name = next((n for n, folder in list_runs(experiment).items() if folder.resolve() == path), None)
     start = serve.start_command()
+    link = experiment in ENVIRONMENTS  # the polytope page opens a run from its sidebar only (its link holds settings)
     if name is None:
+        page = serve.url(experiment)
+        where = f"or {page}?{experiment}_run=runs/{path.name}" if link else f"at {page}"
         return (
             f"To open it in the app, save it under runs/ (e.g. --out runs/{path.name}); then `{start}`, "
-            f"the {experiment} page, 'Open a saved run', or {serve.url(experiment)}?{experiment}_run=runs/{path.name}"
+            f"the {experiment} page, 'Open a saved run', {where}"
         )
-    return (
-        f"Open it in the app: `{start}`, the {experiment} page, 'Open a saved run': {name}, "
-        f"or {serve.url(experiment)}?{experiment}_run={name}"
-    )
+    where = f", or {serve.url(experiment)}?{experiment}_run={name}" if link else f" (at {serve.url(experiment)})"
+    return f"Open it in the app: `{start}`, the {experiment} page, 'Open a saved run': {name}{where}"
