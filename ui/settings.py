@@ -5,11 +5,15 @@ every field's widget default is the preset's value, and the preset is read from 
 widget exists, so a fresh tab rebuilds the same settings. The preset box shows labels
 (``pvnviz.runs.presets.PRESET_LABELS``); Streamlit would put a bound box's label in the URL, so this
 module writes the id there itself. "Reset to the paper" restores the page's paper preset and seed.
+
+A number field's range is checked when its value is entered: a value in range is applied, one out of it is
+refused whole (the field, the URL and the run shown keep the last valid value) with a message stating the range.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import streamlit as st
 
@@ -18,7 +22,7 @@ from pvnviz.runs.config import START_FROM
 from pvnviz.runs.pipeline import ExperimentConfig
 from pvnviz.runs.presets import PRESETS, preset_from_link, preset_label
 from ui import urlcheck
-from ui.navigation import set_by_code
+from ui.navigation import set_by_code, widget_default
 
 # (config field, label, kind, extra widget kwargs); kind: int, float, bool, select, layers
 FIELDS = [
@@ -100,6 +104,73 @@ def _from_widget(kind: str, value, name: str):
 PRESET_CONFIGS: dict[str, dict[str, ExperimentConfig]] = {}  # env -> preset id -> config, to name a result
 
 
+def field_range(kind: str, kwargs: dict) -> tuple[float, float] | None:
+    """A number field's (lowest, highest) value, or None for a field that is no number."""
+    return (kwargs["min_value"], kwargs["max_value"]) if kind in ("int", "float") else None
+
+
+def range_text(kind: str, lo: float, hi: float) -> str:
+    """'a whole number from 2 to 20,000', 'a number from 0.05 to 0.9'."""
+    return f"a whole number from {lo:,} to {hi:,}" if kind == "int" else f"a number from {lo:g} to {hi:g}"
+
+
+def in_range(kind: str, value, lo: float, hi: float) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return False
+    return lo <= value <= hi and (kind != "int" or float(value).is_integer())
+
+
+def _shown(kind: str, value) -> str:
+    return f"{value:,}" if kind == "int" and isinstance(value, int) else f"{value:g}"
+
+
+def _valid_key(key: str) -> str:
+    return f"_{key}_valid"  # the field's last value in range: what a refused value goes back to
+
+
+def _refused_key(env_name: str) -> str:
+    return f"_{env_name}_refused"  # the message naming the value last refused (shown once)
+
+
+def _check_field(env_name: str, field: str, label: str, kind: str, lo: float, hi: float) -> None:
+    """A number field's on_change (Enter, or leaving the field): a value in range is applied; one out of it is
+    refused whole: the field, the URL and the run shown keep the last valid value, and the page says the range."""
+    key = state_key(env_name, field)
+    value = st.session_state.get(key)
+    if in_range(kind, value, lo, hi):
+        st.session_state.pop(_refused_key(env_name), None)
+        return
+    kept = st.session_state.get(_valid_key(key))
+    st.session_state[_refused_key(env_name)] = (
+        f"{label}: {_shown(kind, value)} was not applied; enter {range_text(kind, lo, hi)}."
+        + ("" if kept is None else f" The settings keep {_shown(kind, kept)}.")
+    )
+    if kept is not None:
+        set_by_code(key, kept)  # the field then takes no default of its own in the next run
+
+
+def _drop_links_out_of_range(env_name: str) -> None:
+    """Link values out of a number field's range leave the URL before any field reads them, then the page reruns
+    (Streamlit seeds the fields from the run's query string): each field takes the preset's value, and
+    ``ui.urlcheck`` names the link's value with the one used instead."""
+    dropped = False
+    for _, fields in FIELDS:
+        for field, _, kind, kwargs in fields:
+            key, limits = state_key(env_name, field), field_range(kind, kwargs)
+            text = st.query_params.get(key)
+            if limits is None or text is None or key in st.session_state:
+                continue
+            try:
+                value = float(text)
+            except ValueError:
+                continue  # not a number: the field refuses it itself, and ui.urlcheck names it
+            if not in_range(kind, int(value) if kind == "int" and value.is_integer() else value, *limits):
+                del st.query_params[key]
+                dropped = True
+    if dropped:
+        st.rerun()
+
+
 def state_key(env_name: str, field: str) -> str:
     """An environment page's name for ``field`` in ``st.session_state`` (and, for a bound widget, the URL)."""
     return f"{env_name}_{field}"
@@ -165,6 +236,7 @@ def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> E
         st.session_state[preset_key] = preset  # the browser's history named another preset
     base = presets[preset]()
     PRESET_CONFIGS[env_name] = {name: make() for name, make in presets.items()}
+    _drop_links_out_of_range(env_name)
     with st.sidebar:
         st.header("Experiment settings")
         st.button(
@@ -187,14 +259,35 @@ def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> E
             persist_state="session",  # as the bound fields, kept across page switches
         )
         _name_preset_in_url(env_name)
+        refused = st.session_state.pop(_refused_key(env_name), None)
+        if refused:
+            st.error(refused)
         changes = {}
         for title, fields in FIELDS:
             with st.expander(title, expanded=False):
                 for field, label, kind, kwargs in fields:
                     key, tip = state_key(env_name, field), help_text(ExperimentConfig, field)
                     default = _to_widget(kind, getattr(base, field))  # the preset's value: not repeated in the URL
-                    if kind in ("int", "float"):
-                        value = st.number_input(label, value=default, key=key, help=tip, bind="query-params", **kwargs)
+                    limits = field_range(kind, kwargs)
+                    if limits is not None:
+                        # The range is checked here, not by the widget: Streamlit's box keeps a value out of its
+                        # range on screen, red, and never sends it, so the page would run settings it does not show.
+                        box = {k: v for k, v in kwargs.items() if k not in ("min_value", "max_value")}
+                        tip = f"{tip} Enter {range_text(kind, *limits)}."
+                        value = st.number_input(
+                            label,
+                            value=widget_default(key, default, "min"),
+                            key=key,
+                            help=tip,
+                            bind="query-params",
+                            on_change=_check_field,
+                            args=(env_name, field, label, kind, *limits),
+                            **box,
+                        )
+                        if in_range(kind, value, *limits):
+                            st.session_state[_valid_key(key)] = value
+                        else:  # not through its on_change: the settings still hold only values in range
+                            value = st.session_state.get(_valid_key(key), default)
                     elif kind == "bool":
                         value = st.checkbox(label, value=default, key=key, help=tip, bind="query-params")
                     elif kind == "select":
