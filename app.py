@@ -8,7 +8,7 @@ from ui import navigation as ui_navigation
 from ui import urlcheck
 from ui.errors import boundary
 
-st.set_page_config(page_title="PVN Lab", page_icon=ui_navigation.app_icon(), layout="wide")
+ui_navigation.page_config()  # title, the tab's icon (an image the app serves), wide layout
 
 # The polytope page's seed (the other pages set their own below): the first of the paper-settings survey's
 # seeds whose zero-shot learned ascent ends at the optimum, so a bare link shows Fig. 3's point; the page says

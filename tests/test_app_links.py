@@ -123,7 +123,7 @@ def test_page_icons_are_material_icons_and_the_tab_icon_an_image_of_the_app(monk
     app_icon = ui.navigation.app_icon
     assert isinstance(app_icon(), Image.Image)  # served by the app itself: no emoji, nothing fetched elsewhere
     source = (Path(__file__).resolve().parents[1] / "app.py").read_text()
-    assert "page_icon=ui_navigation.app_icon()" in source
+    assert "ui_navigation.page_config()" in source and "page_icon" not in source
 
 
 def test_the_uploader_states_the_real_cap_and_an_upload_says_what_run_runs(monkeypatch):

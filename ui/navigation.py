@@ -58,6 +58,12 @@ def app_icon(size: int = 64) -> Image.Image:
     return Image.fromarray(image)
 
 
+def page_config() -> None:
+    """``st.set_page_config`` of every page: the title, ``app_icon()`` as the tab's icon, the wide layout. Called
+    before ``st.navigation``, so that the browser keeps this icon rather than fetch the page's Material icon."""
+    st.set_page_config(page_title="PVN Lab", page_icon=app_icon(), layout="wide")
+
+
 SEED_MAX = 2**31 - 1  # the sidebar's seed widget (app.py): its largest value
 _SET_BY_CODE = "_widgets_set_by_code"  # session-state mark: the widget keys code set in this run (``set_by_code``)
 
@@ -94,5 +100,6 @@ def require_navigation() -> None:
     """
     if st.session_state.pop(_FROM_APP, False):
         return
+    page_config()  # before st.navigation, as in app.py: else the browser takes the page's icon as the tab's
     st.navigation(app_pages(), position="hidden")
     st.rerun()
