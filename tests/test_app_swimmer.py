@@ -17,19 +17,31 @@ def _texts(at: AppTest) -> str:
     return " ".join(e.value for kind in ("caption", "info", "warning", "markdown") for e in at.get(kind))
 
 
-def test_swimmer_spread_within_a_policy_only_with_several_rollouts():
+def test_the_page_opens_on_the_papers_setting_with_no_warning_and_beyond_one_click_away():
+    """A bare visit shows the shipped run of Appendix B's 2000 policies at the paper's 10 M steps, with nothing
+    the visitor did not cause in a warning (Run is off for this preset: a caption says why); one click shows the
+    Beyond run."""
     at = open_page("pages/swimmer.py")
-    labels = [m.label for m in at.metric]
-    assert not any("within a policy" in label for label in labels)  # the shipped beyond run has 1 rollout
-    assert "1 rollouts" not in _texts(at)
-    at.selectbox(key="swimmer_preset").set_value("budget-2000x5").run()
-    assert any("within a policy" in m.label for m in at.metric)
+    assert not at.exception and not at.warning and not at.error, [w.value for w in at.warning]
+    assert at.selectbox(key="swimmer_preset").value == "budget-2000x5"
+    assert at.query_params["swimmer_preset"] == "budget-2000x5"
     assert "data/swimmer-paper" in _texts(at)
+    assert any("within a policy" in m.label for m in at.metric)  # 5 rollouts a policy
+    assert any("Too big to run live" in c.value for c in at.caption)  # why Run is off, said quietly
+    assert figures(at)
+    beyond = next(b for b in at.button if b.label.startswith("Show Beyond zero-shot"))
+    beyond.click().run()
+    assert not at.exception and not at.warning, [w.value for w in at.warning]
+    assert at.selectbox(key="swimmer_preset").value == "beyond"
+    assert "data/swimmer-beyond" in _texts(at)
+    assert not any("within a policy" in m.label for m in at.metric)  # the beyond run has 1 rollout a policy
+    assert "1 rollouts" not in _texts(at)
+    assert not any(b.label.startswith("Show Beyond zero-shot") for b in at.button)  # shown: no button for it
 
 
 def test_swimmer_replay_opens_on_the_best_start():
     at = open_page("pages/swimmer.py")
-    best = load_result("data/swimmer-beyond", "swimmer").traces["fingerprint"].best_returns
+    best = load_result("data/swimmer-paper", "swimmer").traces["fingerprint"].best_returns
     assert players(at)["swimmer_replay"]["choice"] == {"mode": 0, "start": int(np.argmax(best))}
     assert at.query_params["swimmer_replay_start"] == str(int(np.argmax(best)) + 1)
 

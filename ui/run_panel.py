@@ -36,7 +36,7 @@ from ui import jobs, progress_memory, result_store
 from ui.components import static_url
 from ui.job_progress import ProgressFiles, follow
 from ui.job_progress import show as show_progress
-from ui.settings import state_key
+from ui.settings import PRESET_CONFIGS, state_key
 
 LOG = logging.getLogger("pvnlab.run_panel")  # the server's log, with the error boundary's (ui.errors)
 BUDGET_ENV = "PVN_LIVE_BUDGET_SECONDS"
@@ -328,7 +328,10 @@ def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None
     active = job is not None and job.active
     refusal = over_budget(config)
     if refusal is not None and not active:
-        st.warning(f"Too big to run live: {refusal}")
+        if config in PRESET_CONFIGS.get(env_name, {}).values():  # a preset as it ships: nothing the user did
+            st.caption(f"Too big to run live: {refusal} This preset's shipped run, if any, is shown below.")
+        else:
+            st.warning(f"Too big to run live: {refusal}")
     disabled = active or config is None or refusal is not None
     on_run = functools.partial(_start, env_name, config, seed)
     progress = state_key(env_name, "progress")

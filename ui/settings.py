@@ -225,6 +225,14 @@ def reset_to_paper(env_name: str, paper: str, seed: int) -> None:
     st.session_state[state_key(env_name, "run")] = ""
 
 
+def choose_preset(env_name: str, preset: str) -> None:
+    """Callback of a page's one-click preset button: that preset, every field from it, no saved run (the seed
+    stays)."""
+    st.session_state[state_key(env_name, "preset")] = preset
+    _apply_preset(env_name)
+    st.session_state[state_key(env_name, "run")] = ""
+
+
 def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> ExperimentConfig | None:
     """Preset picker (``pvnviz.runs.presets``) and every hyperparameter, bound to the URL; the config, or None
     after an st.error. ``default_preset``: the id of the preset the page opens on."""
