@@ -163,9 +163,7 @@ def _live_result(config: ExperimentConfig | None, seed: int) -> ExperimentResult
         return store.get(("experiment", config, seed))
 
 
-def _open_upload(
-    uploaded: Any, env_name: str, config: ExperimentConfig | None, seed: int
-) -> ExperimentResult | None:
+def _open_upload(uploaded: Any, env_name: str, config: ExperimentConfig | None, seed: int) -> ExperimentResult | None:
     """The uploaded run zip, with a note saying so and what Run runs instead (the sidebar's ``config`` and
     ``seed``, which the upload does not change, nor the URL); None (after an error) when it cannot be opened."""
     try:
