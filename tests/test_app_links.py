@@ -176,3 +176,11 @@ def test_the_polytope_page_opens_a_saved_run_as_its_own_settings(polytope_runs, 
     at.selectbox(key="polytope_run").set_value("runs/wide").run()
     assert any("Cannot open `runs/wide` here" in e.value and "hidden_size" in e.value for e in at.error)
     assert at.session_state["seed"] == 3  # nothing changed
+
+
+def test_paper_settings_leaves_the_training_settings_it_did_not_change_out_of_the_url():
+    at = open_page("pages/polytope.py")
+    at.slider(key="train_steps").set_value(2000).run()
+    next(b for b in at.button if b.label == "Paper settings").click().run()
+    assert not at.exception
+    assert "num_policies" not in at.query_params and "pvn_lr" not in at.query_params

@@ -70,7 +70,10 @@ _SET_BY_CODE = "_widgets_set_by_code"  # session-state mark: the widget keys cod
 
 def set_by_code(key: str, value: Any) -> None:
     """Set the widget ``key``'s value from code (before the widget is drawn, or in a callback); the widget then
-    takes ``widget_default(key, ...)`` as its ``value``."""
+    takes ``widget_default(key, ...)`` as its ``value``. A widget that holds ``value`` already is left alone (and
+    so is its URL parameter)."""
+    if key in st.session_state and st.session_state[key] == value:
+        return
     st.session_state[key] = value
     st.session_state.setdefault(_SET_BY_CODE, set()).add(key)
 
