@@ -139,3 +139,36 @@ def test_the_readme_quotes_the_cartpole_means(cartpole_best):
     section = results_section("CartPole")
     assert f"**{mlp[0]:.1f}** ({mlp[0] / 30:.2f}x the limit)" in section
     assert f"at about {round(float(np.mean(lin)))} (paper: 70)" in section
+
+
+# --- Random search at the same budget: the shipped comparisons ------------------------------------------------
+
+
+def budget_rows(name: str) -> dict[str, list[dict]]:
+    """method -> its rows in data/NAME (what `pvnviz compare` wrote), in seed order."""
+    import json
+
+    rows: dict[str, list[dict]] = {}
+    for line in (ROOT / "data" / name).read_text().splitlines():
+        row = json.loads(line)
+        rows.setdefault(row["method"], []).append(row)
+    return {method: sorted(found, key=lambda r: r["seed"]) for method, found in rows.items()}
+
+
+def test_the_readme_quotes_the_shipped_random_search_comparisons():
+    """The README's ARS row, recomputed from the comparisons' shipped rows (data/*-budget.jsonl): on CartPole the
+    means over the seeds, on Swimmer the ranges over the seeds, rounded as printed."""
+    row = readme_row("Random search")
+    cartpole = budget_rows("cartpole-budget.jsonl")
+    pvn = np.mean([r["fresh_mean"] for r in cartpole["PVN beyond"]])
+    ars = np.mean([r["fresh_mean"] for r in cartpole["ARS V2-t"]])
+    assert f"CartPole: PVN `beyond` {pvn:.1f}, ARS {ars:.1f};" in row
+    assert pvn > ars
+    swimmer = budget_rows("swimmer-budget.jsonl")
+    ars_v1 = [r["fresh_mean"] for r in swimmer["ARS V1-t"]]
+    pvn_best = [r["fresh_best"] for r in swimmer["PVN beyond"]]
+    said = f"Swimmer: ARS wins ({min(ars_v1):.0f}-{max(ars_v1):.0f} against the PVN's best start, "
+    assert said + f"{min(pvn_best):.0f}-{max(pvn_best):.0f})" in row
+    assert min(ars_v1) > max(pvn_best)  # "ARS wins" on every seed
+    for comparison in (cartpole, swimmer):  # every method of a comparison ran on the same seeds
+        assert len({tuple(r["seed"] for r in rows) for rows in comparison.values()}) == 1

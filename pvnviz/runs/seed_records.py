@@ -1,0 +1,90 @@
+"""Seed records: what one run of a preset on one seed ended with, small enough to ship for every seed a
+document quotes.
+
+A results table over many seeds (Algorithm 3's chosen policies, their fresh-episode returns, the env steps the
+checks spent) takes too long to re-run in CI. Its record does not: one JSON line per seed with, for each
+input, the fresh return per start, the share of the dataset's env steps spent beyond it, and the chosen
+policies' flat parameters (A, P), so a test can recompute the table from the records and re-measure the chosen
+policies in plain gymnasium, and a long run can regenerate the records from the command itself.
+
+    python -m pvnviz.runs.seed_records cartpole beyond 300-319 --inputs fingerprint --out data/claims/X.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pvnviz.runs.config import ExperimentConfig
+from pvnviz.runs.pipeline import ExperimentResult, run_experiment
+from pvnviz.runs.presets import PRESETS
+
+
+def preset_config(env_name: str, preset: str, inputs: tuple[str, ...] | None = None) -> ExperimentConfig:
+    """The preset's config, restricted to ``inputs`` if given (``--set inputs=...`` on the CLI)."""
+    config = PRESETS[env_name][preset]()
+    return config if inputs is None else dataclasses.replace(config, inputs=tuple(inputs))
+
+
+def seed_record(env_name: str, preset: str, seed: int, result: ExperimentResult) -> dict[str, Any]:
+    """One JSON-ready line: the run's identity and, per input, what Algorithm 3 chose and what it scored."""
+    summary = result.summary()["inputs"]
+    inputs = {}
+    for name, trace in result.traces.items():
+        best = trace.best_params  # (A, P) the chosen iterate of each start
+        inputs[name] = {
+            "fresh_return_per_start": [round(float(r), 3) for r in trace.fresh_returns],
+            "fresh_episodes": int(summary[name]["fresh_episodes"]),
+            "beyond_dataset_fraction": float(summary[name]["beyond_dataset_fraction"]),
+            "chosen_params": [[float(v) for v in row] for row in best],
+        }
+    return {"env": env_name, "preset": preset, "seed": int(seed), "inputs": inputs}
+
+
+def write_records(
+    env_name: str, preset: str, seeds: list[int], out: Path, inputs: tuple[str, ...] | None = None
+) -> list[dict[str, Any]]:
+    """Run the preset on every seed and write one line each to ``out`` (rewritten after each seed, so an
+    interrupted run keeps the seeds it finished)."""
+    config = preset_config(env_name, preset, inputs)
+    records = []
+    for seed in seeds:
+        records.append(seed_record(env_name, preset, seed, run_experiment(config, seed=seed)))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
+        tmp.replace(out)
+    return records
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The records of ``path``, in seed order as written."""
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def _seeds(text: str) -> list[int]:
+    first, _, last = text.partition("-")
+    return list(range(int(first), int(last or first) + 1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pvnviz.runs.seed_records", description=__doc__.split("\n\n")[0])
+    parser.add_argument("env", choices=sorted(PRESETS))
+    parser.add_argument("preset")
+    parser.add_argument("seeds", help="a seed or a range FIRST-LAST")
+    parser.add_argument("--inputs", nargs="+", help="PVN inputs to run (default: the preset's)")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.preset not in PRESETS[args.env]:
+        print(f"no preset {args.preset!r} for {args.env}: pick one of {', '.join(PRESETS[args.env])}", file=sys.stderr)
+        return 2
+    write_records(args.env, args.preset, _seeds(args.seeds), args.out, tuple(args.inputs) if args.inputs else None)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
