@@ -146,7 +146,7 @@ def test_a_full_disk_ends_with_1_and_names_the_disk(tmp_path, size, full_at):
     disk.mkdir()
     # In the namespace: mount, run the CLI, then list what the run left beside --out (the mount dies with it).
     script = 'd="$2"; mount -t tmpfs -o size="$1" tmpfs "$d" || exit 99; shift 2; "$@"; status=$?; '
-    script += 'ls "$d/.out.partial" 1>&2; exit $status'
+    script += 'ls -A "$d" 1>&2; exit $status'
     proc = subprocess.run(
         [*prefix, "sh", "-c", script, "sh", size, str(disk), *_cli(disk / "out", True)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
@@ -155,9 +155,10 @@ def test_a_full_disk_ends_with_1_and_names_the_disk(tmp_path, size, full_at):
     assert proc.returncode == 1, proc.stderr
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "the disk is full" in lines[0] and str(disk / full_at) in lines[0], lines[0]
-    if full_at == ".out.partial":  # what filled the disk: the network, after the dataset was written whole
-        listing = proc.stderr.splitlines()[-2:]
-        assert "dataset.npz" in listing and "pvn_fingerprint.pt" in listing, proc.stderr
+    listing = proc.stderr.splitlines()[lines and proc.stderr.splitlines().index(lines[0]) + 1 :]
+    assert ".out.partial" not in listing and "out" not in listing, proc.stderr  # the space is free again
+    if full_at == ".out.partial":  # the network filled the disk, after the collection: its chunks stay for --resume
+        assert listing == [".out.chunks"], proc.stderr
         assert "enforce fail" not in proc.stderr
 
 
