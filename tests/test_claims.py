@@ -172,3 +172,101 @@ def test_the_readme_quotes_the_shipped_random_search_comparisons():
     assert min(ars_v1) > max(pvn_best)  # "ARS wins" on every seed
     for comparison in (cartpole, swimmer):  # every method of a comparison ran on the same seeds
         assert len({tuple(r["seed"] for r in rows) for rows in comparison.values()}) == 1
+
+
+# --- CartPole `beyond`: held-out seeds, from their shipped seed records ----------------------------------------
+
+CARTPOLE_BEYOND_RECORDS = ROOT / "data" / "claims" / "cartpole-beyond-300-319.jsonl"
+PLAIN_GYM_EPISODES, PLAIN_GYM_SEED = 100, 11  # the re-run in plain gymnasium that docs/beyond.md quotes
+
+
+def beyond_section(heading: str) -> str:
+    text = (ROOT / "docs" / "beyond.md").read_text()
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert match, f"docs/beyond.md has no section {heading!r}"
+    return match.group(1)
+
+
+@pytest.fixture(scope="module")
+def cartpole_beyond() -> dict:
+    """The held-out seeds' records (`python -m pvnviz.runs.seed_records cartpole beyond 300-319 --inputs
+    fingerprint`), their fresh means, and the chosen policies re-run in plain gymnasium."""
+    from gym_reference import cartpole_episode_returns
+    from pvnviz.runs.presets import PRESETS
+    from pvnviz.runs.seed_records import read_records
+
+    config = PRESETS["cartpole"]["beyond"]()
+    records = read_records(CARTPOLE_BEYOND_RECORDS)
+    fresh = {r["seed"]: np.mean(r["inputs"]["fingerprint"]["fresh_return_per_start"]) for r in records}
+    plain = {}
+    for r in records:
+        params = np.array(r["inputs"]["fingerprint"]["chosen_params"])
+        returns = cartpole_episode_returns(config.arch(), params, PLAIN_GYM_EPISODES, config.horizon, PLAIN_GYM_SEED)
+        plain[r["seed"]] = returns  # (A, episodes)
+    return {"records": records, "fresh": fresh, "plain": plain}
+
+
+@pytest.mark.slow
+def test_the_cartpole_beyond_claims_are_what_the_seed_records_say(cartpole_beyond):
+    """README and docs/beyond.md: every held-out seed's fresh mean, their mean and lowest, the share of the
+    dataset spent beyond it, recomputed from the records; the records are of seeds 300-319, fingerprint, as
+    run by the command the doc names."""
+    records, fresh = cartpole_beyond["records"], cartpole_beyond["fresh"]
+    assert [r["seed"] for r in records] == list(range(300, 320))
+    assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] for r in records)
+    values = list(fresh.values())
+    mean, lowest = float(np.mean(values)), min(values)
+    row = readme_row("CartPole `beyond`")
+    assert f"| {mean:.1f}, every seed at {lowest:.1f} or more (held-out seeds 300-319) |" in row
+    section = beyond_section("CartPole `beyond`")
+    listed = ", ".join(f"{v:.1f}" for v in values)
+    assert f"{listed}: **mean {mean:.1f}, every seed at {lowest:.1f} or more**" in " ".join(section.split())
+    shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
+    spent = f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it"
+    assert spent in " ".join(section.split())
+    assert max(shares) <= 0.25
+
+
+@pytest.mark.slow
+def test_the_cartpole_beyond_policies_score_in_plain_gymnasium_what_the_records_say(cartpole_beyond):
+    """Each chosen policy re-run on 100 new episodes of gymnasium's CartPole-v1, one step at a time: each seed's
+    mean agrees with the record's fresh mean within the two samples' error, and docs/beyond.md quotes the
+    re-run's mean and lowest seed."""
+    records, fresh, plain = cartpole_beyond["records"], cartpole_beyond["fresh"], cartpole_beyond["plain"]
+    for r in records:
+        returns = plain[r["seed"]]
+        episodes = r["inputs"]["fingerprint"]["fresh_episodes"]
+        error = np.sqrt(np.mean(returns.var(axis=1, ddof=1)) * (1 / episodes + 1 / PLAIN_GYM_EPISODES) / len(returns))
+        assert abs(returns.mean() - fresh[r["seed"]]) < 4 * error + 0.5, (r["seed"], returns.mean(), fresh[r["seed"]])
+    means = {seed: float(returns.mean()) for seed, returns in plain.items()}
+    low = min(means, key=means.get)
+    said = f"mean {np.mean(list(means.values())):.1f}, lowest {means[low]:.1f} (seed {low};"
+    assert said in " ".join(beyond_section("CartPole `beyond`").split())
+
+
+# --- Swimmer (Section 6.3): the shipped zero-shot runs ---------------------------------------------------------
+
+SWIMMER_SHIPPED = {"data/swimmer-wide": "10,000 x 1", "data/swimmer-paper": "2,000 x 5"}
+
+
+def test_the_swimmer_table_rows_of_the_shipped_runs_are_their_files():
+    """docs/results.md's rows for data/swimmer-wide and data/swimmer-paper: fresh return per start, their mean,
+    the dataset's best policy, recomputed from each run's files; the spreads and the final iterates' fall too."""
+    from pvnviz.runs.files import load_result
+
+    section = " ".join(results_section("Swimmer").split())
+    finals = {}
+    for folder, shape in SWIMMER_SHIPPED.items():
+        result = load_result(ROOT / folder, "swimmer")
+        trace = result.traces["fingerprint"]
+        per_start = ", ".join(f"{r:.1f}" for r in trace.fresh_returns)
+        best = f"{result.dataset.mean_returns.max():.1f}"
+        assert f"| `{folder}`: " in section and f"| {shape}" in section
+        row = section[section.index(f"| `{folder}`: ") :].split(" | |")[0]
+        assert f"| {per_start} | {trace.fresh_returns.mean():.1f} | {best}" in row, row
+        finals[folder] = f"{trace.final_returns.mean():.1f}"
+    paper = load_result(ROOT / "data" / "swimmer-paper", "swimmer").dataset
+    within, between = paper.returns.std(axis=1).mean(), paper.mean_returns.std()
+    assert f"the spread within a policy is {within:.1f} against {between:.1f} between policies" in section
+    assert f"mean true return of {finals['data/swimmer-wide']} in `data/swimmer-wide`" in section
+    assert f"and {finals['data/swimmer-paper']} in `data/swimmer-paper`" in section

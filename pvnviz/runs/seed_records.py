@@ -31,8 +31,10 @@ def preset_config(env_name: str, preset: str, inputs: tuple[str, ...] | None = N
 
 
 def seed_record(env_name: str, preset: str, seed: int, result: ExperimentResult) -> dict[str, Any]:
-    """One JSON-ready line: the run's identity and, per input, what Algorithm 3 chose and what it scored."""
-    summary = result.summary()["inputs"]
+    """One JSON-ready line: the run's identity, its dataset's best mean return and, per input, what Algorithm 3
+    chose and what it scored."""
+    full = result.summary()
+    summary = full["inputs"]
     inputs = {}
     for name, trace in result.traces.items():
         best = trace.best_params  # (A, P) the chosen iterate of each start
@@ -42,7 +44,8 @@ def seed_record(env_name: str, preset: str, seed: int, result: ExperimentResult)
             "beyond_dataset_fraction": float(summary[name]["beyond_dataset_fraction"]),
             "chosen_params": [[float(v) for v in row] for row in best],
         }
-    return {"env": env_name, "preset": preset, "seed": int(seed), "inputs": inputs}
+    best = float(full["dataset_best_mean_return"])  # the best policy the PVN could have been trained on
+    return {"env": env_name, "preset": preset, "seed": int(seed), "dataset_best_mean_return": best, "inputs": inputs}
 
 
 def write_records(
