@@ -115,6 +115,8 @@ def test_benchmark_help_texts_carry_no_history(module, capsys):
     [
         (["--set", "num_policies=" + "9" * 5000], "num_policies is too big"),
         (["--set", "learning_rate=" + "9" * 5000], "learning_rate is too big"),
+        (["--set", "num_policies=" + "9" * 100], "num_policies is too big: at most 10,000,000"),
+        (["--set", "num_policies=20000000"], "num_policies is too big: at most 10,000,000; got 20,000,000"),
         (["--seed", "9" * 5000], "--seed: too big"),
         (["--seed", "9" * 25], "--seed: too big"),
         (["--chunk-policies", "9" * 5000], "--chunk-policies: too big"),

@@ -101,12 +101,20 @@ def _layers_ok(name: str, layers: tuple[int, ...]) -> None:
             raise ConfigError(f"{name} holds a layer of {size} units; use 1 to {MAX_LAYER_SIZE} per layer.")
 
 
+def _shown(value: int) -> str:
+    """An out-of-range count as a message repeats it: whole up to 20 digits, else its first digits and length."""
+    text = f"{value:,}"
+    return text if len(str(abs(value))) <= 20 else f"{str(value)[:12]}... (a number of {len(str(abs(value)))} digits)"
+
+
 def check_limits(config: Any, limits: dict[str, tuple[int, int]] | None = None) -> None:
     """ConfigError naming the first count or layer size outside its limits (``LIMITS`` by default)."""
     for name, (low, high) in (LIMITS if limits is None else limits).items():
         value = getattr(config, name, None)
-        if value is not None and not low <= value <= high:
-            raise ConfigError(f"{name} must be between {low:,} and {high:,}; got {value:,}.")
+        if value is not None and value > high:
+            raise ConfigError(f"{name} is too big: at most {high:,}; got {_shown(value)}.")
+        if value is not None and value < low:
+            raise ConfigError(f"{name} must be between {low:,} and {high:,}; got {_shown(value)}.")
     for name in ("policy_hidden", "pvn_hidden"):
         if hasattr(config, name):
             _layers_ok(name, tuple(getattr(config, name)))
