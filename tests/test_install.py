@@ -41,12 +41,25 @@ def test_pyproject_declares_every_package_the_command_and_the_pinned_requirement
     assert config["build-system"]["build-backend"] == "setuptools.build_meta"
 
 
+TOP_NOT_IN_A_CLONE = {".git", ".venv", "build", "runs", ".pytest_cache", ".ruff_cache", "pvnviz.egg-info"}
+NOT_IN_A_CLONE = {"__pycache__", "static", "artifacts"}  # at any depth (.gitignore's)
+
+
 def _listed_files() -> list[str]:
-    """The checkout's files as a fresh clone of this working tree would hold them."""
-    out = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
-    ).stdout
-    return [name for name in out.decode().split("\0") if name and (ROOT / name).is_file()]
+    """The checkout's files as a fresh clone of this working tree would hold them: as git lists them, or (no git,
+    or a repository git refuses to read) every file outside the folders a clone does not hold."""
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
+        ).stdout
+        return [name for name in out.decode().split("\0") if name and (ROOT / name).is_file()]
+    except (OSError, subprocess.CalledProcessError):
+        parts = {p: p.relative_to(ROOT).parts for p in ROOT.rglob("*") if p.is_file() and p.suffix != ".pyc"}
+        return [
+            "/".join(part)
+            for part in parts.values()
+            if part[0] not in TOP_NOT_IN_A_CLONE and not NOT_IN_A_CLONE & set(part)
+        ]
 
 
 def _requirements() -> list[str]:
