@@ -132,6 +132,10 @@ def _refused_key(env_name: str) -> str:
     return f"_{env_name}_refused"  # the message naming the value last refused (shown once)
 
 
+def _reseated_key(env_name: str) -> str:
+    return f"_{env_name}_refused_reseated"  # the run after a refusal, whose fields have their defaults again
+
+
 def _check_field(env_name: str, field: str, label: str, kind: str, lo: float, hi: float) -> None:
     """A number field's on_change (Enter, or leaving the field): a value in range is applied; one out of it is
     refused whole: the field, the URL and the run shown keep the last valid value, and the page says the range."""
@@ -267,9 +271,11 @@ def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> E
             persist_state="session",  # as the bound fields, kept across page switches
         )
         _name_preset_in_url(env_name)
-        refused = st.session_state.pop(_refused_key(env_name), None)
-        if refused:
+        refused = st.session_state.get(_refused_key(env_name))
+        if refused and st.session_state.pop(_reseated_key(env_name), False):
             st.error(refused)
+            del st.session_state[_refused_key(env_name)]
+            refused = None
         changes = {}
         for title, fields in FIELDS:
             with st.expander(title, expanded=False):
@@ -306,6 +312,11 @@ def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> E
                     else:
                         value = st.text_input(label, value=default, key=key, help=tip, bind="query-params")
                     changes[field] = (kind, value, label)
+    if refused:
+        # Once more, each field with the preset's value as its default again (the refused field had none in this
+        # run): the URL then holds only the values that differ from the preset, as before the refusal.
+        st.session_state[_reseated_key(env_name)] = True
+        st.rerun()
     try:
         values = {f: _from_widget(kind, v, label) for f, (kind, v, label) in changes.items()}
         return dataclasses.replace(base, env=env_name, **values)
