@@ -4,6 +4,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from pvnviz.polytope.survey import PAPER_SURVEY
+from ui import look as ui_look
 from ui import navigation as ui_navigation
 from ui import urlcheck
 from ui.errors import boundary
@@ -46,7 +47,7 @@ with st.sidebar:
     st.toggle(
         "Projector mode",
         key="projector",
-        help="Large fonts, markers and lines in every figure, for a lecture hall.",
+        help="Large text, widgets included, and large fonts, markers and lines in every figure, for a lecture hall.",
         bind="query-params",
     )
     st.radio(
@@ -58,6 +59,7 @@ with st.sidebar:
         help="What the camera icon above each figure downloads.",
     )
     st.caption("Policy Evaluation Networks — Harb, Schaul, Precup, Bacon (ICML 2020).")
+ui_look.apply(bool(st.session_state.get("projector")))  # projector mode scales the pages' text too
 
 notice = st.container()  # above the page: what the link asked for that the page could not use
 with boundary():  # an unexpected error: one st.error with an id, the traceback to the server's log

@@ -5,8 +5,11 @@ program can see there:
 
 - text cut short: a plotly title, axis title, annotation, tick label or legend entry drawn past its figure's
   svg (plotly clips it there), a legend entry past the legend's box, or a Streamlit metric label whose text is
-  wider than its box (Streamlit ends it with an ellipsis);
+  wider than its box (Streamlit ends it with an ellipsis), a metric's value, a button or a sidebar page link
+  cut so;
+- a figure beside an empty column (half its row wasted), or two figures with the same title;
 - an exception on the page, or the app's "error id" message (``ui.errors``);
+- in projector mode, a widget label, tick label or legend entry under 18 px;
 - a page icon in the sidebar's navigation drawn from an emoji (missing from a browser without an emoji font)
   rather than a Material icon.
 """
@@ -69,10 +72,13 @@ CUT_PLOTLY_TEXT = """() => {
   return cut;
 }"""
 
-# Streamlit metric labels (and any other truncating label) whose text is wider than their box.
+# Streamlit metric labels and values, widget labels, buttons and the sidebar's page links whose text is wider than
+# their box.
 CUT_LABELS = """() => {
   const cut = [];
-  for (const label of document.querySelectorAll("[data-testid='stMetricLabel'], [data-testid='stWidgetLabel']")) {
+  const labels = ["stMetricLabel", "stMetricValue", "stWidgetLabel", "stSidebarNavLink"];
+  const selector = labels.map((id) => `[data-testid='${id}']`).join(", ") + ", [data-testid^='stBaseButton']";
+  for (const label of document.querySelectorAll(selector)) {
     for (const el of [label, ...label.querySelectorAll('*')]) {
       if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) {
         cut.push({text: label.textContent.trim(), scroll: el.scrollWidth, client: el.clientWidth});
@@ -82,6 +88,36 @@ CUT_LABELS = """() => {
   }
   return cut;
 }"""
+
+# Rows (st.columns) where a figure sits beside an empty column, and figure titles drawn twice on the page.
+WASTED_AND_REPEATED = """() => {
+  const half = [];
+  for (const row of document.querySelectorAll("[data-testid='stMain'] [data-testid='stHorizontalBlock']")) {
+    const columns = [...row.querySelectorAll(":scope > [data-testid='stColumn']")];
+    const figures = columns.filter((c) => c.querySelector('.pvn-plotly-view'));
+    const empty = columns.filter((c) => c.getBoundingClientRect().height > 0 && c.innerText.trim() === ''
+      && !c.querySelector('.pvn-plotly-view, .pvn-player, .pvn-poly, canvas, img'));
+    if (figures.length && empty.length) half.push(figures[0].querySelector('.gtitle')?.textContent || '(figure)');
+  }
+  const titles = [...document.querySelectorAll('.js-plotly-plot .gtitle')].map((t) => t.textContent);
+  const repeated = [...new Set(titles.filter((t, i) => titles.indexOf(t) !== i))];
+  return {half, repeated};
+}"""
+
+# The smallest text sizes on the page (px): a sidebar widget label, a figure's tick labels, a legend entry.
+TEXT_SIZES = """() => {
+  const px = (el) => parseFloat(el.style.fontSize || getComputedStyle(el).fontSize);
+  const least = (selector) => Math.min(...[...document.querySelectorAll(selector)].map(px));
+  const label = document.querySelector("[data-testid='stSidebar'] [data-testid='stWidgetLabel'] p");
+  // per figure its largest tick label: plotly draws a log axis's in-between labels (2, 5) at 3/4 of the size
+  const ticks = [...document.querySelectorAll('.js-plotly-plot')].map((plot) => Math.max(
+    ...[...plot.querySelectorAll('.xtick text, .ytick text')].map(px)));
+  const legend = least('.js-plotly-plot .legendtext');
+  const tick = Math.min(...ticks.filter(Number.isFinite));
+  return Object.fromEntries(Object.entries({label: label ? px(label) : 0, tick, legend})
+    .filter(([, size]) => Number.isFinite(size)));
+}"""
+PROJECTOR_PX = 18  # projector mode's smallest text: 12 px ticks and legends, 14 px widget labels, scaled
 
 # The sidebar navigation's icons: emoji ones (stIconEmoji, or an emoji character in a link's text) and all of them.
 NAV_ICONS = r"""() => {
@@ -133,11 +169,17 @@ def visit(browser, server: str, path: str, viewport: str, mode: str) -> tuple[li
     problems += [f"{c['what']} cut short by {c['by']} px: {c['text']!r}" for c in page.evaluate(CUT_PLOTLY_TEXT)]
     problems += [f"label cut short ({c['scroll']} px in {c['client']} px): {c['text']!r}"
                  for c in page.evaluate(CUT_LABELS)]  # fmt: skip
+    layout = page.evaluate(WASTED_AND_REPEATED)
+    problems += [f"a figure beside an empty column: {title!r}" for title in layout["half"]]
+    problems += [f"two figures with one title: {title!r}" for title in layout["repeated"]]
     problems += [f"exception: {text[:300]}" for text in page.locator("[data-testid='stException']").all_inner_texts()]
     problems += [
         f"error: {t[:300]}" for t in page.locator("[data-testid='stAlert']").all_inner_texts() if "error id" in t
     ]
     problems += [f"browser error: {e}" for e in errors]
+    if mode == "projector":
+        sizes = page.evaluate(TEXT_SIZES)  # None: no such text on the page
+        problems += [f"{what} text of {px} px in projector mode" for what, px in sizes.items() if px < PROJECTOR_PX]
     nav = page.evaluate(NAV_ICONS)
     if nav["emoji"]:
         problems.append(f"page icons drawn from emoji: {nav['emoji']}")

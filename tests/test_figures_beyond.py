@@ -26,3 +26,18 @@ def test_beyond_figures_draw_the_trace_and_the_budget():
     assert list(bars[1].y) == [30.0, 40.0] and list(bars[2].y) == [29.0, 38.0]
     rows = [dict(method="ARS V1-t", seed=0, env_steps=10, fresh_mean=5.0)]
     assert list(budget_figure(rows).data[0].x) == [10]
+
+
+def test_fresh_figures_of_two_pvns_have_distinct_titles_that_fit_a_half_width_figure():
+    from pvnviz.core.ascent import AscentTrace
+    from pvnviz.figures import theme
+    from pvnviz.figures.beyond import fresh_figure
+    from pvnviz.figures.experiment import MODE_LABEL
+
+    trace = AscentTrace(
+        "fingerprint", np.array([0, 2]), np.ones((2, 2)), np.zeros((3, 2)), np.zeros((2, 2, 3)), 0.0, np.ones(2), None
+    )
+    titles = [fresh_figure(trace, label).layout.title.text for label in MODE_LABEL.values()]
+    assert len(set(titles)) == len(titles)
+    assert all(label in title for label, title in zip(MODE_LABEL.values(), titles))
+    assert all(len(title) <= theme.TITLE_CHARS for title in titles)  # one line in half a 1280 px page

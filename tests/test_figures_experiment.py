@@ -66,8 +66,18 @@ def test_highlight_start_without_a_replay_or_with_one_pvn():
 def test_each_ascent_line_has_its_own_role():
     fig = ascent.ascent_figure(_ascents(), return_limit=30.0)
     found = roles(fig)
-    assert len(found) == len(fig.data) == 2 * (4 + 1)  # 4 starts and the mean, per PVN
-    assert {f"mean:{mode}" for mode in MODES} <= set(found)
+    assert len(found) == len(fig.data) == 2 * (4 + 2)  # 4 starts, the mean and the best so far, per PVN
+    assert {f"mean:{mode}" for mode in MODES} | {f"best:{mode}" for mode in MODES} <= set(found)
+
+
+def test_the_ascent_shows_the_best_check_so_far_which_never_falls():
+    """A saw-tooth of checks reads as improvement through the mean over starts of each start's best so far."""
+    checks = np.array([[10.0, 40.0], [30.0, 20.0], [5.0, 50.0], [20.0, 10.0]])  # (checks, starts)
+    steps = np.array([0, 10, 20, 30])
+    fig = ascent.ascent_figure({"fingerprint": SimpleNamespace(eval_steps=steps, true_returns=checks)}, None)
+    best = fig.data[roles(fig)["best:fingerprint"]]
+    assert list(best.y) == pytest.approx([25.0, 35.0, 40.0, 40.0])  # (10,40) (30,40) (30,50) (30,50), averaged
+    assert best.line.shape == "hv" and "best check so far" in best.name and list(best.x) == list(steps)
 
 
 def test_probes_frames_move_the_probing_states_found_by_role():

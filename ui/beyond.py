@@ -12,43 +12,60 @@ from ui.components import chart, result_figure
 
 
 def render_beyond(result: ExperimentResult) -> None:
-    """Honest Algorithm 3 (fresh re-measurement) and, for an ensemble, its disagreement along the ascent."""
+    """Honest Algorithm 3 (fresh re-measurement) and, for an ensemble, its disagreement along the ascent: per PVN
+    its fresh figure beside its disagreement figure; without an ensemble, the PVNs' fresh figures side by side (one
+    alone fills the row)."""
+    shown = [(m, t) for m, t in result.traces.items() if t.fresh_returns is not None or t.disagreement is not None]
+    if any(trace.disagreement is not None for _, trace in shown):
+        for mode, trace in shown:
+            left, right = st.columns(2)
+            if trace.fresh_returns is not None:
+                _fresh(result, mode, trace, left)
+            if trace.disagreement is not None:
+                _disagreement(result, mode, trace, right)
+        return
+    for row in range(0, len(shown), 2):
+        pair = shown[row : row + 2]
+        for column, (mode, trace) in zip(st.columns(len(pair)), pair):
+            _fresh(result, mode, trace, column)
+
+
+def _fresh(result: ExperimentResult, mode: str, trace, column) -> None:
+    """The ``mode`` PVN's chosen iterates, selection estimate against fresh episodes, in ``column``."""
     from pvnviz.figures import beyond
 
-    for mode, trace in result.traces.items():
-        if trace.fresh_returns is None and trace.disagreement is None:
-            continue
-        left, right = st.columns(2)
-        env = result.config.env
-        fresh = result_figure(result, ("fresh", mode), lambda trace=trace: beyond.fresh_figure(trace))
-        chart(fresh, f"{env}-fresh-{mode}", left, key=f"{env}_fresh_{mode}")
-        with left:
-            what_to_look_at(
-                f"{figs.MODE_LABEL[mode]}. Hatched: where each start began (its first Monte Carlo check"
-                f"{'; the starts are the dataset’s best policies' if trace.start_counts else ''}). Algorithm 3 keeps "
-                "each start's iterate with the best check; that check is the maximum of noisy estimates, so it "
-                "overstates the policy (grey). Blue re-measures the same policy on fresh episodes that played no part "
-                "in choosing it: the honest number."
-            )
-        if trace.disagreement is not None:
-            ens = result.ensembles.get(mode)
-            spread = ens.val_spread if ens else None
+    env = result.config.env
+    label = figs.MODE_LABEL[mode]
+    fresh = result_figure(result, ("fresh", mode), lambda: beyond.fresh_figure(trace, label))
+    chart(fresh, f"{env}-fresh-{mode}", column, key=f"{env}_fresh_{mode}")
+    with column:
+        what_to_look_at(
+            f"{label}. Hatched: where each start began (its first Monte Carlo check"
+            f"{'; the starts are the dataset’s best policies' if trace.start_counts else ''}). Algorithm 3 keeps "
+            "each start's iterate with the best check; that check is the maximum of noisy estimates, so it "
+            "overstates the policy (grey). Blue re-measures the same policy on fresh episodes that played no part "
+            "in choosing it: the honest number."
+        )
 
-            def disagreement(trace=trace, spread=spread):
-                return beyond.disagreement_figure(trace, spread)
 
-            chart(
-                result_figure(result, ("disagreement", mode), disagreement),
-                f"{result.config.env}-disagreement-{mode}",
-                right,
-                key=f"{result.config.env}_disagree_{mode}",
-            )
-            with right:
-                what_to_look_at(
-                    "Section 5: the ascent may leave the region the PVN's data covers. Bootstrapped PVNs agree "
-                    "where data is dense; their spread rising above the held-out level (dashed) marks the ascent "
-                    "walking out of the data; diamonds are the iterates Algorithm 3 chose."
-                )
+def _disagreement(result: ExperimentResult, mode: str, trace, column) -> None:
+    """The ensemble's disagreement along the ``mode`` PVN's ascent, in ``column``."""
+    from pvnviz.figures import beyond
+
+    ens = result.ensembles.get(mode)
+    spread = ens.val_spread if ens else None
+    chart(
+        result_figure(result, ("disagreement", mode), lambda: beyond.disagreement_figure(trace, spread)),
+        f"{result.config.env}-disagreement-{mode}",
+        column,
+        key=f"{result.config.env}_disagree_{mode}",
+    )
+    with column:
+        what_to_look_at(
+            "Section 5: the ascent may leave the region the PVN's data covers. Bootstrapped PVNs agree "
+            "where data is dense; their spread rising above the held-out level (dashed) marks the ascent "
+            "walking out of the data; diamonds are the iterates Algorithm 3 chose."
+        )
 
 
 def render_budget(name: str, text: str, env_title: str, y_range: tuple | None) -> None:

@@ -292,8 +292,10 @@ function squareFigure(tpl, view, t, gridSize, playing) {
   }
   data[idx.start] = { ...data[idx.start], x: [view.exact.x[0]], y: [view.exact.x[1]] };
   const axes = view.axes;
-  const title = { ...(typeof tpl.layout.title === "object" ? tpl.layout.title : {}),
-    text: `<b>Gradient ascent, exact against learned${playing ? "" : `: step ${t}`}</b>` }; // playing: the caption counts
+  const base = typeof tpl.layout.title === "object" ? tpl.layout.title : {};
+  const step = String(base.text ?? "").includes("<br>") ? ":<br>step" : ": step"; // projector: the title wraps
+  const title = { ...base,
+    text: `<b>Gradient ascent, exact against learned${playing ? "" : `${step} ${t}`}</b>` }; // playing: the caption counts
   const layout = { ...tpl.layout, title, annotations: annotations(tpl.layout, view, view.stale, ["x", "y"]),
     xaxis2: { ...tpl.layout.xaxis2, range: axes.x }, yaxis2: { ...tpl.layout.yaxis2, range: axes.y } };
   return { data, layout };

@@ -55,8 +55,9 @@ def disagreement_figure(trace: AscentTrace, val_spread: float | None = None) -> 
     return style(fig, "Ensemble disagreement along the ascent")
 
 
-def fresh_figure(trace: AscentTrace) -> go.Figure:
-    """Per start: its own first check, the selection estimate of the chosen iterate, its fresh re-measurement."""
+def fresh_figure(trace: AscentTrace, pvn: str = "") -> go.Figure:
+    """Per start: its own first check, the selection estimate of the chosen iterate, its fresh re-measurement;
+    ``pvn`` names the PVN the ascent went through in the title (figures side by side differ by it)."""
     fig = go.Figure()
     starts = [f"start {a + 1}" for a in range(trace.true_returns.shape[1])]
     fig.add_trace(
@@ -72,7 +73,7 @@ def fresh_figure(trace: AscentTrace) -> go.Figure:
         fig.add_trace(go.Bar(x=starts, y=trace.fresh_returns, name="fresh episodes (headline)", marker_color=EXACT))
     fig.update_layout(barmode="group")
     fig.update_yaxes(title="mean return")
-    return style(fig, "Each start: where it began, and its chosen iterate's selection estimate and fresh return")
+    return style(fig, f"Chosen iterates: {pvn}" if pvn else "Each start's chosen iterate")
 
 
 METHOD_COLORS = {

@@ -148,7 +148,8 @@ def distribution_frames(
     """``distribution_figure`` for K policies as one animation (``figures.frames``): frame k is policy
     ``numbers[k]``, its histogram ``targets[k]`` against each PVN's ``predicted[mode][k]`` (arrays (K, m))."""
     first = distribution_figure(bins, targets[0], {m: p[0] for m, p in predicted.items()}, "")
-    title = lambda k: f"Policy #{numbers[k]}: return distribution"  # noqa: E731
+    chars = int(theme.TITLE_CHARS / theme.PROJECTOR_SCALE) if projector else 10**6  # projector: wrapped alike
+    title = lambda k: "<br>".join(theme.wrap_title(f"Policy #{numbers[k]}: return distribution", chars))  # noqa: E731
     first.update_layout(title_text=title(0))
     if projector:
         theme.projector(first)

@@ -24,10 +24,28 @@ HIGHLIGHT = "#e0115f"  # the frame or policy a player or a picker selects, ringe
 
 FONT = dict(size=13)
 PROJECTOR_SCALE = 1.6  # fonts, markers and lines in projector mode
+# The page's look (pages/components/plotly_lib.js, Streamlit's theme at a 16 px root): title 16 px bold, axis
+# titles 14 px, tick labels and legend 12 px. A figure's own layout wins over that look, so projector mode sets each.
+TITLE_PX, AXIS_TITLE_PX, SMALL_PX = 16, 14, 12
+# Characters of a 16 px bold title line in the narrowest figure a page draws (half of a 1280 px wide page); a
+# projector title line holds this over the scale.
+TITLE_CHARS = 46
+TITLE_LINE = 1.35  # a title line's height, in font sizes
+
+
+def wrap_title(text: str, chars: int) -> list[str]:
+    """``text`` (plotly's ``<br>`` line breaks dropped) as lines of at most ``chars`` characters, broken at spaces
+    (a longer word keeps its own line)."""
+    import textwrap
+
+    flat = " ".join(part.strip() for part in text.replace("<br />", "<br>").split("<br>"))
+    return textwrap.wrap(flat, chars, break_long_words=False, break_on_hyphens=False) or [""]
 
 
 def projector(fig: go.Figure, scale: float = PROJECTOR_SCALE) -> go.Figure:
-    """The figure for a lecture-hall projector: fonts, marker sizes and line widths times ``scale`` (in place).
+    """The figure for a lecture-hall projector: fonts (title, axis titles, tick labels, legend, annotations),
+    marker sizes and line widths times ``scale`` (in place); the title wrapped to lines that fit the narrowest
+    figure of a page, the top margin and height grown to hold them.
 
     Applies to the layout, every trace and every animation frame's traces, so a builder needs no
     parameter of its own; the pages call it when the sidebar's projector toggle is on.
@@ -45,16 +63,30 @@ def projector(fig: go.Figure, scale: float = PROJECTOR_SCALE) -> go.Figure:
             trace.update(line_width=2 * scale)  # plotly's default scatter line width is 2
 
     size = (fig.layout.font.size or FONT["size"]) * scale
-    fig.update_layout(font=dict(size=size), title_font=dict(size=size * 1.2))
+    title_px = TITLE_PX * scale
+    lines = wrap_title(fig.layout.title.text or "", int(TITLE_CHARS / scale))
+    fig.update_layout(
+        font=dict(size=size),
+        title=dict(text="<br>".join(lines), font=dict(size=title_px)),
+        legend=dict(font=dict(size=SMALL_PX * scale)),
+    )
+    fig.update_xaxes(tickfont_size=SMALL_PX * scale, title_font_size=AXIS_TITLE_PX * scale)
+    fig.update_yaxes(tickfont_size=SMALL_PX * scale, title_font_size=AXIS_TITLE_PX * scale)
     fig.update_annotations(font_size=size * 0.9)
     for trace in fig.data:
         bigger(trace)
     for frame in fig.frames or ():
         for trace in frame.data:
             bigger(trace)
+    top = fig.layout.margin.t
+    extra = (len(lines) - 1) * TITLE_LINE * title_px + 1.5 * (title_px - TITLE_PX)  # the title's added lines, size
+    if any(a.yref == "paper" and a.yanchor == "bottom" and (a.y or 0) >= 1 for a in fig.layout.annotations):
+        extra += TITLE_LINE * size * 0.9  # panel titles (make_subplots') between the title and the panels
+    if fig.layout.title.text and top is not None:
+        fig.update_layout(margin=dict(t=int(top + extra)))  # the title stays centred in the top margin
     height = fig.layout.height
     if height:
-        fig.update_layout(height=int(height * 1.25))
+        fig.update_layout(height=int(height * 1.25 + (extra if fig.layout.title.text else 0)))
     return fig
 
 
