@@ -28,7 +28,8 @@ def test_the_page_opens_on_the_papers_setting_with_no_warning_and_beyond_one_cli
     assert "data/swimmer-paper" in _texts(at)
     assert any("within a policy" in m.label for m in at.metric)  # 5 rollouts a policy
     assert any("Too big to run live" in c.value for c in at.caption)  # why Run is off, said quietly
-    assert figures(at)
+    titles = [f["layout"]["title"]["text"] for f in figures(at)]
+    assert any(t.startswith("Fig. 5 at a glance") for t in titles), titles  # Fig. 5's point, the shipped runs
     beyond = next(b for b in at.button if b.label.startswith("Show Beyond zero-shot"))
     beyond.click().run()
     assert not at.exception and not at.warning, [w.value for w in at.warning]

@@ -70,6 +70,28 @@ def _shipped_run(path: str, stamp: float, env_name: str) -> tuple[ExperimentConf
         return str(err)
 
 
+def shipped_summaries(env_name: str, folders: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The summary.json of each shipped run (label -> folder named in the page's code), read once per folder and
+    modification time; a run that cannot be read is left out, with a warning naming it."""
+    out = {}
+    for label, folder in folders.items():
+        path = _resolve(folder)
+        found = _shipped_summary(path, _stamp(path), env_name)
+        if isinstance(found, str):
+            st.warning(f"Shipped run {folder} cannot be opened: {found}")
+        else:
+            out[label] = found
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _shipped_summary(path: str, stamp: float, env_name: str) -> dict[str, Any] | str:
+    try:
+        return read_run(path, env_name).summary
+    except RunError as err:
+        return str(err)
+
+
 def _open(folder: str, env_name: str) -> ExperimentResult:
     path = _resolve(folder)
     return computed(_load, path, _stamp(path), env_name, label=f"Opening {folder}")
