@@ -70,3 +70,81 @@ def _tmp_file(data: bytes) -> str:
     handle.write(data)
     handle.close()
     return handle.name
+
+
+def _ink_runs(row: np.ndarray) -> list[tuple[int, int]]:
+    """(start, end) column runs of a grey image row (H, W) holding ink (darker than 200 somewhere in the column)."""
+    inked = (row < 200).any(axis=0)
+    runs, start = [], None
+    for x, on in enumerate(inked):
+        if on and start is None:
+            start = x
+        elif not on and start is not None:
+            runs.append((start, x))
+            start = None
+    return runs + ([(start, len(inked))] if start is not None else [])
+
+
+def _ascent_frames():
+    from types import SimpleNamespace
+
+    from pvnviz.polytope.experiment import PolytopeConfig, exact_view
+
+    exact = exact_view(PolytopeConfig(ascent_steps=30, num_polytope_points=200), 4)
+    learned = SimpleNamespace(ascent=exact.ascent)  # the same path: where they coincide the exact one must show
+    return exact, iio.imread(gif.ascent_gif(exact, learned), index=None)[..., :3].astype(int)
+
+
+def test_ascent_gif_carries_axes_ticks_legend_and_numbers_in_a_real_font():
+    exact, frames = _ascent_frames()
+    last = frames[-1]
+    grey = last.mean(axis=2)
+    height, width = grey.shape
+    # the policy square's axes: a long dark vertical line (y axis) and horizontal line (x axis) in its panel
+    left_panel = grey[:, : width // 2]
+    assert ((left_panel < 160).sum(axis=0) > 0.5 * gif.PANEL).any(), "no y-axis line"
+    assert ((left_panel < 160).sum(axis=1) > 0.5 * gif.PANEL).any(), "no x-axis line"
+    # tick labels left of the y axis, below the x axis: ink in the margins
+    axis_x = int(np.argmax((left_panel < 160).sum(axis=0)))
+    assert (grey[: gif.PANEL, 10 : axis_x - 4] < 160).sum() > 100, "no tick labels on the y axis"
+    # the legend: a row below the panels holding the exact path's blue and the learned path's orange
+    legend = last[gif.PANEL + gif.MARGIN["top"] + gif.MARGIN["bottom"] : height - 30]
+    for color in (theme_rgb("EXACT"), theme_rgb("LEARNED")):
+        assert (np.abs(legend - color).sum(axis=2) < 60).sum() > 20, f"no legend swatch of {color}"
+    # the caption names the step and each path's J, words apart: ink runs separated by gaps as wide as a space
+    caption = grey[height - 26 : height - 4]
+    runs = _ink_runs(caption)
+    gaps = [b[0] - a[1] for a, b in zip(runs, runs[1:])]
+    assert sum(gap >= 3 for gap in gaps) >= 8, gaps  # "ascent step 30 of 30: exact J = ..., learned J = ..."
+
+
+def test_ascent_gif_draws_the_exact_path_over_the_learned_one():
+    exact, frames = _ascent_frames()
+    last = frames[-1]
+    panels = last[: int(0.7 * len(last))]  # above the legend and the caption
+    near = lambda c: (np.abs(panels - c).sum(axis=2) < 90).sum()  # noqa: E731
+    assert near(theme_rgb("EXACT")) > 150  # the exact path shows along the whole path it shares with the learned one
+    assert near(theme_rgb("LEARNED")) > 150  # and the learned one beside it
+
+
+def test_replay_gif_lines_are_antialiased():
+    """A slanted pole is drawn with intermediate shades along its edges, not as a two-colour staircase."""
+    pole = np.array([[[0.0, 0.0], [0.7, 0.9]]])  # one frame, slanted
+    track = Part("track", np.array([[[-2.4, 0.0], [2.4, 0.0]]]))
+    replay = Replay("t", (Panel((track, Part("pole", pole)), 1, "x"),), "x", "y", (-1, 1), (-0.2, 1.2), "columns",
+                    1, 40, "")  # fmt: skip
+    frame = iio.imread(gif.replay_gif(replay, ["a"]), index=None)[0][..., :3].astype(int)
+    pole_rgb = np.array([0xC8, 0x78, 0x1E])
+    shades = frame.reshape(-1, 3)
+    between = [
+        c for c in np.unique(shades, axis=0) if 40 < np.abs(c - pole_rgb).sum() < np.abs(c - 255).sum() + 300
+        and c[0] > c[2] + 30  # orange-ish: between the pole's colour and the white background
+    ]  # fmt: skip
+    assert len(between) >= 6, len(between)
+
+
+def theme_rgb(name: str) -> np.ndarray:
+    from pvnviz.figures import theme
+
+    value = getattr(theme, name)
+    return np.array([int(value[i : i + 2], 16) for i in (1, 3, 5)])
