@@ -51,6 +51,11 @@ def test_a_number_in_range_is_applied(monkeypatch):
     at.number_input(key="cartpole_batch_size").set_value(64).run()
     assert at.number_input(key="cartpole_batch_size").value == 64 and not at.error
     assert "not been run yet" in texts(at)
+    at.number_input(key="cartpole_batch_size").set_value(2000).run()  # then one out of range: the last valid stays
+    assert at.number_input(key="cartpole_batch_size").value == 64
+    assert [e.value for e in at.error] == [
+        "Batch size: 2,000 was not applied; enter a whole number from 1 to 1,024. The settings keep 64."
+    ]
 
 
 def test_a_link_s_number_out_of_range_is_named_and_the_preset_s_value_used():
