@@ -3,14 +3,13 @@ repository's ``asgi.py``; ``ui/serve.py`` runs it).
 
 - ``MIDDLEWARE``:
   - ``ProgressReads`` answers a page's reads of its job's progress (``ui.job_progress``) from memory, not from
-    the file through Streamlit's static files: 1.2 ms of the server's CPU per read against 4.0 ms. It also takes
+    the file through Streamlit's static files, which costs the server more CPU per read. It also takes
     a page's Run and Stop, so that neither needs a script run, and serves the players' animations, which then go by URL
     instead of inside every page's script run (``ui.served_memory``).
   - ``ui.early_plotly.EarlyPlotly``. Every page Streamlit serves starts loading plotly.js from its HTML, while its
     first script run is still on the server, instead of when its first figure mounts after that run.
 - ``start_workers``, the lifespan hook: the server starts its run workers when it starts. They then have imported
-  torch and the rest before the first Run. Before, they started when the first page with Run opened, and were
-  still warming up when a visitor clicked Run a few seconds later; that Run waited 4.7 s for a worker.
+  torch and the rest before the first Run, which so does not wait for a worker that is still warming up.
 
 ``streamlit run app.py`` (``make dev``; ``AppTest`` in the tests) serves the same pages without them: the
 components load plotly.js themselves, the pages read their progress files from disk, and the workers start when a

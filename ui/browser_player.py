@@ -1,4 +1,4 @@
-"""One player for every animation, playing in the browser (issue 18, item 4): UI only, no math.
+"""One player for every animation, playing in the browser: UI only, no math.
 
 ``play(key, build, num_frames)`` sends an animation once (``pvnviz.figures.frames.animation``: the first frame's
 figures whole, then what each frame changes) to ``pages/components/player.js``, which plays it at 30 frames a

@@ -63,7 +63,7 @@ def static_dir() -> Path:
 
 @functools.cache
 def _static_beside(main_script: str) -> Path:
-    return Path(main_script).resolve().parent / "static"  # once: resolving it took 2 ms per figure and rerun
+    return Path(main_script).resolve().parent / "static"  # once: resolving it per figure and rerun costs
 
 
 def static_url(name: str) -> str:
@@ -131,6 +131,6 @@ def chart(fig, name: str = "figure", container: Any = None, key: str | None = No
     """A plotly figure drawn by the app's own plotly.js (``ui.components.plotly_view``, as the players draw), with
     the sidebar's projector mode applied and the modebar's camera downloading the figure client-side in the
     sidebar's format (PNG or SVG), named ``name``. Not ``st.plotly_chart``: that loads Streamlit's own copy of
-    plotly.js besides the players', about 1.3 s more of the browser's CPU on every page open here."""
+    plotly.js besides the players', a second copy for the browser to evaluate on every page open."""
     figure_json = fig.to_plotly_json() if hasattr(fig, "to_plotly_json") else fig
     return plotly_view(figure_json, key or f"chart-{name}", name=name, container=container)

@@ -4,8 +4,7 @@
 shared prelude (``pages/components/plotly_lib.js``, the page-wide ``pvnPlotly``) and
 ``pages/components/plotly_early.js``, which calls ``pvnPlotly.load`` as soon as the page's first script run starts on
 the server. Every page draws a figure in its first screen. The plotly components load plotly.js only when they
-mount, after that run; evaluating it then took about a second of a new visitor's wait (issue 17: a new visitor's
-page under 6 s with the queue full).
+mount, after that run, and evaluating it then would add to a new visitor's wait.
 """
 
 from __future__ import annotations

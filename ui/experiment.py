@@ -61,8 +61,7 @@ def _shipped(env_name: str, shipped: dict[str, str]) -> ShippedRuns:
 @functools.lru_cache(maxsize=64)
 def _shipped_run(path: str, stamp: float, env_name: str) -> tuple[ExperimentConfig, int] | str:
     """A shipped run's (config, seed), or why it cannot be opened: read once per folder and modification time,
-    not on every page run (10 ms for the CartPole page's three, in every session's script run, a shared run's
-    end included)."""
+    not on every page run (every session's script run, a shared run's end included)."""
     try:
         info = read_run(path, env_name)
         return from_dict(ExperimentConfig, info.config), info.seed

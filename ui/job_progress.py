@@ -1,9 +1,8 @@
-"""A live run's progress in the browser, without server reruns (issue 17: a server a class can share).
+"""A live run's progress in the browser, without server reruns, so that a class can share one server.
 
-The job panel of a page used to be a fragment the server reran every second: each rerun cost the server about
-40 ms and the watching tab's browser 110-190 ms (Streamlit re-renders the page's elements on every run), and with
-a class watching their runs the browsers and the server together starved a new visitor's page (8.8 s to open
-with four runs going, 5.6 s with the reruns three times rarer). Now:
+The job panel is not a fragment the server reruns: every rerun costs the server and the watching tab's browser
+(Streamlit re-renders the page's elements on every run), and with a class watching their runs the browsers and
+the server together would starve a new visitor's page. Instead:
 
 * ``ProgressFiles``, one per server, writes each watched job's progress (the queue's place or the worker's
   report, and Algorithm 2's live losses, Section 4) as a small JSON file under the app's ``static/`` folder,
@@ -17,8 +16,8 @@ with four runs going, 5.6 s with the reruns three times rarer). Now:
   (``ui.run_panel``).
 
 Served by ``make run``, the reads are answered from memory (``ui.progress_memory``, through
-``ui.asgi.ProgressReads``): 1.2 ms of the server's CPU per read against 4.0 ms through Streamlit's static files, on
-its one event loop (a class of 30 watching their runs reads 30 times a second). The files stay for ``streamlit run
+``ui.asgi.ProgressReads``), cheaper in the server's CPU than a read through Streamlit's static files, on its one
+event loop (a class of 30 watching their runs reads 30 times a second). The files stay for ``streamlit run
 app.py``, which has no middleware. There each read also waits: the middleware holds it until the job ends, at most
 a second (``ui.asgi.HOLD``), and the page reads again as soon as it is answered, so a run's end shows at once
 instead of up to a second later (``ui.progress_memory.until_final``).
@@ -46,9 +45,8 @@ from ui.components import COMPONENTS_DIR, static_url
 
 MAX_POINTS = 300  # per curve: a canvas 1,000 px wide shows no more
 WRITE_EVERY = 0.25  # seconds between two looks at the watched jobs
-# how often a page reads its job's file: eight tabs watching one run cost Chromium 4.2 s and the server 0.8 s of CPU
-# per 10 s at 500 ms, 2.8 s and 0.5 s at 1 s, read through Streamlit's static files (a class's tabs poll the one
-# server; from memory, 0.23-0.24 s per 10 s at 1 s); under `make run` a read waits for the end (ui.asgi.HOLD)
+# how often a page reads its job's file: a class's tabs all poll the one server, and each read costs the browser
+# and the server CPU, so once a second, not more; under `make run` a read waits for the end (ui.asgi.HOLD)
 POLL_MS = 1000
 KEEP_ENDED = 120.0  # seconds an ended job's file stays (a page that reruns late still reads its end)
 CHART_TITLE = "PVN training (live)"

@@ -1,4 +1,4 @@
-"""The live runs' progress as the pages read it, kept in memory (issue 17: a server a class can share).
+"""The live runs' progress as the pages read it, kept in memory, so that a class can share one server.
 
 ``ui.job_progress.ProgressFiles`` puts each progress file's content here as it writes the file; under ``make run``
 the middleware ``ui.asgi.ProgressReads`` answers the pages' reads from here, not through Streamlit's static files,

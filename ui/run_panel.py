@@ -1,4 +1,4 @@
-"""The Run button's panel of the environment pages (Algorithms 1-3 live; issue 17: a server a class can share).
+"""The Run button's panel of the environment pages (Algorithms 1-3 live, on a server a class can share).
 
 Run queues the sidebar's settings in a worker (sharing an identical job); Stop leaves it at once. The panel is a
 fragment. Served by ``make run``, Run is a button of the browser component that follows the job, as Stop is: its

@@ -3,9 +3,9 @@
 ``python -m ui.serve [streamlit run options]`` imports torch, plotly's figure builders and the run loaders
 (``WARM``), then runs ``streamlit run asgi.py`` (``app.py`` as Streamlit's ASGI application, with plotly.js started
 from each page's HTML and the run workers started with the server: ``ui/asgi.py``) in the same process. Without
-these imports the first visitor of a results page waited for them (about 2 s of the 3 s first run of the CartPole
-page here); with them the server takes those seconds before it answers its health check, and every visitor finds
-them done. No page module is imported here: they register browser components, which needs a running server.
+these imports the first visitor of a results page would wait for them (most of that page's first run); with them
+the server takes that time before it answers its health check, and every visitor finds them done. No page module
+is imported here: they register browser components, which needs a running server.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import importlib
 import sys
 from pathlib import Path
 
-# what a results page imports on its first run, slowest first (python -X importtime): torch alone is about 2 s
+# what a results page imports on its first run, slowest first (python -X importtime)
 WARM = (
     "torch",
     "gymnasium",  # the environments' action spaces

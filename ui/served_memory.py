@@ -1,12 +1,11 @@
-"""The players' animations as ``make run`` serves them: by URL, from memory (issue 17: a new visitor's page under
-6 s with the queue full; UI only, no math here).
+"""The players' animations as ``make run`` serves them: by URL, from memory, so that a new visitor's page stays
+small with the queue full (UI only, no math here).
 
-A page's players (``ui.browser_player``) used to carry their animations inside the page's script run: the CartPole
-page's three came to 0.5-0.7 MB of the 0.9 MB that run sent every visitor, and to every tab that waited on a
-shared run at its end, though a player parses its animation only when the reader scrolls near it. Under ``make
-run`` a player gets a URL instead (``put``), and fetches the animation when it is near; ``ui.asgi.ProgressReads``
-answers that GET from here (``get``). ``streamlit run app.py`` has no middleware (``enabled`` is False): the
-animations go inline, as before.
+Inside a page's script run, a page's players' animations (``ui.browser_player``) would make up most of what that
+run sends every visitor, and every tab that waits on a shared run at its end, though a player parses its animation
+only when the reader scrolls near it. Under ``make run`` a player gets a URL instead (``put``), and fetches the
+animation when it is near; ``ui.asgi.ProgressReads`` answers that GET from here (``get``). ``streamlit run
+app.py`` has no middleware (``enabled`` is False): there the animations go inline.
 
 Names hold a random token: a session's uploaded run is not readable by another that guesses an id. The store is
 bounded by bytes (``MAX_BYTES``), least recently used first; a page whose animation is gone asks its server for
