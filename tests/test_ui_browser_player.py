@@ -61,7 +61,7 @@ def test_under_make_run_a_player_gets_its_animation_by_url_from_memory():
 
     args = ("by-url-test", ("config", 3), None, 1, None, prebuilt)
     inline, anim = browser_player._frames(*args)
-    assert set(inline) == {"id", "animation"}  # streamlit run app.py: no middleware, inline as before
+    assert set(inline) == {"id", "animation"}  # streamlit run app.py: no middleware, inline
     asgi.ProgressReads(None)  # make run builds its app with the middleware: from then on, animations go by URL
     assert served_memory.enabled()  # (until this test ends: conftest's animations_inline)
     data, same = browser_player._frames(*args)

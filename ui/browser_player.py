@@ -7,8 +7,8 @@ slider, changes speed and reads the keyboard (← → Space; the player used las
 rerun. Only when playback pauses, or the user steps or seeks, does the frame come back to Python: it goes into
 the URL under the player's key (unless it is the opening frame), so a shared link opens on the same frame.
 ``animate`` wraps it for one figure per frame. Served by ``make run``, a player gets its animation's URL instead of
-the animation (``ui.served_memory``) and reads it when the reader scrolls near it: a page's script run no longer
-carries its players' animations, 0.5-0.7 MB on the CartPole page.
+the animation (``ui.served_memory``) and reads it when the reader scrolls near it: a page's script run does not
+carry its players' animations, most of what the CartPole page would send.
 """
 
 from __future__ import annotations

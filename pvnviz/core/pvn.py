@@ -80,8 +80,8 @@ class PVN(nn.Module):
 
 
 # PVNs and policies here are tiny. One torch thread trains a CartPole PVN as fast as two on an idle
-# 2-core machine (1.08 s against 1.06 s) and 7-8x faster when the other core is busy with rollouts or
-# another session (1.09 s against 7.9-8.8 s; issue 8's note). So one setting, made once per process here.
+# 2-core machine, and several times faster when the other core is busy with rollouts or another session.
+# So one setting, made once per process here.
 torch.set_num_threads(1)
 
 

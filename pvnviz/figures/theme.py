@@ -91,7 +91,7 @@ def projector(fig: go.Figure, scale: float = PROJECTOR_SCALE) -> go.Figure:
 
 
 # Every figure's template, set once for the process: plotly then applies it when a figure is serialised,
-# instead of validating and copying it into each figure (about 10 ms a figure, 7 figures a polytope rerun).
+# instead of validating and copying it into each figure (a cost every figure of a polytope rerun would pay).
 pio.templates.default = "plotly_white"
 
 

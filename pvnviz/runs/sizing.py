@@ -125,9 +125,8 @@ def _mlp_params(sizes: list[int]) -> int:
 
 
 # one fused RMSProp step of the polytope PVN (pvnviz.polytope.tiny_mlp), batch 32: numpy's per-call overhead, which
-# follows the host's single-core speed. 1.2e-5 left the defaults' estimate at 1.85-2.56 times the CPU time measured
-# on 2026-11-27 (0.60-0.82 s against 0.32 s; 1.95 s against 0.96 s at 40,000 steps and 200 units), at the edge of
-# the 2.5x that tests/test_sizing.py allows; 2.0e-5 puts it at 1.2-1.7 times (0.48 s and 1.28 s)
+# follows the host's single-core speed. Calibrated on a 2-core machine so that the defaults' estimate sits well inside
+# the 2.5x of the measured CPU time that tests/test_sizing.py allows, not at its edge
 POLYTOPE_STEP_OVERHEAD_S = 2.0e-5
 
 

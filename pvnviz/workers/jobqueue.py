@@ -61,7 +61,7 @@ class JobQueue:
         self.backend: Backend | None = None
         self.backend_error = ""
         # measured / estimated seconds per lane, a moving average over finished jobs; it starts at what a worker
-        # of a 2-core laptop measured for the CartPole Quick preset (7 s against sizing's 3 s)
+        # of a 2-core laptop measured for the CartPole Quick preset (about twice sizing's estimate)
         self._ratio = {lane: 2.0 for lane in LANES}
 
     # ------------------------------------------------------------------------------------------ pages

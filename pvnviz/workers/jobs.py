@@ -1,5 +1,5 @@
 """One job of the app's queue (``pvnviz.workers.jobqueue``): the queue's own record of a live run and who waits for
-it, and the copy a page reads (issue 17: a server a class can share; no paper math here)."""
+it, and the copy a page reads (a server a class can share; no paper math here)."""
 
 from __future__ import annotations
 

@@ -90,8 +90,8 @@ def lower_priority(nice: int) -> None:
 
     With ``kernel.sched_autogroup_enabled`` (the default of most distributions) the scheduler first shares the CPU
     between sessions, and a process's nice only orders it within its own session: a nice-19 worker in the
-    server's session still took half of the CPU from a browser in another session (measured on this 2-core
-    machine: a new visitor's page 9.4 s instead of 5.6 s while two workers trained). So the worker leaves the
+    server's session still takes half of the CPU from a browser in another session, and a new visitor's page
+    waits on the workers that train. So the worker leaves the
     server's session (``setsid``; it ignores the terminal's Ctrl-C anyway and dies with its parent) and sets its
     new session's group to the same nice (``/proc/self/autogroup``; raising a nice needs no privilege).
     """
@@ -116,8 +116,8 @@ def _limit_memory(megabytes: int) -> None:
 
 
 # Imported before "ready", so that no task pays them. A run's first use also imports torch._dynamo (torch.optim.Adam's
-# first step: sympy and 800 more modules) and gymnasium (the environments): 6.2 s for a worker's first Quick CartPole
-# run against 4.5-5.2 s for the next ones, 4.7 s once these are warmed too.
+# first step: sympy and 800 more modules) and gymnasium (the environments): warmed here, a worker's first Quick
+# CartPole run takes as long as its next ones.
 WARM = {
     "run": (
         "torch",
@@ -132,13 +132,10 @@ WARM = {
     "quick": ("pvnviz.polytope.experiment",),
 }
 # Below the server: pages stay responsive while every core computes. A run worker's session at nice 5 weighs 335
-# against a browser's or the server's 1024, so it keeps about a quarter of a core they want. At nice 19 (weight 15, up
-# to commit b4428ee) it kept 1.5%, at nice 10 (weight 110, up to commit 7b5b0fd) a tenth: eight tabs on one seed on
-# this 2-core machine, their clicks, polls and the pages opened beside them, held their shared run to 10.6 s against
-# 7.8 s for one session's at nice 10, and to 8.1-8.5 s against 7.1-7.4 s at nice 5; the last tab's result came at
-# 1.49 times one session's at nice 10 and 1.27 at nice 5 (twice), with a new visitor's page in 3.7-4.7 s, also with
-# eight sessions on their own seeds (docs/sharing.md, "Run workers at nice 5"). At nice 0 the runs were faster
-# still, but a new visitor's page took up to 5.5 s of its 6 s goal, and the ratio was no better (1.31, 1.32).
+# against a browser's or the server's 1024, so it keeps about a quarter of a core they want. At nice 19 (weight 15) it
+# would keep 1.5%, at nice 10 (weight 110) a tenth: then a class's tabs on one seed, their clicks, polls and the pages
+# opened beside them, hold back their shared run. At nice 0 the runs are faster still, but a new visitor's page waits
+# on them.
 NICE = {"run": 5, "quick": 2}
 
 
