@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pvnviz.core.ars import EnvObjective, ars
+from pvnviz.baselines.ars import EnvObjective, ars
 from pvnviz.core.policies import PolicyArch
 from pvnviz.envs.registry import get_env
 

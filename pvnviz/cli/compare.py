@@ -19,15 +19,15 @@ from pathlib import Path
 
 import numpy as np
 
+from pvnviz.baselines.ars import EnvObjective, ars
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 from pvnviz.cli.collect import saved_dataset
-from pvnviz.core.ars import EnvObjective, ars
 from pvnviz.core.ascent import evaluate_returns
 from pvnviz.core.configs import ConfigError
 from pvnviz.core.policies import PolicyArch, glorot_params
 from pvnviz.envs.registry import get_env
 from pvnviz.runs.dataset import PolicyDataset
-from pvnviz.runs.pipeline import _rng, dataset_config, run_experiment
+from pvnviz.runs.pipeline import dataset_config, run_experiment, stage_rng
 from pvnviz.runs.presets import PRESETS
 from pvnviz.runs.store import RunError
 
@@ -88,7 +88,7 @@ def _pvn_rows(seed: int, env_name: str, dataset: PolicyDataset | None) -> list[d
         rows.append(_row(f"PVN {preset}", env_name, seed, spent, f["fresh_mean_return"], fresh_best))
         if preset == setting.zero_shot:
             best = dataset.params[np.argmax(dataset.mean_returns)][None]
-            fresh_rng = _rng(seed, "fresh")
+            fresh_rng = stage_rng(seed, "fresh")
             fresh = evaluate_returns(env, config.arch(), best, setting.fresh_episodes, config.horizon, fresh_rng)
             mean = float(fresh[0])
             rows.append(_row("best of random policies", env_name, seed, s["dataset_env_steps"], mean, mean))
@@ -103,7 +103,7 @@ def _ars_row(seed: int, env_name: str, arch: PolicyArch, horizon: int, normalise
     theta0 = glorot_params(arch, 1, rng)[0]
     s = setting
     result = ars(objective, theta0, 10**6, s.directions, s.top, s.step_size, s.noise, rng, budget)
-    fresh_rng = _rng(seed, "fresh")
+    fresh_rng = stage_rng(seed, "fresh")
     if normalise:  # V2: the final policy sees observations through the running normalisation it learned
         final = objective.policy(result.theta[None], update=False)
         fresh = env.rollout_returns(

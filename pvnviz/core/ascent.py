@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -21,7 +22,26 @@ import torch
 from pvnviz.core.policies import PolicyArch, sampling_policy
 from pvnviz.core.progress import ProgressFn, Report, Stage, no_progress
 from pvnviz.core.pvn import PVN
-from pvnviz.envs.spec import EnvSpec
+
+
+class Rollouts(Protocol):
+    """What Algorithm 3 scores its iterates with: an environment's batched Monte Carlo rollouts.
+
+    ``pvnviz.envs.spec.EnvSpec`` is one; the ascent is given it and knows nothing else of the environment.
+    """
+
+    def rollout_returns(
+        self,
+        policy_fn: Callable[[np.ndarray], np.ndarray],
+        *,
+        num_policies: int,
+        num_episodes: int,
+        horizon: int,
+        rng: np.random.Generator,
+        on_progress: ProgressFn | None = None,
+    ) -> np.ndarray:
+        """Undiscounted returns (K, B) of K = ``num_policies`` policies x B = ``num_episodes`` episodes."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -74,7 +94,7 @@ class AscentTrace:
 
 def remeasure(
     trace: AscentTrace,
-    env: EnvSpec,
+    env: Rollouts,
     arch: PolicyArch,
     num_episodes: int,
     horizon: int,
@@ -92,7 +112,7 @@ def remeasure(
 
 
 def evaluate_returns(
-    env: EnvSpec,
+    env: Rollouts,
     arch: PolicyArch,
     params: np.ndarray,
     num_episodes: int,
@@ -133,7 +153,7 @@ def frozen(model: PVN) -> Iterator[None]:
 
 def ascend(
     model: PVN,
-    env: EnvSpec,
+    env: Rollouts,
     *,
     starts: np.ndarray,
     steps: int,

@@ -44,7 +44,8 @@ CHECK_COPIES = 3
 STAGES = {"collect": 0, "split": 1, "probes": 2, "train": 3, "starts": 4, "ascent": 5, "fresh": 6}
 
 
-def _rng(seed: int, stage: str) -> np.random.Generator:
+def stage_rng(seed: int, stage: str) -> np.random.Generator:
+    """The random stream of one stage of a run (``STAGES``): the same seed and stage give the same stream."""
     return np.random.default_rng(np.random.SeedSequence([seed, STAGES[stage]]))
 
 
@@ -70,7 +71,7 @@ def run_experiment(
         t0 = time.perf_counter()
         trace = ascend_in_rounds(config, fitted.ensemble, seed, dataset, parts, hooks)
         if config.fresh_episodes > 0:
-            fresh, arch = _rng(seed, "fresh"), config.arch()
+            fresh, arch = stage_rng(seed, "fresh"), config.arch()
             trace = remeasure(trace, env, arch, config.fresh_episodes, config.horizon, fresh, hooks.on_progress)
         timings[f"ascent_{mode}"] = time.perf_counter() - t0
         traces[mode] = trace
@@ -90,7 +91,7 @@ def collect(config: ExperimentConfig, seed: int, on_progress: ProgressFn = no_pr
         config.num_policies,
         config.num_episodes,
         config.horizon,
-        _rng(seed, "collect"),
+        stage_rng(seed, "collect"),
         on_progress,
         **chunking,
     )
@@ -116,7 +117,7 @@ def split(config: ExperimentConfig, dataset: PolicyDataset, seed: int) -> Split:
         )
     # G_min, G_max of the training data the PVN sees (the kept policies' returns), Section 3.
     bins = ReturnBins.from_returns(dataset.returns[kept], config.num_bins)
-    idx = _rng(seed, "split").permutation(np.flatnonzero(kept))
+    idx = stage_rng(seed, "split").permutation(np.flatnonzero(kept))
     num_val = num_validation(config.val_fraction, len(idx))
     if num_val < 1:  # the config holds one out of num_policies (ExperimentConfig); the return limit left fewer
         raise ValueError(
@@ -147,7 +148,7 @@ def fit(
         train_steps=config.train_steps,
         batch_size=config.batch_size,
         learning_rate=config.learning_rate,
-        rng=_rng(seed, "train"),
+        rng=stage_rng(seed, "train"),
         log_every=config.log_every,
         keep_best=config.keep_best,
         hooks=hooks,
@@ -161,7 +162,7 @@ def build_ensemble(config: ExperimentConfig, bins: ReturnBins, input_mode: str, 
 
 def build_pvn(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed: int, member: int = 0) -> PVN:
     env = get_env(config.env)
-    rng = _rng(seed, "probes") if member == 0 else np.random.default_rng([seed, STAGES["probes"], member])
+    rng = stage_rng(seed, "probes") if member == 0 else np.random.default_rng([seed, STAGES["probes"], member])
     probes = initial_probes(config.num_probes, env.obs_dim, config.probe_init, rng, env.visited_states)
     generator = torch.Generator().manual_seed(int(rng.integers(2**31)) + INPUT_MODES.index(input_mode))
     return PVN(
@@ -221,7 +222,7 @@ def starting_policies(
     returns (ties in index order): the ascent then climbs from the best the PVN saw, at no env-step cost.
     """
     if config.start_from == "random":
-        return glorot_params(config.arch(), config.num_starts, _rng(seed, "starts"))
+        return glorot_params(config.arch(), config.num_starts, stage_rng(seed, "starts"))
     if dataset is None or parts is None:
         raise ValueError("start_from='dataset' needs the dataset and its split.")
     if len(parts.train_idx) < config.num_starts:
@@ -237,7 +238,7 @@ def ascend_round(
     config: ExperimentConfig, env: EnvSpec, pvn: PVNEnsemble, starts: np.ndarray, seed: int, r: int, hooks: Hooks
 ) -> AscentTrace:
     """One ascent of every start at once, its iterates checked by Monte Carlo (Algorithm 3)."""
-    rng = _rng(seed, "ascent") if r == 0 else np.random.default_rng([seed, STAGES["ascent"], r])
+    rng = stage_rng(seed, "ascent") if r == 0 else np.random.default_rng([seed, STAGES["ascent"], r])
     trace = ascend(
         pvn,
         env,
