@@ -270,3 +270,90 @@ def test_the_swimmer_table_rows_of_the_shipped_runs_are_their_files():
     assert f"the spread within a policy is {within:.1f} against {between:.1f} between policies" in section
     assert f"mean true return of {finals['data/swimmer-wide']} in `data/swimmer-wide`" in section
     assert f"and {finals['data/swimmer-paper']} in `data/swimmer-paper`" in section
+
+
+# --- docs/beyond.md: the presets' settings and the random-search tables ------------------------------------------
+
+
+def test_beyond_md_states_the_presets_settings():
+    """The settings docs/beyond.md gives for each `beyond` preset are the presets' own."""
+    from pvnviz.runs.budget import Budget
+    from pvnviz.runs.pipeline import CHECK_COPIES
+    from pvnviz.runs.presets import PRESETS
+
+    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
+    cartpole, linear, swimmer = (PRESETS[e][p]() for e, p in [("cartpole", "beyond"), ("cartpole", "beyond-linear"),
+                                                             ("swimmer", "beyond")])  # fmt: skip
+    assert f"(at its measured mean, {CHECK_COPIES} copies)" in text
+    assert f"fine-tunes the PVN {cartpole.round_train_steps} steps" in text
+    assert cartpole.max_beyond_fraction == linear.max_beyond_fraction == swimmer.max_beyond_fraction == 0.25
+    assert "past 25% of the dataset's" in text and "capped at 25%" in text
+    said = (f"ascent Adam lr {cartpole.ascent_learning_rate} , rounds of {cartpole.ascent_steps} steps **checked only "
+            f"at each round's two ends** (the round's start, re-measured, and its last iterate; "
+            f"{cartpole.eval_episodes} episodes each), at most {cartpole.rounds} rounds")  # fmt: skip
+    assert said.replace(" ,", ",") in text
+    assert Budget(cartpole).checks_per_round == 2
+    assert (f"`beyond-linear`: linear policies at lr {linear.ascent_learning_rate}, checked every {linear.eval_every} "
+            f"steps, at most {linear.rounds} rounds") in text and linear.policy_hidden == ()  # fmt: skip
+    early = ", ".join(str(s) for s in swimmer.early_checks[:-1]) + f" and {swimmer.early_checks[-1]}"
+    assert f"**{swimmer.rounds} active rounds** of {swimmer.ascent_steps} steps" in text
+    assert f"the iterates at steps {early} of each round are checked, then every {swimmer.eval_every} steps" in text
+    checks = Budget(swimmer).checks_per_round
+    share = swimmer.rounds * checks * swimmer.num_starts * swimmer.eval_episodes * swimmer.horizon / 10_000_000
+    assert f"({swimmer.eval_episodes} episodes per check, {checks} checks a round, {100 * share:.1f}% in all)" in text
+
+
+def table_rows(text: str, header_start: str) -> dict[str, list[str]]:
+    """The rows of the markdown table whose header line starts with ``header_start``: first cell -> the others."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    rows = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_beyond_md_random_search_tables_are_the_shipped_comparisons():
+    """Every cell of the two same-budget tables, from data/cartpole-budget.jsonl and data/swimmer-budget.jsonl."""
+    section = beyond_section("Random search at the same budget")
+
+    def bold(cell: str) -> str:
+        return cell.replace("**", "")
+
+    cartpole = budget_rows("cartpole-budget.jsonl")
+    rows = table_rows(section, "| seed | best of random (dataset) | PVN `paper` |")
+    columns = ["best of random policies", "PVN paper", "PVN beyond", "ARS V1-t", "ARS V2-t"]
+    for i, method in enumerate(columns):
+        for r in cartpole[method]:
+            cell = bold(rows[str(r["seed"])][i])
+            want = f"{r['fresh_mean']:.1f}" + (f" / {r['fresh_best']:.1f}" if method == "PVN beyond" else "")
+            assert cell == want, (method, r["seed"], cell, want)
+        assert bold(rows["mean"][i]) == f"{np.mean([r['fresh_mean'] for r in cartpole[method]]):.1f}", method
+        steps = [r["env_steps"] / 1e6 for r in cartpole[method]]
+        assert rows["env steps"][i] == f"{min(steps):.2f}-{max(steps):.2f} M", method
+    swimmer = budget_rows("swimmer-budget.jsonl")
+    rows = table_rows(section, "| seed | best of random (dataset) | PVN `budget-10000x1`")
+    columns = ["best of random policies", "PVN budget-10000x1", "PVN beyond", "ARS V1-t", "ARS V2-t"]
+    for i, method in enumerate(columns):
+        for r in swimmer[method]:
+            pair = method.startswith("PVN")
+            want = f"{r['fresh_mean']:.1f}" + (f" / {r['fresh_best']:.1f}" if pair else "")
+            assert rows[str(r["seed"])][i] == want, (method, r["seed"])
+        steps = sorted({r["env_steps"] / 1e6 for r in swimmer[method]})
+        digits = 1 if method == "best of random policies" else 2
+        assert rows["env steps"][i] == f"{steps[-1]:.{digits}f} M", method
+
+
+def test_beyond_md_quotes_the_shipped_swimmer_beyond_run():
+    """data/swimmer-beyond against data/swimmer-wide (zero-shot on the same dataset), from their files."""
+    from pvnviz.runs.files import load_result
+
+    text = " ".join(beyond_section("Swimmer `beyond`").split())
+    beyond = load_result(ROOT / "data" / "swimmer-beyond", "swimmer").traces["fingerprint"].fresh_returns
+    zero = load_result(ROOT / "data" / "swimmer-wide", "swimmer").traces["fingerprint"].fresh_returns
+    said = f"fresh returns per start {', '.join(f'{r:.1f}' for r in beyond)}, mean {beyond.mean():.1f}"
+    assert said in text and ("every start above DDPG's 143" in text) == bool(beyond.min() > 143)
+    assert f"(`data/swimmer-wide`): {', '.join(f'{r:.1f}' for r in zero)}." in text
