@@ -46,7 +46,7 @@ def ascent_figure(
     if baselines:
         values = [v for t in traces.values() for v in (t.true_returns.min(), t.true_returns.max())]
         values += list(baselines.values())
-        notes += _baseline_labels(baselines, min(values), max(values))
+        notes += baseline_labels(baselines, min(values), max(values))
     fig.update_layout(shapes=shapes, annotations=notes)  # at once: fig.add_hline copies every shape per call
     fig.update_yaxes(title_text="true mean return (Monte Carlo)", row=1, col=1)
     title = "Zero-shot gradient ascent through the PVN"
@@ -136,7 +136,7 @@ def _reference_lines(
         line(value, color=theme.BASELINE, dash="dash", width=1)
 
 
-def _baseline_labels(baselines: dict[str, float], low: float, high: float) -> list[dict]:
+def baseline_labels(baselines: dict[str, float], low: float, high: float) -> list[dict]:
     """Baseline names in the right margin at their lines, pushed apart so that none overlaps another."""
     gap = 0.06 * (high - low)  # about one text line on a 440 px figure
     placed: list[float] = []

@@ -18,7 +18,7 @@ from typing import Any
 import plotly.io
 
 
-def _plain(figure: Any) -> dict:
+def plain_json(figure: Any) -> dict:
     """A figure (go.Figure or plotly JSON dict) as plain JSON: lists and numbers, no numpy arrays."""
     if hasattr(figure, "to_plotly_json"):
         figure = figure.to_plotly_json()
@@ -56,7 +56,7 @@ def animation(
     "labels": [...]}``; frame 0's changes are empty."""
     if num_frames < 1:
         raise ValueError("an animation needs at least one frame")
-    first = {name: _plain(fig) for name, fig in build(0).items()}
+    first = {name: plain_json(fig) for name, fig in build(0).items()}
     frames: list[dict] = [{}]
     for t in range(1, num_frames):
         figures = build(t)
@@ -64,7 +64,7 @@ def animation(
             raise ValueError(f"frame {t} draws {sorted(figures)}, the first frame {sorted(first)}")
         frame = {}
         for name, fig in figures.items():
-            fig = _plain(fig)
+            fig = plain_json(fig)
             traces = _trace_changes(first[name].get("data", []), fig.get("data", []))
             layout = _layout_changes(first[name].get("layout", {}), fig.get("layout", {}))
             if traces or layout:
@@ -82,7 +82,7 @@ def changes_animation(first: dict[str, Any], changes: Sequence[dict[str, dict]],
     No figure is built per frame: for hundreds of frames that differ in a few arrays (e.g. one histogram each)."""
     if len(labels) != len(changes) + 1:
         raise ValueError(f"{len(labels)} labels for {len(changes) + 1} frames")
-    plain_first = {name: _plain(fig) for name, fig in first.items()}
+    plain_first = {name: plain_json(fig) for name, fig in first.items()}
     frames = [{}] + [
         {name: {"traces": {str(i): p for i, p in c.get("traces", {}).items()}, "layout": c.get("layout", {})}
          for name, c in change.items()}

@@ -144,7 +144,7 @@ def polytope_figure(exact: ExactView, trained: TrainedPolytopePVN | None = None)
     return theme.style(fig, "Value polytope: every policy as its values (V(s1), V(s2))", height=480)
 
 
-def _quiver(grid: np.ndarray, field: np.ndarray, scale: float) -> tuple[list, list]:
+def quiver_segments(grid: np.ndarray, field: np.ndarray, scale: float) -> tuple[list, list]:
     """Line segments (with None breaks) of arrows at grid points; heads at ±25 degrees."""
     gx, gy = np.meshgrid(grid, grid, indexing="ij")
     x0, y0 = gx.ravel(), gy.ravel()
@@ -221,7 +221,7 @@ def fields_figure(
 
 def _field_trace(grid: np.ndarray, field: np.ndarray, scale: float, color: str, kind: str) -> go.Scatter:
     """The ``kind`` ("exact" or "learned") gradient field as arrows on the grid."""
-    qx, qy = _quiver(grid, field, scale)
+    qx, qy = quiver_segments(grid, field, scale)
     return go.Scatter(
         x=qx,
         y=qy,

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from pvnviz.figures import theme
-from pvnviz.figures.polytope import _quiver, arrow_scale, polytope_outline
+from pvnviz.figures.polytope import arrow_scale, polytope_outline, quiver_segments
 from pvnviz.polytope.experiment import AscentPath, ExactView, LearnedView
 
 
@@ -46,7 +46,7 @@ def ascent_frame(exact: ExactView, learned: LearnedView | None, t: int) -> go.Fi
 
 def _faint_field(exact: ExactView) -> go.Scatter:
     """The exact gradient field, faint, behind the paths on the policy square."""
-    qx, qy = _quiver(exact.grid, exact.field, arrow_scale(exact.grid, exact.field))
+    qx, qy = quiver_segments(exact.grid, exact.field, arrow_scale(exact.grid, exact.field))
     return go.Scatter(
         x=qx,
         y=qy,

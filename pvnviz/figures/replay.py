@@ -133,13 +133,13 @@ def _at(panel, part, label: str, t: int) -> dict:
 def _refill(template: dict, replay: Replay, labels: Sequence[str]) -> dict:
     """``replay_figure(replay, labels, frame=0)`` from the plain figure of another replay of the same structure:
     its points, its panels' titles, and (for a fitted aspect) its ranges."""
-    from pvnviz.figures.frames import _plain
+    from pvnviz.figures.frames import plain_json
 
     fig = {"data": [dict(trace) for trace in template["data"]], "layout": dict(template["layout"])}
     still = _parts(replay, labels, static=True)
     props = [{"x": part.at(0)[:, 0], "y": part.at(0)[:, 1]} for _, part, _ in still]
     props += [_at(*parts, 0) for parts in _parts(replay, labels, static=False)]
-    for trace, new in zip(fig["data"], _plain({"p": props})["p"], strict=True):
+    for trace, new in zip(fig["data"], plain_json({"p": props})["p"], strict=True):
         trace.update(new)
     fig["layout"]["annotations"] = [dict(a, text=text) for a, text in zip(template["layout"]["annotations"], labels)]
     if replay.fit_aspect:

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from pvnviz.figures import theme
-from pvnviz.figures.ascent import _baseline_labels as baseline_labels
+from pvnviz.figures.ascent import baseline_labels
 
 
 @dataclass(frozen=True)
