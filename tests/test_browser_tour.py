@@ -210,3 +210,40 @@ def test_the_tour_fits_its_budget():
     if not _started:
         pytest.skip("the tour did not run")
     assert time.monotonic() - _started[0] < TOUR_SECONDS
+
+
+# The polytope figures' corner names (π=(a?,a?), painted on a canvas by pages/components/canvas_layer.js, which
+# records each label's box): pairs of them less than 2 px apart, and any reaching out of its figure.
+CORNER_CLASHES = """() => {
+  const out = [];
+  for (const plot of document.querySelectorAll('.pvn-poly .js-plotly-plot')) {
+    const title = plot.querySelector('.gtitle')?.textContent;
+    const notes = (plot.pvnNotes ?? []).filter((n) => n.text.startsWith('π='));
+    if (!plot.pvnNotes) out.push(`${title}: no label boxes recorded`);
+    for (const [i, a] of notes.entries()) {
+      if (a.left < 0 || a.left + a.width > plot._fullLayout.width) out.push(`${title}: ${a.text} cut at the side`);
+      for (const b of notes.slice(i + 1)) {
+        if (a.left < b.left + b.width + 2 && b.left < a.left + a.width + 2 && a.top < b.top + b.height + 2
+            && b.top < a.top + a.height + 2) out.push(`${title}: ${a.text} and ${b.text} overlap`);
+      }
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_corner_names_stay_apart_after_random_mdps(server, browser, mode):
+    """Random MDPs put corners of the value polytope close together: their names are placed apart."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{server}/polytope?seed=4" + (f"&{MODES[mode]}" if MODES[mode] else ""))
+    wait_idle(page)
+    clashes = []
+    for draw in range(3):
+        page.get_by_role("button", name="Random MDP").click()
+        wait_idle(page)
+        page.wait_for_function("document.querySelectorAll('.pvn-poly .js-plotly-plot').length >= 3", timeout=60_000)
+        page.wait_for_timeout(500)
+        clashes += [f"random MDP {draw + 1}: {clash}" for clash in page.evaluate(CORNER_CLASHES)]
+    page.close()
+    assert not clashes, clashes

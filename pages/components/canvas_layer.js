@@ -75,9 +75,10 @@ function paint(gd, traces) {
   const ctx = canvas.getContext("2d");
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, w, h);
+  gd.pvnNotes = []; // the text labels painted, {text, left, top, width, height} in figure pixels, apart
   for (const item of traces) {
     if (item.shape || item.note) {
-      paintNote(ctx, full, item);
+      paintNote(ctx, full, item, gd.pvnNotes);
       continue;
     }
     const trace = item;
@@ -184,8 +185,10 @@ function paint(gd, traces) {
   }
 }
 
-function paintNote(ctx, full, { shape, note }) {
-  // A horizontal line across its plot (add_hline's shape) or a text label (an annotation at data coordinates).
+function paintNote(ctx, full, { shape, note }, placed = []) {
+  // A horizontal line across its plot (add_hline's shape) or a text label (an annotation at data coordinates). A
+  // label stays inside the figure and clear of the labels in `placed` (corners of a polytope can be close): it
+  // moves away from its point, a line at a time, and is added to `placed`.
   const item = shape || note;
   const xa = full[(item.xref || "x").split(" ")[0].replace("x", "xaxis")];
   const ya = full[(item.yref || "y").split(" ")[0].replace("y", "yaxis")];
@@ -210,8 +213,13 @@ function paintNote(ctx, full, { shape, note }) {
     const text = String(note.text).replace(/<[^>]+>/g, "");
     const w = ctx.measureText(text).width;
     const h = (font.size || 12) * 1.2;
-    const left = note.xanchor === "left" ? X : X - w / 2;
-    const top = note.yanchor === "top" ? Y + 2 : Y - (note.yshift || 0) - h / 2;
+    const left = Math.min(Math.max(note.xanchor === "left" ? X : X - w / 2, 2), full.width - w - 2);
+    let top = note.yanchor === "top" ? Y + 2 : Y - (note.yshift || 0) - h / 2;
+    const away = (note.yshift || 0) >= 0 ? -1 : 1; // a label above its point moves up, one below it down
+    const clash = (t) => placed.some((p) => left - 2 < p.left + p.width + 2 && p.left - 2 < left + w + 2
+      && t < p.top + p.height + 2 && p.top < t + h + 2);
+    for (let k = 0; clash(top) && k < placed.length * 2; k++) top += away * (h + 3);
+    placed.push({ text, left, top, width: w, height: h });
     if (note.bgcolor) {
       ctx.fillStyle = note.bgcolor;
       ctx.fillRect(left - 2, top, w + 4, h);
