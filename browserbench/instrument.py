@@ -1,4 +1,4 @@
-"""The polytope instrument's input-to-redraw times, for ``python -m pvnviz.bench ui`` (issue 18, item 6).
+"""The polytope instrument's input-to-redraw times, for ``python -m pvnviz.bench ui``.
 
 ``pages/components/polytope.js`` stamps each redraw: ``data-input-to-draw-ms`` is the time from the input event
 (its ``timeStamp``, on the page's ``performance.now()`` clock) to the animation frame after the redraw, once

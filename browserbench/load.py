@@ -14,8 +14,8 @@ ready (as a class finds them, minutes after the server started; how long they to
 - the server process's CPU seconds over that time and its peak memory (``VmHWM``): the workers are other
   processes, so this is what routing and drawing cost;
 - while the queue is full: a new visitor's seconds from navigation to the CartPole page idle with the figures
-  of its first screen drawn (``FIRST_SCREEN_DRAWN``), and a view switch (the replay's start, in the page since
-  issue 18): seconds to its redraw, and to the page idle again after the one server rerun that puts it into the
+  of its first screen drawn (``FIRST_SCREEN_DRAWN``), and a view switch (the replay's start, switched in the
+  page): seconds to its redraw, and to the page idle again after the one server rerun that puts it into the
   URL (against the same switch on the idle server before the runs);
 - Stop's latency: an extra session presses Run, then Stop, with every worker busy; seconds from the click
   to "Run stopped" on its page (since the Stop needs no script run under ``make run``: when the server has taken
@@ -26,7 +26,7 @@ session's (on one seed: "8 sessions with the same seed finish in about one run's
 the whole list K times and prints each ratio's median, since a run's own time varies by seconds between runs here.
 
 ``--baseline DIR`` runs the same on another checkout afterwards (e.g. ``git worktree add /tmp/before
-5c2e71b``), so both numbers are measured the same way on this machine. ``--timeout`` caps each measurement:
+<commit>``), so both numbers are measured the same way on this machine. ``--timeout`` caps each measurement:
 a session without a result by then is printed as ``> T``.
 """
 
@@ -64,7 +64,7 @@ SHOWS_RESULT = (
 )
 # Each page notes the wall-clock time (ms since the epoch) it first shows its result, checked 4 times a second in
 # the page itself: the benchmark's own thread is busy with the new visitor and the Stop session meanwhile, and a
-# result read only after those (as up to commit aef3193) was timed at their end, not at its own.
+# result read only after those would be timed at their end, not at its own.
 WATCH_RESULT = f"""() => {{
   window.__pvnResultAt = null;
   const shows = {SHOWS_RESULT};
@@ -188,7 +188,7 @@ def _while_full(browser, base: str, pages: list, out: LoadResult, timeout_s: flo
         stopper, _ = _open(context, _url(base, 99, steps=50000), timeout_s)
         stopper.get_by_role("button", name="Run with these settings").click()
         stop = stopper.get_by_role("button", name="Leave the queue").or_(stopper.get_by_role("button", name="Stop"))
-        # ("Leave the queue": its label while queued, up to commit adffbea)
+        # ("Leave the queue": its label while queued, on a checkout given as --baseline)
         stop.first.wait_for(timeout=timeout_s * 1000)
         t0 = time.perf_counter()
         stop.first.click()

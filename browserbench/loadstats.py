@@ -1,4 +1,4 @@
-"""What ``python -m pvnviz.bench load`` (``browserbench/load.py``, issue 17) reads and prints: one measurement's
+"""What ``python -m pvnviz.bench load`` (``browserbench/load.py``) reads and prints: one measurement's
 numbers (``LoadResult``), processes' CPU and peak memory from ``/proc``, the report, and the last session's result
 against one session's ("8 sessions with the same seed finish in about one run's time").
 """
@@ -134,7 +134,7 @@ def last_result(result: LoadResult) -> float | None:
 
 def ratios(runs: dict[int, LoadResult]) -> dict[int, float]:
     """{sessions: the last session's result against one session's}, for every session count measured beside one
-    session (on one seed: "8 sessions with the same seed finish in about one run's time", issue 17)."""
+    session (on one seed: "8 sessions with the same seed finish in about one run's time")."""
     one = last_result(runs[1]) if 1 in runs else None
     if not one:
         return {}

@@ -1,4 +1,4 @@
-"""Playback of the browser player (``ui.browser_player``), for ``python -m pvnviz.bench ui`` (issue 18, item 6).
+"""Playback of the browser player (``ui.browser_player``), for ``python -m pvnviz.bench ui``.
 
 For one player on an open page: go to its first frame, press its Play button, and over at most 5 s take the page's
 clock at each finished redraw (the player's ``data-drawn`` counter, which counts finished redraws, not requests):

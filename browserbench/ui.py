@@ -109,8 +109,8 @@ def slider_move(page, label: str) -> float:
 
 
 def _print_instrument(browser, url: str, repeats: int) -> None:
-    """The polytope instrument: input event to redraw, by keyboard and by mouse drag (this checkout only: before
-    issue 18 these controls were Streamlit sliders, measured to an idle page by the lines of earlier notes)."""
+    """The polytope instrument: input event to redraw, by keyboard and by mouse drag (this checkout only: a
+    checkout whose controls are Streamlit sliders has no such stamps)."""
     from browserbench.instrument import drag, keyboard, summary
 
     for name, (control, retrains) in INSTRUMENT.items():
@@ -190,7 +190,7 @@ VIEWS = {  # page -> (player caption, drop-down label) switched in the page
 
 def _print_views(browser, url: str, repeats: int) -> None:
     """The players' view switches (the probing states' axes, the replay's start and PVN): change to redraw.
-    Before issue 18 item 5 each was a Streamlit widget: a server rerun that drew the figures again."""
+    Each switch is drawn in the browser, not by a server rerun that draws the figures again."""
     from browserbench.instrument import summary
     from browserbench.views import switches
 
@@ -214,8 +214,8 @@ def _print_views(browser, url: str, repeats: int) -> None:
 
 
 def _print_playback(browser, url: str, repeats: int) -> None:
-    """Frames a second and server reruns while each browser player plays (this checkout only: the players
-    before issue 18 were server reruns, whose frames the issue counted by hand)."""
+    """Frames a second and server reruns while each browser player plays (this checkout only: a player
+    made of server reruns has no frame stamps to count)."""
     from browserbench.playback import playback
 
     for path, captions in PLAYERS.items():

@@ -1,4 +1,4 @@
-"""The players' view switches, for ``python -m pvnviz.bench ui`` (issue 18, items 5 and 6).
+"""The players' view switches, for ``python -m pvnviz.bench ui``.
 
 ``pages/components/player.js`` stamps each switch of a view (a drop-down above a player: the probing states'
 axes, the replay's start and PVN): ``data-switch-ms`` is the time from the select's change event to the
