@@ -8,9 +8,9 @@
 // the element leaves the page. So the view lives on parentElement and each call redraws it with Plotly.react.
 //
 // A figure is drawn when it comes within half a screen of what the page shows (pvnPlotly.near), at first and for
-// every new figure from Python: a results page of ten figures and three players opened in 1.3 s less of the
-// browser's CPU (4.5-4.8 s instead of 6.0-6.2 s here), and a finished run's page, redrawn in every tab that waited
-// on it, redraws only what each tab shows; a figure it scrolled past is redrawn when the reader comes back near it.
+// every new figure from Python: a results page of ten figures and three players opens without drawing what is
+// below the fold, and a finished run's page, redrawn in every tab that waited on it, redraws only what each tab
+// shows; a figure it scrolled past is redrawn when the reader comes back near it.
 
 const VIEW = Symbol.for("pvn.plotlyView");
 const DEFAULT_HEIGHT = 450; // px, plotly.js's default

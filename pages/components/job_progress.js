@@ -1,14 +1,14 @@
-// A run's progress in the browser (issue 17): its place in the queue or its progress bar and text, and the live
+// A run's progress in the browser: its place in the queue or its progress bar and text, and the live
 // loss chart of Algorithm 2's training (Section 4) on a canvas, read from a small JSON file that the server
 // rewrites as the worker reports (ui/job_progress.py). The page fetches it about once a second: no server rerun
-// while a run waits in line or goes (each costs a tab about 0.4 s of CPU here). Each read asks to wait (`wait=1`):
+// while a run waits in line or goes (each would cost the tab's CPU). Each read asks to wait (`wait=1`):
 // under `make run` the server holds it until the job ends, at most a second (ProgressReads in ui/asgi.py), and the
 // next read goes as soon as one is answered, so the end shows at once; a server that answers at once (`streamlit
 // run app.py`, the file from disk) is read again a second after the last read began. When the job ends, the
 // component sets the trigger "state" to how it ended: the page reruns its job panel and its results, once.
 //
-// Its Stop button needs no server rerun either (issue 17: Stop within a second, however busy the server's script
-// threads are): it POSTs `stopUrl` (the file's URL with this session's stop token), which the middleware takes at
+// Its Stop button needs no server rerun either (Stop within a second, however busy the server's script threads
+// are): it POSTs `stopUrl` (the file's URL with this session's stop token), which the middleware takes at
 // once (ProgressReads), and shows "Run stopped" when that is answered; then it sets the trigger "stop" so the page
 // reruns its job panel (the Run button again). A server without the middleware (`streamlit run app.py`) refuses the
 // POST, and the trigger alone stops the run, in that rerun.

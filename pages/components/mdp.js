@@ -27,10 +27,9 @@
 // arithmetic the worst gradient field here is within 1.6e-13, numpy's within 1.2e-12.
 // tests/test_browser_mdp_js.py checks every function against the Python reference to 1e-9.
 //
-// Timing (headless Chromium 156, 2-core machine): cloud of 5,000 policies (output buffers reused via
-// `out`) + 20x20 field + 100-step ascent take about 0.15-0.25 ms once warm (median of 20 runs; about
-// 0.5-1.5 ms when cloud allocates fresh arrays each time), and 7-21 ms the first time, before the JIT.
-// tests/test_browser_mdp_js.py prints the median and fails above 50 ms.
+// Timing: a cloud of 5,000 policies (output buffers reused via `out`, so no fresh arrays per call) + a 20x20 field
+// + a 100-step ascent fit well inside one frame once warm; tests/test_browser_mdp_js.py prints the median and fails
+// above 50 ms.
 
 const C_GAMMA = 0, C_ONE_MINUS_GAMMA = 1;
 const C_Q = 2; // 4: gamma-free leave probabilities q[s][a] = P(s' != s | s, a) at 2 + 2s + a

@@ -114,9 +114,7 @@ const pvnPlotly = (globalThis.pvnPlotly ??= (() => {
   // Resolves once `el` is within half a screen of what its scroll container shows (at once if it is there): a figure
   // below the fold is drawn when the reader scrolls near it, not while the page opens. Hidden (a collapsed expander,
   // an unselected tab): when it is shown. `cancel` stops waiting (an element that left the page). Half a screen, not
-  // a whole one (up to commit 0df8565): a finished run's result then costs each tab that waited on it one figure
-  // draw less: 0.73 and 0.76 s of its renderer's CPU against 0.89 and 0.96 s, alternating (docs/sharing.md,
-  // "Half a screen ahead").
+  // a whole one: a finished run's result then costs each tab that waited on it one figure draw less.
   const NEAR = "50% 0px";
   function near(el) {
     let io = null;
