@@ -158,3 +158,36 @@ def check(condition: bool, message: str) -> None:
     """Raise ConfigError(message) unless condition holds."""
     if not condition:
         raise ConfigError(message)
+
+
+MAX_LAYERS = 4  # hidden layers of a policy or PVN network (``policy_hidden``, ``pvn_hidden``)
+MAX_LAYER_SIZE = 1024  # units of one hidden layer
+
+
+def _layers_ok(name: str, layers: tuple[int, ...]) -> None:
+    if len(layers) > MAX_LAYERS:
+        raise ConfigError(f"{name} has {len(layers)} layers; use at most {MAX_LAYERS}.")
+    for size in layers:
+        if not 1 <= size <= MAX_LAYER_SIZE:
+            raise ConfigError(f"{name} holds a layer of {size} units; use 1 to {MAX_LAYER_SIZE} per layer.")
+
+
+def _count_shown(value: int) -> str:
+    """An out-of-range count as a message repeats it: whole up to 20 digits, else its first digits and length."""
+    text = f"{value:,}"
+    return text if len(str(abs(value))) <= 20 else f"{str(value)[:12]}... (a number of {len(str(abs(value)))} digits)"
+
+
+def check_limits(config: Any, limits: dict[str, tuple[int, int]]) -> None:
+    """ConfigError naming the first count outside its ``limits`` ({field: (lowest, highest)}), or the first
+    layer of ``policy_hidden`` / ``pvn_hidden`` (where the config has them) beyond ``MAX_LAYERS`` x
+    ``MAX_LAYER_SIZE``. Each experiment's limits stand beside its config."""
+    for name, (low, high) in limits.items():
+        value = getattr(config, name, None)
+        if value is not None and value > high:
+            raise ConfigError(f"{name} is too big: at most {high:,}; got {_count_shown(value)}.")
+        if value is not None and value < low:
+            raise ConfigError(f"{name} must be between {low:,} and {high:,}; got {_count_shown(value)}.")
+    for name in ("policy_hidden", "pvn_hidden"):
+        if hasattr(config, name):
+            _layers_ok(name, tuple(getattr(config, name)))

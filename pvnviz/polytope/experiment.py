@@ -24,11 +24,22 @@ from typing import ClassVar
 
 import numpy as np
 
-from pvnviz.core.configs import check, check_finite, param
+from pvnviz.core.configs import check, check_finite, check_limits, param
 from pvnviz.core.progress import ProgressFn, Report, Stage, no_progress
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.tiny_mlp import TinyMLP, train_rmsprop
-from pvnviz.runs.sizing import POLYTOPE_LIMITS, check_limits
+
+# (lowest, highest) of every count of ``PolytopeConfig``, for the CLI, the page and the URL alike
+POLYTOPE_LIMITS: dict[str, tuple[int, int]] = {
+    "num_policies": (2, 100_000),
+    "hidden_size": (1, 1024),
+    "train_steps": (1, 1_000_000),
+    "batch_size": (1, 65_536),
+    "log_every": (1, 1_000_000),
+    "ascent_steps": (0, 100_000),
+    "grid_size": (1, 200),
+    "num_polytope_points": (10, 1_000_000),
+}
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,12 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from pvnviz.core.configs import ConfigError, check, check_finite, param
+from pvnviz.core.configs import ConfigError, check, check_finite, check_limits, param
 from pvnviz.core.fingerprint import PROBE_INITS
 from pvnviz.core.policies import PolicyArch
 from pvnviz.core.pvn import INPUT_MODES
 from pvnviz.envs.registry import ENVIRONMENTS, get_env
-from pvnviz.runs.sizing import check_limits
+from pvnviz.runs.sizing import LIMITS
 
 START_FROM = ("random", "dataset")  # where Algorithm 3's ascent starts (ExperimentConfig.start_from)
 
@@ -81,7 +81,7 @@ class ExperimentConfig:
 
     def __post_init__(self) -> None:
         check_finite(self)
-        check_limits(self)  # every count and layer size within pvnviz.runs.sizing.LIMITS
+        check_limits(self, LIMITS)  # every count and layer size within pvnviz.runs.sizing.LIMITS
         check(self.env in ENVIRONMENTS, f"env must be one of {', '.join(ENVIRONMENTS)}; got {self.env!r}.")
         for name in (
             "num_policies",

@@ -21,7 +21,8 @@ from typing import Any
 
 from pvnviz.core.configs import ConfigError
 
-# (lowest, highest) of every count of an experiment config; layer sizes apply per layer
+# (lowest, highest) of every count of an experiment config (``pvnviz.core.configs.check_limits``; layer sizes
+# apply per layer, within ``pvnviz.core.configs.MAX_LAYERS`` x ``MAX_LAYER_SIZE``)
 LIMITS: dict[str, tuple[int, int]] = {
     "num_policies": (1, 10_000_000),
     "num_episodes": (1, 100_000),
@@ -40,18 +41,6 @@ LIMITS: dict[str, tuple[int, int]] = {
     "round_train_steps": (1, 1_000_000),
     "round_perturbations": (0, 1000),
     "fresh_episodes": (0, 100_000),
-}
-MAX_LAYERS = 4
-MAX_LAYER_SIZE = 1024
-POLYTOPE_LIMITS: dict[str, tuple[int, int]] = {
-    "num_policies": (2, 100_000),
-    "hidden_size": (1, 1024),
-    "train_steps": (1, 1_000_000),
-    "batch_size": (1, 65_536),
-    "log_every": (1, 1_000_000),
-    "ascent_steps": (0, 100_000),
-    "grid_size": (1, 200),
-    "num_polytope_points": (10, 1_000_000),
 }
 
 # Measured rates (this project's 2-core reference machine, one process). Each environment's own rates,
@@ -91,33 +80,6 @@ def format_seconds(s: float) -> str:
     if s < 2 * 86400:
         return f"{s / 3600:.1f} h"
     return f"{s / 86400:.0f} days"
-
-
-def _layers_ok(name: str, layers: tuple[int, ...]) -> None:
-    if len(layers) > MAX_LAYERS:
-        raise ConfigError(f"{name} has {len(layers)} layers; use at most {MAX_LAYERS}.")
-    for size in layers:
-        if not 1 <= size <= MAX_LAYER_SIZE:
-            raise ConfigError(f"{name} holds a layer of {size} units; use 1 to {MAX_LAYER_SIZE} per layer.")
-
-
-def _shown(value: int) -> str:
-    """An out-of-range count as a message repeats it: whole up to 20 digits, else its first digits and length."""
-    text = f"{value:,}"
-    return text if len(str(abs(value))) <= 20 else f"{str(value)[:12]}... (a number of {len(str(abs(value)))} digits)"
-
-
-def check_limits(config: Any, limits: dict[str, tuple[int, int]] | None = None) -> None:
-    """ConfigError naming the first count or layer size outside its limits (``LIMITS`` by default)."""
-    for name, (low, high) in (LIMITS if limits is None else limits).items():
-        value = getattr(config, name, None)
-        if value is not None and value > high:
-            raise ConfigError(f"{name} is too big: at most {high:,}; got {_shown(value)}.")
-        if value is not None and value < low:
-            raise ConfigError(f"{name} must be between {low:,} and {high:,}; got {_shown(value)}.")
-    for name in ("policy_hidden", "pvn_hidden"):
-        if hasattr(config, name):
-            _layers_ok(name, tuple(getattr(config, name)))
 
 
 def _mlp_params(sizes: list[int]) -> int:
