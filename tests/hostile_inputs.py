@@ -1,4 +1,4 @@
-"""Hostile run zips and run folders (issue 17), built byte by byte so that their headers can lie.
+"""Hostile run zips and run folders, built byte by byte so that their headers can lie.
 
 Every input starts from the shipped run ``data/cartpole-quick`` and changes one thing. Zips are written
 here by hand (``raw_zip``): local headers, central directory and end record, each member stating the size
@@ -119,7 +119,7 @@ def _entry(name: str, raw: bytes, stated_size: int, mode: int = 0o100644) -> tup
 
 
 def bad_zips() -> dict[str, tuple[bytes, str]]:
-    """Every hostile upload of issue 17 as (zip bytes, a phrase its refusal must hold)."""
+    """Every hostile upload as (zip bytes, a phrase its refusal must hold)."""
     three_gib = npy_header((3 * 2**20, 256))  # float32: exactly 3 GiB
     declares_3_gib = _entry("params.npy", deflate_zeros(three_gib, 3072), len(three_gib) + 3 * 2**30)
     small = npy_header((300, 34))

@@ -345,7 +345,7 @@ def test_projector_toggle_enlarges_fonts_and_lines():
 
 
 def test_validation_policies_switch_in_the_browser():
-    """Issue 18, item 5: every validation policy's return distribution is sent once, to a browser player."""
+    """Every validation policy's return distribution is sent once, to a browser player."""
     at = open_page("pages/cartpole.py")
     val = players(at)["cartpole_val"]
     labels = val["animation"]["labels"]
@@ -464,7 +464,7 @@ def test_run_refuses_settings_over_the_live_budget_and_says_what_to_lower(monkey
 
 
 def test_the_replay_start_shown_is_always_in_the_url():
-    """Issue 18, item 5: the opening start is written too, so a copied link opens the start on screen; the
+    """The opening start is written to the URL too, so a copied link opens the start on screen; the
     player opens on the link's start and PVN, and a start this result does not have is named."""
     at = open_link({}, clean=False)
     replay = players(at)["cartpole_replay"]

@@ -1,5 +1,5 @@
 """A run as one zip file (``pvnviz.runs.archive``): a round trip keeps every array; damaged, foreign and hostile
-zips are refused with a message naming what is wrong and no server path (issue 17, items 4 and 5).
+zips are refused with a message naming what is wrong and no server path.
 
 The hostile zips are ``tests/hostile_inputs.py``'s (the same files in a run folder: tests/test_files.py; an
 upload through the page: tests/test_app_cartpole.py). The memory opening one takes is measured in a fresh

@@ -154,8 +154,8 @@ def test_a_copied_url_reproduces_every_input_in_a_fresh_context(server, browser)
 
 
 def test_an_old_link_opens_its_preset_by_id_and_back_returns_to_it(server, browser):
-    """Links held the preset's label until issue 19: such a link opens its preset and the URL then holds the id;
-    after another preset is chosen, the browser's Back button brings the linked one back."""
+    """A link that holds the preset's label (as links did before they held ids) opens its preset and the URL then
+    holds the id; after another preset is chosen, the browser's Back button brings the linked one back."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(f"{server}/cartpole?seed=0&cartpole_preset=Quick")
     wait_idle(page)

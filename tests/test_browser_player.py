@@ -1,4 +1,4 @@
-"""The teaching player and the polytope's links in a real browser (issue 7, items 3 and 4).
+"""The teaching player and the polytope's links in a real browser.
 
 Playwright drives Debian's Chromium against `streamlit run app.py` (the server fixture of test_browser.py):
 arrow keys and the step buttons move the ascent one iterate, Space plays and pauses, the selected iterate is

@@ -1,4 +1,4 @@
-"""The polytope instrument in a real browser (issue 18, items 2 and 7).
+"""The polytope instrument in a real browser.
 
 Playwright drives Debian's Chromium against `streamlit run app.py` (the server fixture of conftest): dragging the
 discount redraws the exact views on every input event before the mouse is released, with no server rerun; the

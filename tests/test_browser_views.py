@@ -1,4 +1,4 @@
-"""The CartPole page's view controls switch in the browser (issue 18, item 5), in a real Chromium.
+"""The CartPole page's view controls switch in the browser, in a real Chromium.
 
 The probing states' axes: the page projects the snapshots it was sent once, and what it draws equals
 ``figures.experiment.probes_animation`` for those axes (traces, bounds, axis titles and ranges) at the frame

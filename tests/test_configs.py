@@ -1,5 +1,5 @@
 """The configs' shared checks (``pvnviz.core.configs``): inf and nan are refused, naming the setting, in every
-config and through ``apply_overrides`` (issue 10, item 5)."""
+config and through ``apply_overrides``."""
 
 import math
 

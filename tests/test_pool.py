@@ -71,8 +71,8 @@ def pool():
 def busy_cores():
     """One process per core spinning at full speed, at the server's priority: every core of this machine busy.
 
-    Started only once a job trains: against them a run worker gets about a tenth of a core (1.5% at nice 19, up to
-    commit b4428ee), so a job started under them may take minutes to reach training (this failed in CI)."""
+    Started only once a job trains: against them a run worker gets a small share of a core (less still at a
+    higher nice), so a job started under them may take minutes to reach training."""
     spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
     try:
         yield

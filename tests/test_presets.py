@@ -5,7 +5,7 @@ import pytest
 
 from pvnviz.runs.presets import LINK_LABELS_BEFORE_IDS, PRESET_LABELS, PRESETS, preset_from_link, preset_label
 
-# What the pages' links held before they held ids (the pages' PRESET_NAMES, until issue 19), written out here
+# What the pages' links held before they held ids (the pages' PRESET_NAMES: labels), written out here
 # rather than read from the module: a link made then must open the same preset whatever the module says now.
 OLD_LINKS = {
     "cartpole": {
@@ -52,7 +52,7 @@ def test_an_environment_without_labels_shows_its_ids():
 
 
 def test_labels_say_what_the_presets_run():
-    """The Swimmer beyond label said 6 active rounds while the preset ran 10 (issue 19)."""
+    """Each preset's label states what it runs (e.g. the Swimmer beyond preset's active rounds)."""
     swimmer = PRESETS["swimmer"]["beyond"]()
     assert f"{swimmer.rounds} active rounds" in preset_label("swimmer", "beyond")
     assert f"{swimmer.num_policies:,} x {swimmer.num_episodes}" in preset_label("swimmer", "beyond")

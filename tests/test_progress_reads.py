@@ -117,7 +117,8 @@ def test_a_read_that_waits_is_answered_as_soon_as_the_job_ends(progress_files, m
 
 def test_a_read_that_waits_on_a_going_job_is_answered_after_the_hold(progress_files, monkeypatch):
     """While the job goes, a held read is answered after HOLD with the progress of that moment (a page reads about
-    once a second either way); a read without ``wait`` (a page loaded before 8df4091) is answered at once."""
+    once a second either way); a read without ``wait`` (a page whose component does not ask to wait) is answered
+    at once."""
     monkeypatch.setattr(asgi, "HOLD", 0.6)
     writer, jobs, _ = progress_files
     name, _ = writer.watch(QUEUED)

@@ -60,7 +60,7 @@ def test_a_live_run_s_reports_rise_from_zero_to_one_over_all_its_stages():
     assert shares[-1] == pytest.approx(1.0) and shares[0] < 0.5
     stages = [report.stage for _, _, report in reports]
     assert {Stage.TRAIN_PVN, Stage.ASCENT, Stage.REPLAYS} <= set(stages) and stages[-1] is Stage.REPLAYS
-    # the per-stage shares restart (what the bar used to show); the run's share does not
+    # the per-stage shares restart; the run's share does not
     per_stage = [done / total for done, total, _ in reports]
     assert per_stage != sorted(per_stage)
     plan = run_plan(config)

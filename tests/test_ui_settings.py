@@ -11,7 +11,8 @@ pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `m
 
 QUICK = PRESETS["cartpole"]["quick"]()
 PAPER = PRESETS["cartpole"]["paper"]()
-OLD_SWIMMER_BEYOND = "Beyond zero-shot: 10,000 x 1, best-policy starts, 6 active rounds"  # its label until issue 19
+# a label that links held before they held ids
+OLD_SWIMMER_BEYOND = "Beyond zero-shot: 10,000 x 1, best-policy starts, 6 active rounds"
 
 
 def _in_url(at: AppTest, key: str) -> str | None:
