@@ -12,10 +12,10 @@ import pytest
 import ray
 
 from pvnviz.core.policies import PolicyArch
-from pvnviz.runs.collect_ray import RayExecutor, connect
 from pvnviz.runs.collection import Plan, collect_chunk, collect_plan
 from pvnviz.runs.dataset import PolicyDataset
 from pvnviz.runs.store import chunks_dir, staging_dir
+from pvnviz.workers.collect_ray import RayExecutor, connect
 
 pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
 

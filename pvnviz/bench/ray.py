@@ -42,7 +42,7 @@ def bench_ray(num_policies: int = 16, num_episodes: int = 50, horizon: int = 200
     """Env-steps/s locally and on Ray with 1 and 2 workers; Ray's seconds of overhead per chunk."""
     import ray
 
-    from pvnviz.runs.collect_ray import RayExecutor, connect
+    from pvnviz.workers.collect_ray import RayExecutor, connect
 
     arch = PolicyArch(8, 2, (30,), False)
     plan = Plan("swimmer", arch, num_policies, num_episodes, horizon, entropy=0, chunk_policies=chunk_policies)

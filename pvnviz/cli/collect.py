@@ -143,7 +143,7 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
         stored = store.stored_chunk_policies() if args.resume else None
         chunk_policies = stored or default_chunk_policies(config.num_episodes, config.horizon)
     if args.backend == "ray":
-        from pvnviz.runs.collect_ray import RayExecutor, connect
+        from pvnviz.workers.collect_ray import RayExecutor, connect
 
         executor = RayExecutor(args.address, num_cpus=args.cpus_per_task)
         executor.started = connect(args.address)  # fail (one line) before the progress bar; shut down at the end

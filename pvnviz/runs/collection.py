@@ -6,7 +6,7 @@ and the chunks are joined. Every random number belongs to one policy, never to a
 policy k draws its Glorot weights, its B initial states and (CartPole) the seeds of its
 episodes' action samplers from ``SeedSequence(entropy, spawn_key=(k,))``. So a dataset
 is bit-identical for 1 or 1,000 chunks, in one process (``LocalExecutor``) or spread
-over a Ray cluster (``pvnviz.runs.collect_ray``).
+over a Ray cluster (``pvnviz.workers.collect_ray``).
 
 CartPole's softmax policies sample an action at every step. Each episode carries its own
 64-bit LCG (Knuth's MMIX constants; the action uses the top 53 bits as a uniform in

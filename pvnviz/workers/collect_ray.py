@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pvnviz.runs.collection import Chunk, ChunkSpec, collect_chunk
-from pvnviz.workers.ray_cluster import connect_cluster, package_dir  # noqa: F401 - package_dir: kept importable here
+from pvnviz.workers.ray_cluster import connect_cluster
 
 ChunkTask = Callable[[ChunkSpec, int], Chunk]
 
