@@ -56,8 +56,8 @@ from pvnviz.workers.pool import default_workers
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = "live run of these settings"
 # Whether a page shows its result: a native query over the captions. Not playwright's get_by_text, whose walk over
-# every text node (thousands in the figures' SVG), 4 times a second in each of 8 tabs, took about half of a core
-# of the 2 this benchmark shares with the server and its workers: the app's numbers then measured the benchmark.
+# every text node (thousands in the figures' SVG), 4 times a second in each of 8 tabs, takes a large share of the
+# cores this benchmark shares with the server and its workers: the app's numbers would then measure the benchmark.
 SHOWS_RESULT = (
     "() => [...document.querySelectorAll(\"[data-testid='stCaptionContainer']\")]"
     f".some((e) => e.textContent.includes({RESULT!r}))"

@@ -215,7 +215,7 @@ def test_a_folder_whose_config_is_not_json_is_refused_as_damaged(tmp_path):
 
 
 def test_runs_without_fresh_fields_still_load(runs, tmp_path):
-    """A run saved before Algorithm 3's chosen iterates were re-measured (no ``fresh_returns``) opens without them."""
+    """A run without Algorithm 3's re-measured chosen iterates (no ``fresh_returns``) opens without them."""
     folder = tmp_path / "run"
     shutil.copytree(runs["good"], folder)
     assert load_result(folder, "cartpole").traces["fingerprint"].fresh_returns is not None  # this run has them

@@ -1,7 +1,7 @@
 """Work sized before it starts (``pvnviz.runs.sizing``): estimates, limits, refusals before any work.
 
 References: the estimates are checked against runs' own measured seconds (the shipped runs' summary.json)
-and against tracemalloc's peak of a real rollout; the refusals against the settings the issue found.
+and against tracemalloc's peak of a real rollout; the refusals against settings that would exhaust memory or time.
 """
 
 import dataclasses
@@ -62,7 +62,7 @@ def test_the_issues_oversized_settings_are_refused_before_work():
         ExperimentConfig(), train_steps=50_000, batch_size=1024, num_probes=200, num_bins=201
     )
     est = sizing.estimate(long_training)
-    assert 30 * 60 < est.parts["train"] / 2 < 150 * 60  # the issue measured about 72 min per input
+    assert 30 * 60 < est.parts["train"] / 2 < 150 * 60  # such a training run takes about an hour per input
     with pytest.raises(ConfigError, match="train_steps"):
         sizing.check_budget(long_training, 120)
     for preset in ("quick",):
@@ -128,7 +128,7 @@ def _busy_ticks() -> int:
 def _wait_until_quiet(timeout: float = 90.0) -> None:
     """Wait (at most ``timeout`` s) until no other process used more than a tenth of a core for half a second.
     On this 2-vCPU machine a busy sibling (a worker an earlier page test left finishing its replays) doubles the
-    CPU time of the run measured below, which made the check fail although the estimate had not changed."""
+    CPU time of the run measured below, and would fail the check with the estimate unchanged."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         before = _busy_ticks()
