@@ -2,7 +2,7 @@
 
 // ---- a canvas under plotly's SVG for the thousands of points and arrows --------------------------------------
 // Plotly redraws every SVG point (or a software-WebGL scene) on each update: 5,000 cloud points and three
-// 400-arrow fields took most of a redraw. Traces whose meta is in LAYERED are painted on a canvas below the plot
+// 400-arrow fields would take most of a redraw. Traces whose meta is in LAYERED are painted on a canvas below the plot
 // (the plot's background made transparent) in plotly's own axis coordinates; their plotly traces keep only a
 // NaN point, for the legend and the colour bar. The modebar's download draws the whole figure with plotly.
 
