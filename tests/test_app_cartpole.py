@@ -511,7 +511,7 @@ def test_the_page_lists_and_refuses_a_run_holding_a_fifo(fifo_runs, monkeypatch)
 
 def test_the_shipped_budget_comparison_is_drawn_on_the_cartpole_page():
     """Seeds 10-14 of `python -m pvnviz.cli.compare`, every method at a comparable budget, on the page."""
-    from pvnviz.cli.compare import load_rows
+    from pvnviz.baselines.compare import load_rows
 
     rows = load_rows(Path(__file__).resolve().parents[1] / "data" / "cartpole-budget.jsonl")
     methods = {r["method"] for r in rows}

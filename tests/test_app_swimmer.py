@@ -49,7 +49,7 @@ def test_swimmer_replay_opens_on_the_best_start():
 
 def test_the_shipped_swimmer_comparison_is_drawn_on_the_swimmer_page():
     """Seeds 40-41 of `python -m pvnviz.cli.compare --env swimmer`: ARS gets the larger PVN budget, no more."""
-    from pvnviz.cli.compare import load_rows
+    from pvnviz.baselines.compare import load_rows
 
     rows = load_rows(Path(__file__).resolve().parents[1] / "data" / "swimmer-budget.jsonl")
     methods = {r["method"] for r in rows}

@@ -7,7 +7,7 @@ import pytest
 
 
 def test_a_damaged_comparison_file_names_its_line(tmp_path):
-    from pvnviz.cli.compare import load_rows
+    from pvnviz.baselines.compare import load_rows
 
     path = tmp_path / "rows.jsonl"
     path.write_text('{"method": "A", "seed": 1, "env_steps": 5, "fresh_mean": 1.0}\n{"method": "B"}\n')

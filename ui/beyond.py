@@ -69,8 +69,8 @@ def _disagreement(result: ExperimentResult, mode: str, trace, column) -> None:
 
 
 def render_budget(name: str, text: str, env_title: str, y_range: tuple | None) -> None:
-    """The shipped same-budget comparison ``data/<name>`` (``python -m pvnviz.cli.compare``), with its explanation."""
-    from pvnviz.cli.compare import load_rows
+    """The shipped same-budget comparison ``data/<name>`` (``pvnviz.baselines.compare``), with its explanation."""
+    from pvnviz.baselines.compare import load_rows
     from pvnviz.figures.beyond import budget_figure
     from pvnviz.runs.store import REPO_ROOT
 

@@ -91,7 +91,7 @@ def budget_figure(
 ) -> go.Figure:
     """Fresh-episode return of each method's final policy against the environment steps it spent.
 
-    ``rows`` are ``pvnviz.cli.compare.compare`` rows: method, seed, env_steps, fresh_mean. ``y_range`` None: fit.
+    ``rows`` are ``pvnviz.baselines.compare.compare`` rows: method, seed, env_steps, fresh_mean. ``y_range`` None: fit.
     """
     fig = go.Figure()
     for method in dict.fromkeys(r["method"] for r in rows):
