@@ -23,12 +23,20 @@ def test_bench_cli_rejects_unknown_benchmarks(capsys):
 
 
 def test_bench_subcommands_refuse_bad_numbers_in_one_line(capsys):
-    for argv in (["swimmer", "--num-policies", "0"], ["ray", "--horizon", "-1"], ["ui", "--repeats", "0"],
+    for argv in (["swimmer", "--num-policies", "0"], ["ray", "--horizon", "-1"],
                  ["cartpole", "--seed", "-2"], ["swimmer", "--num-episodes", "two"]):  # fmt: skip
         with pytest.raises(SystemExit) as exit_info:
             main(argv)
         assert exit_info.value.code == 2, argv
         err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "error: argument --" in err, (argv, err)
+
+
+def test_browser_benchmarks_run_as_their_own_program_and_refuse_bad_numbers_in_one_line(capfd):
+    """``bench ui|load|redraw`` hand over to ``python -m browserbench`` (a child process): its status and one line."""
+    for argv in (["ui", "--repeats", "0"], ["load", "--sessions", "0"], ["redraw", "--events", "0"]):
+        assert main(argv) == 2, argv
+        err = capfd.readouterr().err
         assert len(err.strip().splitlines()) == 1 and "error: argument --" in err, (argv, err)
 
 

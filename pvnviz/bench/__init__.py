@@ -13,7 +13,9 @@ the measurement; nothing here passes or fails). One module per benchmark:
   top-level package ``browserbench`` (with its harness, ``browserbench.browser``, which the browser tests share),
   and run from the repository's root: ``ui`` the pages' input-to-redraw, playback and first-open times; ``load``
   N Chromium sessions pressing Run at once on one server (the job queue and its workers); ``redraw`` plotly.js
-  redraws in the browser after an ``input`` event (the plotly components, ui/components.py).
+  redraws in the browser after an ``input`` event (the plotly components, ui/components.py). This command runs
+  them as the program ``python -m browserbench`` in a child process: ``pvnviz`` never imports ``browserbench``
+  (which imports ``pvnviz``).
 
 Bad numbers on the command line print one line on stderr and exit with status 2.
 """
@@ -21,6 +23,8 @@ Bad numbers on the command line print one line on stderr and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import subprocess
 import sys
 
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
@@ -43,16 +47,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _browser_benchmark(which: str, rest: list[str]) -> int:
-    """``ui``, ``load`` or ``redraw`` (not in "all": each starts a server and Chromium) from ``browserbench``."""
-    try:
-        from browserbench import load, redraw, ui  # none imports Playwright before it runs
-    except ModuleNotFoundError as error:
-        if error.name != "browserbench":
-            raise
+    """``ui``, ``load`` or ``redraw`` (not in "all": each starts a server and Chromium): ``python -m browserbench``
+    in a child process, its exit status returned (2 for bad input, its one line on stderr)."""
+    if importlib.util.find_spec("browserbench") is None:  # found, not imported
         where = "run it from the repository's root, where browserbench/ is"
         print(f"python -m pvnviz.bench {which}: error: {where}", file=sys.stderr)
         return 2
-    return {"ui": ui, "load": load, "redraw": redraw}[which].main(rest)
+    return subprocess.call([sys.executable, "-m", "browserbench", which, *rest])
 
 
 def _run(args: argparse.Namespace, rest: list[str]) -> int:
