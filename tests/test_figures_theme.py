@@ -51,3 +51,10 @@ def test_projector_leaves_room_for_panel_titles_under_the_title():
     title_block = lines * theme.TITLE_LINE * big["title"]["font"]["size"]
     panel_titles = theme.TITLE_LINE * big["annotations"][0]["font"]["size"]
     assert big["margin"]["t"] >= title_block + 2 * panel_titles
+
+
+def test_a_wide_figure_keeps_longer_projector_title_lines():
+    fig = go.Figure()
+    theme.style(fig, "Fig. 1: a Policy Evaluation Network with network fingerprinting", wide=True)
+    lines = theme.projector(fig).layout.title.text.split("<br>")
+    assert len(lines) == 2 and max(map(len, lines)) > theme.TITLE_CHARS / theme.PROJECTOR_SCALE

@@ -52,7 +52,7 @@ def ascent_figure(
     title = "Zero-shot gradient ascent through the PVN"
     if baseline_source:
         title += f" (dashed grey: {baseline_source})"
-    theme.style(fig, title, height=440)
+    theme.style(fig, title, height=440, wide=True)
     if baselines:
         fig.update_layout(margin=dict(r=90))  # room for the baseline names
     return fig

@@ -108,4 +108,4 @@ def budget_figure(
         )
     fig.update_xaxes(title="environment steps spent (dataset + checks, or ARS rollouts)")
     fig.update_yaxes(title="return on fresh episodes", range=None if y_range is None else list(y_range))
-    return style(fig, f"{env_title}: the same environment-step budget for every method")
+    return style(fig, f"{env_title}: the same environment-step budget for every method", wide=True)

@@ -67,6 +67,6 @@ def pvn_diagram(num_bins: int = 9) -> go.Figure:
     )
     fig.update_xaxes(visible=False, range=[0, 10])
     fig.update_yaxes(visible=False, range=[0, 4])
-    theme.style(fig, "Fig. 1: a Policy Evaluation Network with network fingerprinting", height=330)
+    theme.style(fig, "Fig. 1: a Policy Evaluation Network with network fingerprinting", height=330, wide=True)
     fig.update_layout(showlegend=False, margin=dict(l=10, r=10, t=50, b=10))
     return fig

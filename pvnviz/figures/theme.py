@@ -44,8 +44,9 @@ def wrap_title(text: str, chars: int) -> list[str]:
 
 def projector(fig: go.Figure, scale: float = PROJECTOR_SCALE) -> go.Figure:
     """The figure for a lecture-hall projector: fonts (title, axis titles, tick labels, legend, annotations),
-    marker sizes and line widths times ``scale`` (in place); the title wrapped to lines that fit the narrowest
-    figure of a page, the top margin and height grown to hold them.
+    marker sizes and line widths times ``scale`` (in place); the title wrapped to lines that fit the figure's
+    width on the narrowest page (half of it, or all of it for a ``style(wide=True)`` figure), the top margin and
+    height grown to hold them.
 
     Applies to the layout, every trace and every animation frame's traces, so a builder needs no
     parameter of its own; the pages call it when the sidebar's projector toggle is on.
@@ -64,7 +65,8 @@ def projector(fig: go.Figure, scale: float = PROJECTOR_SCALE) -> go.Figure:
 
     size = (fig.layout.font.size or FONT["size"]) * scale
     title_px = TITLE_PX * scale
-    lines = wrap_title(fig.layout.title.text or "", int(TITLE_CHARS / scale))
+    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+    lines = wrap_title(fig.layout.title.text or "", int(meta.get("title_chars", TITLE_CHARS) / scale))
     fig.update_layout(
         font=dict(size=size),
         title=dict(text="<br>".join(lines), font=dict(size=title_px)),
@@ -95,9 +97,11 @@ def projector(fig: go.Figure, scale: float = PROJECTOR_SCALE) -> go.Figure:
 pio.templates.default = "plotly_white"
 
 
-def style(fig, title: str, height: int = 420):
-    """Common layout: title, white background (the default template, above), legend on top."""
+def style(fig, title: str, height: int = 420, wide: bool = False):
+    """Common layout: title, white background (the default template, above), legend on top. ``wide``: the page draws
+    the figure across its whole width, so a projector title line holds twice as much (``projector``)."""
     fig.update_layout(
+        meta={"title_chars": TITLE_CHARS * (2 if wide else 1)},
         title=dict(text=title, x=0.01),
         height=height,
         margin=dict(l=60, r=20, t=60, b=40),
