@@ -6,6 +6,11 @@ dotted name under ``pvnviz``, ``ui`` or ``browserbench`` must be a module (found
 which imports only the packages on the way) or a name defined at the top of one; every relative link must reach
 a file, and its ``#anchor`` a heading there. The README stays a front door (under 150 lines, linking every page
 of docs/), and docs/architecture.md is what ``make layout`` writes from the sources now.
+
+A docs page is what holds now, not how it came to be: none is over 300 lines, none names an issue number or a
+commit hash (git keeps the history), and every figure on the measurement pages (speed.md, sharing.md) comes
+with the ``python -m pvnviz.bench`` command that prints it (a command the benchmarks' parser takes), or, for a
+limit the code sets, the file or constant that sets it.
 """
 
 from __future__ import annotations
@@ -21,6 +26,19 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 README_MAX_LINES = 150
+PAGE_MAX_LINES = 300
+# Pages another engineer is turning into current-state pages (results.md, beyond.md), and the generated map.
+HISTORY_EXEMPT = {"results.md", "beyond.md", "architecture.md"}
+MEASURED = ("speed.md", "sharing.md")  # pages of measured figures: each section names its benchmark command
+PAGES = sorted((ROOT / "docs").glob("*.md"))
+
+ISSUE_REF = re.compile(r"\bissues?\s*#?\d+", re.I)
+# A commit-like hash: 7-40 hex digits with at least one digit and one letter (so no plain number or word).
+COMMIT = re.compile(r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])")
+# A measured figure: a number with a unit of time, rate, size or a ratio ("12 ms", "1.5 s", "4 MB", "1.27 times").
+FIGURE = re.compile(r"\b\d[\d,.]*\s?(?:ms|s|MB|GB|kB|times|x|fps|frames a second|env-steps/s)\b")
+CONSTANT = re.compile(r"`[A-Z][A-Z0-9_]{2,}`|`[a-zA-Z]+\.[a-zA-Z]+ = [^`]+`")  # `MAX_BYTES`, `maxUploadSize = 50`
+BENCH_COMMAND = re.compile(r"python -m pvnviz\.bench ([^`\n]*)")
 
 # A repository path: one of these folders, a slash, then path characters (globs and placeholders allowed).
 PATH = re.compile(r"(?<![\w./~-])(?:pvnviz|pages|ui|browserbench|tests|data|scripts|docs)/[\w.*/-]*")
@@ -154,3 +172,94 @@ def test_the_checks_catch_what_does_not_exist():
     assert missing_paths(text) == ["browserbench/nothing.py", "data/*-nothing.jsonl", "pvnviz/run_checks.py"]
     assert unknown_modules(text) == ["browserbench.nothing", "pvnviz.runs.checks", "pvnviz.runs.pipeline.no_such_name"]
     assert broken_links(text, doc) == ["nope.md", "beyond.md#no-such-section"]
+
+
+def history(text: str) -> list[str]:
+    """Every issue number and commit-like hash the text names."""
+    return ISSUE_REF.findall(text) + COMMIT.findall(text)
+
+
+def sections(text: str) -> list[tuple[str, str]]:
+    """The page's ``##``/``###`` sections as (heading, body); the text before the first heading is ``""``."""
+    parts = re.split(r"^(#{2,3} .+)$", text, flags=re.M)
+    return [("", parts[0])] + list(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def unsourced_figures(text: str) -> list[str]:
+    """The lines that state a figure with nothing to re-derive it: no ``python -m pvnviz.bench`` command in their
+    section, and no code on the line itself (a repository path, or an UPPER_CASE constant, that sets or tests it)."""
+    unsourced = []
+    for _, body in sections(text):
+        if BENCH_COMMAND.search(body):
+            continue
+        for line in body.splitlines():
+            if FIGURE.search(line) and not (PATH.search(line) or CONSTANT.search(line)):
+                unsourced.append(line.strip())
+    return unsourced
+
+
+def bad_bench_commands(text: str) -> list[str]:
+    """Every ``python -m pvnviz.bench ...`` command the text names that the benchmarks refuse: an unknown
+    benchmark, or ``load`` flags its own parser does not take (parsed by that parser, nothing measured)."""
+    from unittest import mock
+
+    from browserbench import load
+    from pvnviz.bench import BENCHMARKS
+
+    class Parsed(Exception):
+        pass
+
+    parse_args = load.OneLineParser.parse_args
+
+    def parse_only(self, args=None, namespace=None):
+        parse_args(self, args, namespace)
+        raise Parsed
+
+    bad = []
+    for command in BENCH_COMMAND.findall(text):
+        words = command.split("#")[0].split()
+        if not words or words[0] not in BENCHMARKS:
+            bad.append(command)
+        elif words[0] == "load":
+            with mock.patch.object(load.OneLineParser, "parse_args", parse_only), mock.patch("sys.stderr"):
+                try:
+                    load.main(words[1:])
+                except Parsed:
+                    continue
+                except SystemExit:
+                    pass
+            bad.append(command)
+    return bad
+
+
+@pytest.mark.parametrize("doc", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_page_is_over_300_lines(doc):
+    assert len(doc.read_text().splitlines()) <= PAGE_MAX_LINES
+
+
+@pytest.mark.parametrize("doc", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_page_holds_history(doc):
+    if doc.name in HISTORY_EXEMPT:
+        pytest.skip(f"{doc.name} is generated or being rewritten as a current-state page")
+    assert history(doc.read_text()) == []
+
+
+@pytest.mark.parametrize("name", MEASURED)
+def test_every_figure_names_the_command_that_measures_it(name):
+    text = (ROOT / "docs" / name).read_text()
+    assert unsourced_figures(text) == []
+    assert BENCH_COMMAND.search(text)
+    assert bad_bench_commands(text) == []
+
+
+def test_the_history_and_figure_checks_can_fail():
+    """Issue numbers, hashes, unsourced figures and wrong bench commands are reported; identifiers are not."""
+    text = "fixed in issue 17 (commit 7b5b0fd, then b4428ee); see Issue #9. Not: 1000000, deadbeef, sha256, e5"
+    assert history(text) == ["issue 17", "Issue #9", "7b5b0fd", "b4428ee"]
+    assert history("`PVN_WORKERS=2`, 10^9 env-steps, 5,000 policies, 2026-11-27, a0-b1") == []
+    page = "# T\n\nIntro.\n\n## Load\n\n4 runs in 12.1 s.\n\n## Drag\n\n`python -m pvnviz.bench ui`: 16 ms.\n"
+    assert unsourced_figures(page) == ["4 runs in 12.1 s."]
+    assert unsourced_figures("## Limits\n\n50 MB (`MAX_ZIP_BYTES`), 64 MB in `ui/served_memory.py`\n") == []
+    assert bad_bench_commands("`python -m pvnviz.bench nothing` and `python -m pvnviz.bench ui`") == ["nothing"]
+    assert bad_bench_commands("`python -m pvnviz.bench load --sessions 1 8 --no-such-flag`") != []
+    assert bad_bench_commands("`python -m pvnviz.bench load --sessions 1 8 --same-seed --repeat 3`") == []
