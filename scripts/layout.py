@@ -4,10 +4,14 @@
     .venv/bin/python scripts/layout.py --write  # also rewrites docs/architecture.md (make layout)
 
 Imports are read with ``ast`` (module level and inside functions alike: a lazy import is still a
-dependency), for ``pvnviz``, ``ui``, ``pages``, ``app.py`` and ``browserbench``. Prints modules over the
-400-line mark and every cycle; exits 1 if there is a cycle. ``--write`` also writes the same plan as a
-map for readers, ``docs/architecture.md``: each package and module with its docstring's first line, its
-size, its layer and its imports (``architecture_markdown``; ``tests/test_docs.py`` checks it is current).
+dependency), for ``pvnviz``, ``ui``, ``pages``, ``app.py`` and ``browserbench``; a string
+``"pkg.module:function"`` naming a project module (a task a worker imports by name) counts as an import.
+Prints modules over the 400-line mark, every cycle, and one line per import that breaks the stack
+(``violations``: the rules ``ONLY`` and ``NEVER``, another module's private name, two packages that import
+each other); exits 1 if there is a cycle or a violation (``tests/test_layout.py`` runs the same check).
+``--write`` also writes the same plan as a map for readers, ``docs/architecture.md``: each package and
+module with its docstring's first line, its size, its layer and its imports (``architecture_markdown``;
+``tests/test_docs.py`` checks it is current).
 """
 
 from __future__ import annotations
@@ -22,38 +26,144 @@ LIMIT = 400
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
 
 
-def project_modules() -> dict[str, Path]:
-    files = [*ROOT.glob("pvnviz/**/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py"]
-    files += ROOT.glob("browserbench/*.py")  # the app's browser benchmarks and harness, outside the compute package
-    return {module_name(p): p for p in sorted(files)}
+def project_modules(root: Path = ROOT) -> dict[str, Path]:
+    files = [*root.glob("pvnviz/**/*.py"), *root.glob("ui/*.py"), *root.glob("pages/*.py"), root / "app.py"]
+    files += root.glob("browserbench/*.py")  # the app's browser benchmarks and harness, outside the compute package
+    return {module_name(p, root): p for p in sorted(files) if p.exists()}
 
 
-def imports(path: Path, modules: dict[str, Path]) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        names = []
+TASK_NAME = re.compile(r"(?P<module>[A-Za-z_]\w*(?:\.\w+)+):\w+")  # "pkg.module:function", imported by name
+
+
+def owner(name: str, modules: dict[str, Path]) -> str:
+    """The project module a dotted name lies in (its longest prefix that is a module), or ''."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def import_sites(tree: ast.Module, modules: dict[str, Path]) -> list[tuple[int, str, str]]:
+    """(line, project module, name taken from it or '') for every import in ``tree``, lazy ones included.
+
+    A string constant ``"pkg.module:function"`` naming a project module (``pvnviz.workers.tasks.TASKS``)
+    counts as an import of that module: it is imported by that name when the task runs.
+    """
+    sites = []
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
+            sites += [(node.lineno, owner(alias.name, modules), "") for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            # `from pkg import mod` depends on pkg.mod; `from pkg import name` on pkg itself
-            names = [
-                f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
-                for alias in node.names
-            ]
-        for name in names:
-            while name and name not in modules:
-                name = name.rpartition(".")[0]
-            if name:
-                found.add(name)
-    found.discard(module_name(path))
+            for alias in node.names:  # `from pkg import mod` depends on pkg.mod; `from pkg import name` on pkg
+                child = f"{node.module}.{alias.name}"
+                if child in modules:
+                    sites.append((node.lineno, child, ""))
+                else:
+                    sites.append((node.lineno, owner(node.module, modules), alias.name))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            match = TASK_NAME.fullmatch(node.value)
+            if match and match["module"] in modules:
+                sites.append((node.lineno, match["module"], ""))
+    return [site for site in sites if site[1]]
+
+
+def imports(path: Path, modules: dict[str, Path], root: Path = ROOT) -> set[str]:
+    found = {target for _, target, _ in import_sites(ast.parse(path.read_text()), modules)}
+    found.discard(module_name(path, root))
     return found
+
+
+def private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_uses(tree: ast.Module, me: str, modules: dict[str, Path]) -> list[tuple[int, str]]:
+    """(line, ``module._name``) for each private name of another project module that ``tree`` takes:
+    ``from module import _name``, or ``module._name`` on a name bound to that module by an import."""
+    found = [(line, f"{target}.{name}") for line, target, name in import_sites(tree, modules) if private(name)]
+    found += [(line, target) for line, target, _ in import_sites(tree, modules) if private(target.split(".")[-1])]
+    bound: dict[str, str] = {}  # local name -> the dotted module name it stands for
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.partition(".")[0]
+                bound[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in modules:
+                    bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and private(node.attr)):
+            continue
+        chain, value = [], node.value
+        while isinstance(value, ast.Attribute):
+            chain.append(value.attr)
+            value = value.value
+        if isinstance(value, ast.Name) and value.id in bound:
+            dotted = ".".join([bound[value.id], *reversed(chain)])
+            if dotted in modules and dotted != me:
+                found.append((node.lineno, f"{dotted}.{node.attr}"))
+    return [(line, name) for line, name in found if owner(name, modules) != me]
+
+
+# The stack, as rules on who may import whom (module-name prefixes; a package's own modules always may).
+ONLY: dict[str, tuple[str, ...]] = {
+    "pvnviz.core": (),  # the paper's method: nothing else of the project
+    "pvnviz.envs": ("pvnviz.core",),
+    "pvnviz.polytope": ("pvnviz.core",),  # Section 6.1's 2-state MDP stands beside the environments
+}
+NEVER: dict[str, tuple[str, ...]] = {
+    "pvnviz": ("browserbench",),  # the compute package never drives a browser
+    "ui": ("pvnviz.cli",),  # the app and the CLI are two front ends over the same layers
+    "pvnviz.runs": ("pvnviz.workers",),  # workers run the runs' tasks (by name), never the other way round
+}
+
+
+def within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def rule_broken(me: str, target: str) -> str:
+    """Why ``me`` may not import ``target`` (module names), or '' if it may."""
+    for prefix, allowed in ONLY.items():
+        if within(me, prefix) and not any(within(target, p) for p in (prefix, *allowed)):
+            return f"{prefix} imports only {', '.join(allowed)}" if allowed else f"{prefix} imports nothing else"
+    for prefix, banned in NEVER.items():
+        for ban in banned:
+            if within(me, prefix) and within(target, ban):
+                return f"{prefix} does not import {ban}"
+    return ""
+
+
+def violations(modules: dict[str, Path] | None = None, root: Path = ROOT) -> list[str]:
+    """One line per import that breaks the stack: ``ONLY`` / ``NEVER``, another module's private name, or
+    two packages that import each other."""
+    modules = project_modules() if modules is None else modules
+    out, graph = [], {}
+    for me, path in sorted(modules.items()):
+        tree = ast.parse(path.read_text())
+        where = path.relative_to(root).as_posix()
+        sites = import_sites(tree, modules)
+        graph[me] = {target for _, target, _ in sites} - {me}
+        for line, target, _ in sites:
+            why = rule_broken(me, target) if target != me else ""
+            if why:
+                out.append(f"{where}:{line}: {me} imports {target}: {why}")
+        for line, name in private_uses(tree, me, modules):
+            out.append(f"{where}:{line}: {me} uses {name}: another module's private name")
+    packages = {}
+    for name in modules:
+        packages.setdefault(package_of(name, root), set()).add(name)
+    package_graph = {p: {package_of(d, root) for n in names for d in graph[n]} - {p} for p, names in packages.items()}
+    for component in cycles(package_graph):
+        out.append(f"packages import each other: {', '.join(component)}")
+    return list(dict.fromkeys(out))  # one line per violation, however many names one import takes
 
 
 def components(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -92,10 +202,10 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return [component for component in components(graph) if len(component) > 1]
 
 
-def package_of(name: str) -> str:
+def package_of(name: str, root: Path = ROOT) -> str:
     """The folder a module belongs to: ``pvnviz.core``, ``ui``, ``pages``; ``pvnviz`` for its top-level files."""
     parts = name.split(".")
-    if parts[0] == "pvnviz" and len(parts) > 1 and (ROOT / "pvnviz" / parts[1]).is_dir():
+    if parts[0] == "pvnviz" and len(parts) > 1 and (root / "pvnviz" / parts[1]).is_dir():
         return ".".join(parts[:2])
     return parts[0]
 
@@ -189,6 +299,19 @@ def headline(plan: Plan) -> str:
     return f"{len(plan.modules)} modules; {long}; {cycle}."
 
 
+def rule_lines() -> list[str]:
+    """The stack's rules as ``make layout`` checks them (``ONLY``, ``NEVER``), for the page."""
+    out = ["## The stack", "", "`make layout` and `tests/test_layout.py` fail on an import that breaks these rules:"]
+    out.append("")
+    for prefix, allowed in ONLY.items():
+        kept = ", ".join(f"`{p}`" for p in allowed)
+        out.append(f"- `{prefix}` imports {'only ' + kept if allowed else 'nothing else of the project'};")
+    for prefix, banned in NEVER.items():
+        out += [f"- `{prefix}` does not import `{ban}`;" for ban in banned]
+    out += ["- no module imports another module's private name (`_name`);", "- no two packages import each other.", ""]
+    return out
+
+
 def package_lines(plan: Plan) -> list[str]:
     out = [LAYERS]
     for package in plan.order:
@@ -238,7 +361,7 @@ def architecture_markdown() -> str:
     """docs/architecture.md: the subpackages, each module's docstring, and the import layering (no line counts,
     so an edit inside a module does not date the page; ``scripts/layout.py`` prints the sizes)."""
     plan = Plan()
-    return "\n".join([INTRO, headline(plan), "", *package_lines(plan), *module_lines(plan)])
+    return "\n".join([INTRO, headline(plan), "", *rule_lines(), *package_lines(plan), *module_lines(plan)])
 
 
 def anchor(heading: str) -> str:
@@ -246,13 +369,14 @@ def anchor(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
+    """Prints the plan, every cycle and every import that breaks the stack; 1 if there is any of the two."""
     argv = sys.argv[1:] if argv is None else argv
     if argv not in ([], ["--write"]):
         print("usage: scripts/layout.py [--write]", file=sys.stderr)
         return 2
-    modules = project_modules()
-    graph = {name: imports(path, modules) for name, path in modules.items()}  # a child importing its package counts
+    modules = project_modules(root)
+    graph = {name: imports(path, modules, root) for name, path in modules.items()}  # a child importing its package
     sizes = {name: len(path.read_text().splitlines()) for name, path in modules.items()}
     for name in sorted(modules, key=lambda n: -sizes[n]):
         mark = "  over" if sizes[name] > LIMIT else ""
@@ -263,12 +387,16 @@ def main(argv: list[str] | None = None) -> int:
     if argv == ["--write"]:
         ARCHITECTURE.write_text(architecture_markdown())
         print(f"Wrote {ARCHITECTURE.relative_to(ROOT)}.")
-    if not found:
-        print("No import cycle.")
-        return 0
     for component in found:
         print("Import cycle among: " + ", ".join(component))
-    return 1
+    broken = violations(modules, root)
+    for line in broken:
+        print(line)
+    if not found:
+        print("No import cycle.")
+    if not broken:
+        print("Every import keeps to the stack.")
+    return 1 if found or broken else 0
 
 
 if __name__ == "__main__":
