@@ -9,8 +9,9 @@ A run of Algorithms 1-3 (Section 6, Appendix B's settings) costs, in order of si
 from rates measured with the benchmarks (``python -m pvnviz.bench``; the constants below say which).
 They are estimates: within a factor of about 2 of measured runs (tests/test_sizing.py checks a few).
 
-``LIMITS`` bounds every count and layer size, for the CLI, the pages and the URL alike, well above
-Appendix B's settings; beyond them a config is refused with a message naming the setting.
+``LIMITS`` bounds every count, for the CLI, the pages and the URL alike, well above Appendix B's settings;
+``pvnviz.core.configs.check_limits`` refuses a config beyond them (or beyond its layer caps) with a message
+naming the setting.
 """
 
 from __future__ import annotations
