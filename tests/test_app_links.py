@@ -184,3 +184,20 @@ def test_paper_settings_leaves_the_training_settings_it_did_not_change_out_of_th
     next(b for b in at.button if b.label == "Paper settings").click().run()
     assert not at.exception
     assert "num_policies" not in at.query_params and "pvn_lr" not in at.query_params
+
+
+def test_a_preset_change_gives_no_widget_a_default_and_a_session_state_value(duplicated_value_warnings):
+    """Choosing another preset (the box, Reset to the paper, the Swimmer page's Beyond button) puts every field
+    at the preset's value, and Streamlit logs no widget given both a default and a Session State value."""
+    from pvnviz.runs.presets import PRESETS
+
+    at = open_page("pages/cartpole.py")
+    at.number_input(key="cartpole_num_policies").set_value(400).run()
+    at.selectbox(key="cartpole_preset").set_value("quick").run()
+    assert not duplicated_value_warnings, duplicated_value_warnings[0].getMessage()
+    quick = PRESETS["cartpole"]["quick"]()
+    assert at.number_input(key="cartpole_num_policies").value == quick.num_policies
+    assert "cartpole_num_policies" not in at.query_params  # a preset's own value is not repeated in the link
+    at.button(key="cartpole_reset").click().run()
+    assert at.number_input(key="cartpole_num_policies").value == PRESETS["cartpole"]["paper"]().num_policies
+    assert not duplicated_value_warnings, duplicated_value_warnings[0].getMessage()

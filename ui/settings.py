@@ -181,10 +181,14 @@ def state_key(env_name: str, field: str) -> str:
 
 
 def _apply_preset(env_name: str) -> None:
-    config = PRESETS[env_name][st.session_state[state_key(env_name, "preset")]]()
+    """Every field back to the preset in the preset box: each field's widget state and URL value are dropped, so
+    the widget starts again from its default, which is the preset's value (a widget given a default and a
+    Session State value in one run makes Streamlit warn)."""
     for _, fields in FIELDS:
-        for field, _, kind, _ in fields:
-            st.session_state[state_key(env_name, field)] = _to_widget(kind, getattr(config, field))
+        for field, _, _, _ in fields:
+            key = state_key(env_name, field)
+            st.session_state.pop(key, None)
+            st.query_params.pop(key, None)
 
 
 def _linked_preset(env_name: str) -> str | None:
