@@ -148,3 +148,26 @@ def theme_rgb(name: str) -> np.ndarray:
 
     value = getattr(theme, name)
     return np.array([int(value[i : i + 2], 16) for i in (1, 3, 5)])
+
+
+def test_gif_text_has_no_empty_glyph_boxes():
+    """Labels hold arrows and Greek letters (x (m), forward →; π=(a1,a2); Ĵ): each is drawn with a glyph of the font,
+    or spelled out where the font has none, never as the font's empty box."""
+    face = gif.font(gif.FONT_PX)
+    empty = bytes(face.getmask("\ue000"))
+    for label in ("x (m), forward →", "π=(a1,a2)", "PVN's Ĵ", "pole angle θ"):
+        shown = gif.drawable(label)
+        assert all(c.isascii() or bytes(face.getmask(c)) != empty for c in shown), (label, shown)
+        assert shown.replace(" ", "") != "" and "forward" in gif.drawable("x (m), forward →")
+
+
+def test_without_a_system_font_missing_glyphs_are_spelled_out(monkeypatch):
+    monkeypatch.setattr(gif, "FONT_FILES", ())
+    gif.font.cache_clear()
+    gif.drawable.cache_clear()
+    try:
+        assert gif.drawable("forward →") == "forward ->"  # Pillow's bundled font has no arrow
+        assert gif.Canvas(10, 10).text_width("a b") > gif.Canvas(10, 10).text_width("ab") + 2  # a space is a space
+    finally:
+        gif.font.cache_clear()
+        gif.drawable.cache_clear()

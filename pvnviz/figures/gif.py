@@ -5,7 +5,7 @@ the polytope ascent paths (Section 6.1, Fig. 3c), the probing states through tra
 and any environment's replay (Section 5). Every frame carries its own
 step label, so no two frames are equal and the GIF keeps one frame per animation step.
 Colours are the concept colours of ``theme``. A frame carries what its page figure shows: axes with tick labels
-and titles, a legend, the probes' numbers, the step and the paths' J, in Pillow's bundled TrueType font; it is drawn
+and titles, a legend, the probes' numbers, the step and the paths' J, in a TrueType font (``font``); it is drawn
 ``SS`` times larger and shrunk, so its lines and text are antialiased.
 """
 
@@ -33,11 +33,40 @@ TITLE_PX = 14
 MARGIN = dict(left=52, top=28, right=16, bottom=44)  # around a panel: tick labels, axis titles, its title
 
 
+# TrueType fonts with Greek letters and arrows (the figures' labels have π, θ, Ĵ, →), where the system has one;
+# else Pillow's bundled font, whose missing glyphs are spelled out (``drawable``).
+FONT_FILES = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+)
+SPELLED = {"→": "->", "←": "<-", "≥": ">=", "≤": "<=", "×": "x", "—": "-", "–": "-", "‖": "||", "π": "pi",
+           "θ": "theta", "γ": "gamma", "Ĵ": "J^"}  # fmt: skip
+
+
 @functools.lru_cache(maxsize=8)
 def font(px: int) -> ImageFont.FreeTypeFont:
-    """Pillow's bundled TrueType font at ``px`` final pixels (drawn at ``SS`` times that): real glyph advances and
-    spaces, unlike Pillow's bitmap default."""
+    """A TrueType font at ``px`` final pixels (drawn at ``SS`` times that): real glyph advances and spaces, unlike
+    Pillow's bitmap default. The first of ``FONT_FILES`` found, else Pillow's bundled one."""
+    for path in FONT_FILES:
+        try:
+            return ImageFont.truetype(path, px * SS)
+        except OSError:
+            continue
     return ImageFont.load_default(size=px * SS)
+
+
+@functools.lru_cache(maxsize=4096)
+def drawable(text: str, px: int = FONT_PX) -> str:
+    """``text`` with each character the font lacks (drawn as its empty box) spelled out (``SPELLED``) or as '?'."""
+    face = font(px)
+    missing = bytes(face.getmask("\ue000"))  # a private-use character: the font's empty box
+
+    def has(c: str) -> bool:
+        return c.isascii() or bytes(face.getmask(c)) != missing
+
+    return "".join(c if has(c) else SPELLED.get(c, "?") for c in text)
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
@@ -65,13 +94,14 @@ class Canvas:
         self.draw = ImageDraw.Draw(self.image)
 
     def text(self, xy: tuple[float, float], text: str, px: int = FONT_PX, fill: str = INK, anchor: str = "la") -> None:
-        self.draw.text((xy[0] * SS, xy[1] * SS), text, font=font(px), fill=fill, anchor=anchor)
+        self.draw.text((xy[0] * SS, xy[1] * SS), drawable(text, px), font=font(px), fill=fill, anchor=anchor)
 
     def text_width(self, text: str, px: int = FONT_PX) -> float:
-        return self.draw.textlength(text, font=font(px)) / SS
+        return self.draw.textlength(drawable(text, px), font=font(px)) / SS
 
     def vertical_text(self, xy: tuple[float, float], text: str, px: int = FONT_PX, fill: str = MUTED) -> None:
         """``text`` turned a quarter left (a y-axis title), centred on ``xy``."""
+        text = drawable(text, px)
         box = font(px).getbbox(text)
         label = Image.new("RGBA", (box[2] + 4, box[3] + 4), (0, 0, 0, 0))
         ImageDraw.Draw(label).text((2, 2), text, font=font(px), fill=fill)
