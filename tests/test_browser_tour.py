@@ -146,7 +146,6 @@ CONTENT_HEIGHT = """() => {
 MAX_SHOT_HEIGHT = 16_000  # pixels: Chromium's screenshots stop somewhere above this
 
 
-
 def visit(browser, server: str, path: str, viewport: str, mode: str) -> tuple[list[str], Path]:
     """Open one page, draw every figure on it, save a full-page screenshot; the problems the checks found."""
     width, height = VIEWPORTS[viewport]
