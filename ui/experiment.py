@@ -46,48 +46,38 @@ def _run_label(name: str) -> str:
 
 
 def _shipped(env_name: str, shipped: dict[str, str]) -> ShippedRuns:
-    """The shipped runs' (config, seed, folder) per preset id, read from their config.json only."""
+    """The shipped runs' (config, seed, folder) per preset id."""
+    found = _read_shipped(env_name, shipped)
+    return {preset: (config, seed, shipped[preset]) for preset, (config, seed, _) in found.items()}
+
+
+def shipped_summaries(env_name: str, folders: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The summary.json of each shipped run (label -> folder named in the page's code)."""
+    return {label: summary for label, (_, _, summary) in _read_shipped(env_name, folders).items()}
+
+
+def _read_shipped(env_name: str, folders: dict[str, str]) -> dict[str, tuple[ExperimentConfig, int, dict[str, Any]]]:
+    """Each shipped run's (config, seed, summary) by its key, from its config.json and summary.json only; a run that
+    cannot be opened is left out, with a warning naming it."""
     out = {}
-    for preset, folder in shipped.items():
+    for key, folder in folders.items():
         path = _resolve(folder)
         found = _shipped_run(path, _stamp(path), env_name)
         if isinstance(found, str):
             st.warning(f"Shipped run {folder} cannot be opened: {found}")
         else:
-            out[preset] = (*found, folder)
+            out[key] = found
     return out
 
 
 @functools.lru_cache(maxsize=64)
-def _shipped_run(path: str, stamp: float, env_name: str) -> tuple[ExperimentConfig, int] | str:
-    """A shipped run's (config, seed), or why it cannot be opened: read once per folder and modification time,
-    not on every page run (every session's script run, a shared run's end included)."""
+def _shipped_run(path: str, stamp: float, env_name: str) -> tuple[ExperimentConfig, int, dict[str, Any]] | str:
+    """A shipped run's (config, seed, summary), or why it cannot be opened: read once per folder and modification
+    time, not on every page run (every session's script run, a shared run's end included)."""
     try:
         info = read_run(path, env_name)
-        return from_dict(ExperimentConfig, info.config), info.seed
+        return from_dict(ExperimentConfig, info.config), info.seed, info.summary
     except (RunError, ConfigError, TypeError) as err:
-        return str(err)
-
-
-def shipped_summaries(env_name: str, folders: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """The summary.json of each shipped run (label -> folder named in the page's code), read once per folder and
-    modification time; a run that cannot be read is left out, with a warning naming it."""
-    out = {}
-    for label, folder in folders.items():
-        path = _resolve(folder)
-        found = _shipped_summary(path, _stamp(path), env_name)
-        if isinstance(found, str):
-            st.warning(f"Shipped run {folder} cannot be opened: {found}")
-        else:
-            out[label] = found
-    return out
-
-
-@functools.lru_cache(maxsize=16)
-def _shipped_summary(path: str, stamp: float, env_name: str) -> dict[str, Any] | str:
-    try:
-        return read_run(path, env_name).summary
-    except RunError as err:
         return str(err)
 
 
