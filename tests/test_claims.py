@@ -357,3 +357,75 @@ def test_beyond_md_quotes_the_shipped_swimmer_beyond_run():
     said = f"fresh returns per start {', '.join(f'{r:.1f}' for r in beyond)}, mean {beyond.mean():.1f}"
     assert said in text and ("every start above DDPG's 143" in text) == bool(beyond.min() > 143)
     assert f"(`data/swimmer-wide`): {', '.join(f'{r:.1f}' for r in zero)}." in text
+
+
+# --- Swimmer: held-out seeds, from their seed records ---------------------------------------------------------
+
+SWIMMER_ZERO_SHOT_RECORDS = ROOT / "data" / "claims" / "swimmer-budget-10000x1-40-43.jsonl"
+SWIMMER_BEYOND_RECORDS = ROOT / "data" / "claims" / "swimmer-beyond-54-57.jsonl"
+DDPG = 143.0  # Spinning Up's DDPG on Swimmer, the paper's highest baseline
+
+
+def fresh_per_start(path: Path) -> dict[int, np.ndarray]:
+    from pvnviz.runs.seed_records import read_records
+
+    return {r["seed"]: np.array(r["inputs"]["fingerprint"]["fresh_return_per_start"]) for r in read_records(path)}
+
+
+def test_the_swimmer_zero_shot_claims_are_the_records_and_the_shipped_run():
+    """README and docs/results.md: seeds 40-43 (records) and 0 (data/swimmer-wide), budget-10000x1, zero-shot: how
+    many of the 25 starts end above DDPG's 143, each seed's mean, its dataset's best policy."""
+    from pvnviz.runs.files import load_result
+    from pvnviz.runs.seed_records import read_records
+
+    records = read_records(SWIMMER_ZERO_SHOT_RECORDS)
+    assert [r["seed"] for r in records] == [40, 41, 42, 43] and {r["preset"] for r in records} == {"budget-10000x1"}
+    starts = fresh_per_start(SWIMMER_ZERO_SHOT_RECORDS)
+    starts[0] = load_result(ROOT / "data" / "swimmer-wide", "swimmer").traces["fingerprint"].fresh_returns
+    above = sum(int((s > DDPG).sum()) for s in starts.values())
+    assert f"not reproduced zero-shot: {above} of 25 starts above 143 (seeds 0, 40-43)" in readme_row("Swimmer (")
+    row = " ".join(results_section("Swimmer").split())
+    means = ", ".join(f"{starts[s].mean():.1f}" for s in (40, 41, 42, 43))
+    overall = np.mean([starts[s].mean() for s in (40, 41, 42, 43)])
+    bests = ", ".join(f"{r['dataset_best_mean_return']:.1f}" for r in records)
+    assert f"| 10,000 x 1 | means {means} | {overall:.1f} | {bests} |" in row
+    assert f"over the five seeds above {above} of 25 starts end above DDPG's 143" in row
+
+
+def test_the_swimmer_beyond_claims_are_the_records():
+    """README and docs/beyond.md: seeds 54-57, `beyond`: each start's fresh return, how many above 143, the best
+    start, the mean over the seeds."""
+    from pvnviz.runs.seed_records import read_records
+
+    records = read_records(SWIMMER_BEYOND_RECORDS)
+    assert [r["seed"] for r in records] == [54, 55, 56, 57] and {r["preset"] for r in records} == {"beyond"}
+    starts = fresh_per_start(SWIMMER_BEYOND_RECORDS)
+    every = sum(bool((s > DDPG).all()) for s in starts.values())
+    best = [s.max() for s in starts.values()]
+    mean = np.mean([s.mean() for s in starts.values()])
+    said = (f"every start above 143 on {every} of 4 held-out seeds (54-57), "
+            f"best start {min(best):.0f}-{max(best):.0f}, mean {mean:.1f} |")  # fmt: skip
+    assert said in readme_row("Swimmer `beyond`")
+    text = " ".join(beyond_section("Swimmer `beyond`").split())
+    for seed, s in starts.items():
+        cells = f"| {seed} | {', '.join(f'{v:.1f}' for v in s)} | **{s.mean():.1f}** | {int((s > DDPG).sum())} of 5 |"
+        assert f"{cells} {s.max():.1f} |" in text, seed
+    shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
+    assert max(shares) <= 0.25 and f"{100 * max(shares):.1f}% of the dataset's environment steps" in text
+
+
+@pytest.mark.slow
+def test_the_swimmer_beyond_policies_score_in_plain_gymnasium_what_the_records_say():
+    """Each chosen policy of seeds 54-57 re-run on 10 new episodes of gymnasium's Swimmer-v5, one step at a time
+    (about 50 s): each start agrees with its record within the two samples' error."""
+    from gym_reference import swimmer_episode_returns
+    from pvnviz.runs.presets import PRESETS
+    from pvnviz.runs.seed_records import read_records
+
+    arch = PRESETS["swimmer"]["beyond"]().arch()
+    for r in read_records(SWIMMER_BEYOND_RECORDS):
+        fingerprint = r["inputs"]["fingerprint"]
+        plain = swimmer_episode_returns(arch, np.array(fingerprint["chosen_params"]), 10, seed=1000 + r["seed"])
+        fresh = np.array(fingerprint["fresh_return_per_start"])
+        error = np.sqrt(plain.var(axis=1, ddof=1) * (1 / fingerprint["fresh_episodes"] + 1 / 10))
+        assert np.all(np.abs(plain.mean(axis=1) - fresh) < 4 * error + 1.0), (r["seed"], plain.mean(1), fresh)
