@@ -37,12 +37,10 @@ SWIMMER_PAPER = ExperimentConfig(
     fresh_episodes=10,
 )
 
-# CartPole beyond zero-shot (README, "Beyond zero-shot"): the paper's dataset (1000 policies x 100
-# episodes, limit 30), a faster ascent in active rounds of 200 steps checked only at each round's two
-# ends (20 episodes each), the checks added to the PVN's data, round after round until the next round
-# could take the checks past 25% of the dataset's env steps (24-25%, about 30 rounds). Fewer checks a
-# round buy more rounds: on dev seeds 100-119, 98.3 (lowest 88.2) against 92.9 (lowest 71.6) checked
-# every 50 steps; on test seeds 300-319, 98.0 (lowest 84.9).
+# CartPole beyond zero-shot (docs/beyond.md): the paper's dataset (1000 policies x 100 episodes, limit 30),
+# a faster ascent in active rounds of 200 steps checked only at each round's two ends (20 episodes each), the
+# checks added to the PVN's data, round after round until the next round could take the checks past 25% of
+# the dataset's env steps. Fewer checks a round buy more rounds, so more fine-tunings of the PVN.
 CARTPOLE_BEYOND = ExperimentConfig(
     ascent_learning_rate=0.003,
     ascent_steps=200,
