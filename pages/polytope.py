@@ -17,7 +17,7 @@ from pvnviz.polytope.survey import PAPER_SURVEY
 from ui import explain, gif_download, jobs, polytope_runs, require_navigation, urlcheck
 from ui import polytope_instrument as instrument
 from ui.components import chart
-from ui.navigation import set_by_code, widget_default
+from ui.navigation import widget_default
 
 require_navigation()
 
@@ -36,8 +36,8 @@ def restore_paper() -> None:
     """One click back to Appendix A and B, the default seed and the last ascent step."""
     instrument.set_controls({c.key: c.paper for c in instrument.CONTROLS})
     for key, value in PAPER_TRAINING.items():
-        set_by_code(key, value)
-    set_by_code("seed", PAPER_SEED)
+        st.session_state[key] = value
+    st.session_state["seed"] = PAPER_SEED
     st.query_params.pop(instrument.FRAME, None)  # the ascent step shown: back to the last iterate
 
 

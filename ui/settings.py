@@ -181,14 +181,12 @@ def state_key(env_name: str, field: str) -> str:
 
 
 def _apply_preset(env_name: str) -> None:
-    """Every field back to the preset in the preset box: each field's widget state and URL value are dropped, so
-    the widget starts again from its default, which is the preset's value (a widget given a default and a
-    Session State value in one run makes Streamlit warn)."""
+    """Every field to the preset in the preset box. Each widget's default is that preset's value, so Streamlit
+    takes the value out of the URL: a link holds only the fields that differ from its preset."""
+    config = PRESETS[env_name][st.session_state[state_key(env_name, "preset")]]()
     for _, fields in FIELDS:
-        for field, _, _, _ in fields:
-            key = state_key(env_name, field)
-            st.session_state.pop(key, None)
-            st.query_params.pop(key, None)
+        for field, _, kind, _ in fields:
+            st.session_state[state_key(env_name, field)] = _to_widget(kind, getattr(config, field))
 
 
 def _linked_preset(env_name: str) -> str | None:
@@ -229,7 +227,7 @@ def reset_to_paper(env_name: str, paper: str, seed: int) -> None:
     """Callback of the reset button: the paper's preset, every field from it, the paper's seed, no saved run."""
     st.session_state[state_key(env_name, "preset")] = paper
     _apply_preset(env_name)
-    set_by_code("seed", seed)  # app.py's seed widget then takes no default of its own in this run
+    st.session_state["seed"] = seed  # the page's own seed, app.py's default for it: out of the URL
     st.session_state[state_key(env_name, "run")] = ""
 
 
