@@ -288,10 +288,10 @@ def test_beyond_md_states_the_presets_settings():
     assert f"fine-tunes the PVN {cartpole.round_train_steps} steps" in text
     assert cartpole.max_beyond_fraction == linear.max_beyond_fraction == swimmer.max_beyond_fraction == 0.25
     assert "past 25% of the dataset's" in text and "capped at 25%" in text
-    said = (f"ascent Adam lr {cartpole.ascent_learning_rate} , rounds of {cartpole.ascent_steps} steps **checked only "
+    said = (f"ascent Adam lr {cartpole.ascent_learning_rate}, rounds of {cartpole.ascent_steps} steps **checked only "
             f"at each round's two ends** (the round's start, re-measured, and its last iterate; "
             f"{cartpole.eval_episodes} episodes each), at most {cartpole.rounds} rounds")  # fmt: skip
-    assert said.replace(" ,", ",") in text
+    assert said in text
     assert Budget(cartpole).checks_per_round == 2
     assert (f"`beyond-linear`: linear policies at lr {linear.ascent_learning_rate}, checked every {linear.eval_every} "
             f"steps, at most {linear.rounds} rounds") in text and linear.policy_hidden == ()  # fmt: skip
