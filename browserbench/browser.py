@@ -31,7 +31,7 @@ CHROMIUM_ARGS = [
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"  # the script finished and nothing runs
 # What a visitor sees of a page with figures is drawn: every figure in the first screen (a plotly view, a player's
 # stage, the polytope instrument), and at least one. Figures below the fold are drawn as the reader scrolls near
-# them (``pvnPlotly.near`` in pages/components/plotly_lib.js), so a count of drawn figures says nothing of an open.
+# them (``pvnPlotly.near`` in components/plotly_lib.js), so a count of drawn figures says nothing of an open.
 FIRST_SCREEN_DRAWN = """() => {
   const seen = (el) => {  // some of it in the window, inside every clipping ancestor, and rendered (not in a
     // collapsed expander: a closed <details>, whose content Chromium lays out but does not render)

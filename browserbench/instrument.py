@@ -1,6 +1,6 @@
 """The polytope instrument's input-to-redraw times, for ``python -m pvnviz.bench ui``.
 
-``pages/components/polytope.js`` stamps each redraw: ``data-input-to-draw-ms`` is the time from the input event
+``components/polytope.js`` stamps each redraw: ``data-input-to-draw-ms`` is the time from the input event
 (its ``timeStamp``, on the page's ``performance.now()`` clock) to the animation frame after the redraw, once
 plotly and the canvas have drawn; ``data-drawn`` counts finished redraws. Here a control is moved 20 steps with
 the keyboard (Left or Right, one redraw awaited per key) and 20 steps with the mouse held down (one redraw

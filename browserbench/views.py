@@ -1,6 +1,6 @@
 """The players' view switches, for ``python -m pvnviz.bench ui``.
 
-``pages/components/player.js`` stamps each switch of a view (a drop-down above a player: the probing states'
+``components/player.js`` stamps each switch of a view (a drop-down above a player: the probing states'
 axes, the replay's start and PVN): ``data-switch-ms`` is the time from the select's change event to the
 animation frame after the redraw, ``data-switched`` counts them. Here a drop-down is stepped through its options
 (one redraw awaited each) and the server reruns that begin meanwhile are counted: each switch is reported once, so

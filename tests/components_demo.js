@@ -1,4 +1,4 @@
-// The demo slider of tests/components_app.py (after the prelude pages/components/plotly_lib.js): each `input`
+// The demo slider of tests/components_app.py (after the prelude components/plotly_lib.js): each `input`
 // event recomputes the target figure's first trace in the browser (y = sin(x + phase / 10)) and restyles it;
 // `change` sends the phase to Python with setStateValue. window.pvnDemo counts events and finished redraws.
 

@@ -1,4 +1,4 @@
-"""The plotly components (ui/components.py, pages/components/) in a real browser.
+"""The plotly components (ui/components.py, components/) in a real browser.
 
 Playwright drives Debian's Chromium against ``streamlit run tests/components_app.py`` (a throwaway script, not a
 page of the app): two ``plotly_view`` figures and a demo slider component. Checked: the figures are drawn by the

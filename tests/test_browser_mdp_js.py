@@ -1,4 +1,4 @@
-"""pages/components/mdp.js in headless Chromium equals the Python reference.
+"""components/mdp.js in headless Chromium equals the Python reference.
 
 (pvnviz.polytope.mdp, pvnviz.polytope.experiment)
 
@@ -31,7 +31,7 @@ from pvnviz.polytope.experiment import PolytopeConfig, exact_view
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULE = ROOT / "pages" / "components" / "mdp.js"
+MODULE = ROOT / "components" / "mdp.js"
 TOL = 1e-9
 CLOUD = 200  # cloud policies per MDP (exact_view's minimum is 10)
 SCALAR = 10  # policies per MDP for the one-policy functions

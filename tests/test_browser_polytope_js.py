@@ -1,6 +1,6 @@
 """The polytope instrument's PVN in headless Chromium equals the Python reference (``learned_view``).
 
-``pages/components/polytope_views.js`` evaluates a PVN the server trained (``TinyMLP``'s weights, sent once) for the
+``components/polytope_views.js`` evaluates a PVN the server trained (``TinyMLP``'s weights, sent once) for the
 learned gradient field and the ascent through the PVN, with the PVN's own estimate Ĵ and the exact J of each
 iterate. The module, as the page loads it (``ui.components.js_module``: prelude, mdp.js, the instrument), is imported
 into a blank page with every network request refused, and compared with

@@ -201,7 +201,7 @@ def test_tour(server, browser, path, viewport, mode):
     assert not problems, f"{shot.name}:\n" + "\n".join(problems)
 
 
-# The polytope figures' corner names (π=(a?,a?), painted on a canvas by pages/components/canvas_layer.js, which
+# The polytope figures' corner names (π=(a?,a?), painted on a canvas by components/canvas_layer.js, which
 # records each label's box): pairs of them less than 2 px apart, and any reaching out of its figure.
 CORNER_CLASHES = """() => {
   const out = [];

@@ -120,7 +120,7 @@ def test_the_wheel_holds_the_app_its_components_and_the_shipped_runs(wheel):
     expected |= {f"pvnviz_app/{n}" for n in listed if n.startswith("data/")}
     expected |= {f"pvnviz_app/{n}" for n in listed if n.startswith(("pages/", "ui/")) and n.endswith((".py", ".js"))}
     expected |= {n for n in listed if n.startswith("pvnviz/") and n.endswith(".py")}
-    assert any(n.startswith("pvnviz_app/pages/components/") for n in expected)
+    assert any(n.startswith("pvnviz_app/components/") for n in expected)
     assert expected - names == set(), "files the installed app needs are missing from the wheel"
     assert not any(n.startswith(("tests/", "runs/", "pvnviz_app/tests/", "pvnviz_app/.venv/")) for n in names)
     info = next(n for n in names if n.endswith(".dist-info/METADATA"))

@@ -92,7 +92,7 @@ def test_an_expired_or_closed_job_file_is_no_longer_served(progress_files, monke
     assert not [k for k in progress_memory.paths() if writer.folder.name in k]  # nothing of it kept after close
 
 
-WAIT = b"t=1&wait=1"  # what pages/components/job_progress.js asks
+WAIT = b"t=1&wait=1"  # what components/job_progress.js asks
 
 
 def timed_get(path: str) -> tuple[float, tuple[int, dict, bytes]]:

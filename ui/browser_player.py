@@ -1,7 +1,7 @@
 """One player for every animation, playing in the browser: UI only, no math.
 
 ``play(key, build, num_frames)`` sends an animation once (``pvnviz.figures.frames.animation``: the first frame's
-figures whole, then what each frame changes) to ``pages/components/player.js``, which plays it at 30 frames a
+figures whole, then what each frame changes) to ``components/player.js``, which plays it at 30 frames a
 second or more with ``requestAnimationFrame``, steps (⏮ ◀ ▶ ⏭ as inline SVG, 44 px targets), seeks with its
 slider, changes speed and reads the keyboard (← → Space; the player used last owns the keys) without a server
 rerun. Only when playback pauses, or the user steps or seeks, does the frame come back to Python: it goes into

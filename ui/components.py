@@ -1,8 +1,8 @@
 """Streamlit v2 components that draw Plotly figures in the browser with plotly.js (UI only; no math here).
 
-``plotly_view`` mounts ``pages/components/figure.js``: the figure, given as plotly JSON, is drawn by plotly.js in
+``plotly_view`` mounts ``components/figure.js``: the figure, given as plotly JSON, is drawn by plotly.js in
 the page, and sibling component modules can change its traces in the browser (``Plotly.restyle`` /
-``Plotly.react``) without a server rerun, through the page-wide registry that ``pages/components/plotly_lib.js``
+``Plotly.react``) without a server rerun, through the page-wide registry that ``components/plotly_lib.js``
 defines (see that file for the JavaScript API).
 
 How the pieces are loaded (Streamlit 1.67):
@@ -10,7 +10,7 @@ How the pieces are loaded (Streamlit 1.67):
 * A component's inline ``js`` is turned into a Blob URL and ``import()``-ed as an ES module, once per page and
   content; its default export runs at mount and again whenever ``data`` (or the theme) changes, on the same DOM
   node; a rerun with identical data does not call it. ``js_module`` returns the text: the shared prelude
-  ``plotly_lib.js`` followed by the component's own file, both read from ``pages/components/``.
+  ``plotly_lib.js`` followed by the component's own file, both read from ``components/``.
 * plotly.js comes from the installed plotly wheel, never from a CDN (``ui/plotly_js.py``): copied, when missing
   or different, into the ``static/`` folder beside the main script, which Streamlit serves at
   ``<baseUrlPath>/app/static/``. The copy is not in git (``.gitignore``). The page loads it with one classic
@@ -40,7 +40,7 @@ from ui.plotly_js import COMPONENTS_DIR, PRELUDE
 
 def js_module(*paths: str | Path) -> str:
     """The JavaScript of a plotly component: the shared prelude, then each of ``paths`` in order (relative to
-    ``pages/components/`` unless absolute), as one module: the last file must ``export default`` the component's
+    ``components/`` unless absolute), as one module: the last file must ``export default`` the component's
     function, the others define what it uses (a Blob-URL module cannot import another)."""
     files = [PRELUDE] + [Path(p) if Path(p).is_absolute() else COMPONENTS_DIR / p for p in paths]
     return "\n".join(f.read_text(encoding="utf-8") for f in files)

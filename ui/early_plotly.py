@@ -1,8 +1,8 @@
 """ASGI middleware that starts plotly.js from the HTML page Streamlit serves (UI only; ``ui/asgi.py`` uses it).
 
 ``EarlyPlotly`` puts a preload of plotly.js and a script into the ``<head>`` of the app's page: the components'
-shared prelude (``pages/components/plotly_lib.js``, the page-wide ``pvnPlotly``) and
-``pages/components/plotly_early.js``, which calls ``pvnPlotly.load`` as soon as the page's first script run starts on
+shared prelude (``components/plotly_lib.js``, the page-wide ``pvnPlotly``) and
+``components/plotly_early.js``, which calls ``pvnPlotly.load`` as soon as the page's first script run starts on
 the server. Every page draws a figure in its first screen. The plotly components load plotly.js only when they
 mount, after that run, and evaluating it then would add to a new visitor's wait.
 """

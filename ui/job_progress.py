@@ -8,7 +8,7 @@ the server together would starve a new visitor's page. Instead:
   report, and Algorithm 2's live losses, Section 4) as a small JSON file under the app's ``static/`` folder,
   which Streamlit serves (``[server] enableStaticServing``), within ``WRITE_EVERY`` seconds of a change; the
   file name holds a random token, so only a page the server gave it to can read it;
-* ``show`` draws the component ``pages/components/job_progress.js``: the text, a progress bar and the loss chart
+* ``show`` draws the component ``components/job_progress.js``: the text, a progress bar and the loss chart
   on a canvas, read from that file about every ``POLL_MS`` ms, and under ``make run`` the Run button too. It sets
   its trigger ``state`` when the job has ended (done, failed, cancelled, or forgotten by the queue): the page
   reruns its job panel and results then (waiting in line and running look the same to the panel: its Stop button

@@ -18,7 +18,7 @@ from pathlib import Path
 import plotly
 
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
-COMPONENTS_DIR = Path(__file__).resolve().parents[1] / "pages" / "components"
+COMPONENTS_DIR = Path(__file__).resolve().parents[1] / "components"
 PRELUDE = COMPONENTS_DIR / "plotly_lib.js"  # pvnPlotly, the page-wide loader and registry (see that file)
 STATIC_ROUTE = "app/static"  # where Streamlit serves the main script's ./static/ folder (after baseUrlPath)
 

@@ -1,6 +1,6 @@
 """The polytope instrument in the browser (Section 6.1, Figs. 2-3, Appendix A): UI only, no math.
 
-``pages/components/polytope.js`` (with ``polytope_views.js``, ``canvas_layer.js`` and ``mdp.js``) holds the view
+``components/polytope.js`` (with ``polytope_views.js``, ``canvas_layer.js`` and ``mdp.js``) holds the view
 controls (the MDP, the ascent's start, step size and steps, the ascent step shown) and computes every exact view in
 JavaScript on each input event: the 5,000-policy cloud, the polytope's outline, corners and optimum, the exact
 gradient field and the exact ascent. It also evaluates the PVN that the server trained (its weights are sent

@@ -20,7 +20,7 @@ from pvnviz.runs.pipeline import Split
 MODE_COLOR = {"fingerprint": theme.FINGERPRINT, "flattened": theme.FLATTENED}
 PROBES_TITLE = "Probing states through training"
 MODE_LABEL = {"fingerprint": "fingerprint PVN", "flattened": "flattened-weights PVN"}
-# Trace roles (``pvnviz.figures.roles``) of the probing states' figure, read by pages/components/player.js too.
+# Trace roles (``pvnviz.figures.roles``) of the probing states' figure, read by components/player.js too.
 PROBES_START, PROBES_PATHS, PROBES_NOW = "probes:start", "probes:paths", "probes:now"
 
 
@@ -254,7 +254,7 @@ def _probes_now(snaps: np.ndarray, dims: tuple[int, int], s: int) -> go.Scatter:
 
 
 def probes_data(trained: TrainedPVN, env: EnvSpec, name: str, projector: bool = False) -> dict:
-    """The probing states for a browser player that picks the axes itself (``pages/components/player.js``
+    """The probing states for a browser player that picks the axes itself (``components/player.js``
     projects them as ``probes_animation`` does): ``probes_animation`` of the first snapshot as the template of
     the look, and the snapshots (S, n, obs_dim, flat float64) with each dimension's label and bounds."""
     snaps = np.ascontiguousarray(trained.probe_snapshots, dtype=np.float64)

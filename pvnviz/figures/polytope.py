@@ -29,7 +29,7 @@ def _corner_labels(fig: go.Figure, exact: ExactView, row=None, col=None) -> None
             yshift=14,
             font=dict(size=11, color=theme.CORNER),
             bgcolor=theme.LABEL_BG,
-            name=f"corner{i}",  # found by name in pages/components/polytope.js
+            name=f"corner{i}",  # found by name in components/polytope.js
             **kw,
         )
 

@@ -2,8 +2,8 @@
 
 A figure builder gives every trace that code looks up later (to highlight it, or to change it frame by frame)
 a role: a string in plotly's ``meta``, compared whole. A trace's ``name`` is legend and hover text, free to
-change. The browser reads the same roles: ``pages/components/polytope_views.js`` (``byMeta``) the polytope's,
-``pages/components/player.js`` the probing states'.
+change. The browser reads the same roles: ``components/polytope_views.js`` (``byMeta``) the polytope's,
+``components/player.js`` the probing states'.
 """
 
 from __future__ import annotations

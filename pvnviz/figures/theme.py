@@ -24,7 +24,7 @@ HIGHLIGHT = "#e0115f"  # the frame or policy a player or a picker selects, ringe
 
 FONT = dict(size=13)
 PROJECTOR_SCALE = 1.6  # fonts, markers and lines in projector mode
-# The page's look (pages/components/plotly_lib.js, Streamlit's theme at a 16 px root): title 16 px bold, axis
+# The page's look (components/plotly_lib.js, Streamlit's theme at a 16 px root): title 16 px bold, axis
 # titles 14 px, tick labels and legend 12 px. A figure's own layout wins over that look, so projector mode sets each.
 TITLE_PX, AXIS_TITLE_PX, SMALL_PX = 16, 14, 12
 # Characters of a 16 px bold title line in the narrowest figure a page draws (half of a 1280 px wide page); a

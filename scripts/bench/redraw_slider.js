@@ -1,4 +1,4 @@
-// The benchmark slider of scripts/bench/redraw_app.py (after the prelude pages/components/plotly_lib.js). Each
+// The benchmark slider of scripts/bench/redraw_app.py (after the prelude components/plotly_lib.js). Each
 // `input` event redraws the target figure in the browser and records, in window.pvnRedrawTimes[target], the
 // time from the event to the redraw's promise resolving (`promise`), to the animation frame after it (`frame`)
 // and to the task after that frame (`task`, roughly after the paint). mode "restyle": Plotly.restyle of trace 0's y (101 points); mode "react":

@@ -1,4 +1,4 @@
-// The polytope instrument's views (Section 6.1, Figs. 2-3, Appendix A), for pages/components/polytope.js: the
+// The polytope instrument's views (Section 6.1, Figs. 2-3, Appendix A), for components/polytope.js: the
 // PVN the server trained, evaluated in the browser (pvnviz.polytope.tiny_mlp.TinyMLP's forward pass and input gradient:
 // the learned field and the learned ascent; tests/test_browser_polytope_js.py checks it against learned_view),
 // everything the four figures show for one set of controls (with mdp.js's exact math), and the figures, built

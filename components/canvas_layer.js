@@ -1,4 +1,4 @@
-// Plotly traces painted on a canvas under plotly's SVG (for pages/components/polytope.js).
+// Plotly traces painted on a canvas under plotly's SVG (for components/polytope.js).
 
 // ---- a canvas under plotly's SVG for the thousands of points and arrows --------------------------------------
 // Plotly redraws every SVG point (or a software-WebGL scene) on each update: 5,000 cloud points and three
