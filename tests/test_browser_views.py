@@ -3,7 +3,7 @@
 The probing states' axes: the page projects the snapshots it was sent once, and what it draws equals
 ``figures.experiment.probes_animation`` for those axes (traces, bounds, axis titles and ranges) at the frame
 shown. The replay's start and PVN: the page switches to that start's animation, which equals
-``figures.replay.replay_figure`` of ``EnvSpec.replay`` for that start, drawn in Python. Each switch redraws
+``figures.replay.replay_figure`` of ``BatchedEnv.replay`` for that start, drawn in Python. Each switch redraws
 before the server hears of it, then goes into the URL once; a reload opens the same views.
 """
 

@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 
 from pvnviz.core.ascent import AscentTrace
-from pvnviz.runs.budget import Budget, env_steps
+from pvnviz.runs.budget import StepBudget, env_steps
 from pvnviz.runs.pipeline import ExperimentConfig
 
 
@@ -22,12 +22,12 @@ def test_the_cap_and_one_round_at_its_most_by_hand():
         ExperimentConfig(), num_starts=2, ascent_steps=40, eval_every=20, early_checks=(3,), eval_episodes=2,
         horizon=100, rounds=2, round_perturbations=1, max_beyond_fraction=0.25,
     )  # fmt: skip
-    budget = Budget(config, dataset_env_steps=20_000)
+    budget = StepBudget(config, dataset_env_steps=20_000)
     assert (budget.checks_per_round, budget.policies_per_round, budget.round_at_most) == (4, 12, 2400)
     assert budget.cap == 5000
     trace = AscentTrace("fingerprint", np.array([0, 3, 20, 40]), np.full((4, 2), 10.0), np.zeros((41, 2)),
                         np.zeros((4, 2, 3)), 0.0, explore_env_steps=100)  # fmt: skip
     assert budget.spent(trace) == 4 * 2 * 10 * 2 + 100  # 8 checked policies, 2 episodes of 10 steps, and the pairs
     assert budget.allows_another_round(trace)  # 260 + 2400 <= 5000
-    assert not Budget(config, dataset_env_steps=10_000).allows_another_round(trace)  # 260 + 2400 > 2500
-    assert Budget(dataclasses.replace(config, max_beyond_fraction=0.0)).cap == float("inf")  # 0: no cap
+    assert not StepBudget(config, dataset_env_steps=10_000).allows_another_round(trace)  # 260 + 2400 > 2500
+    assert StepBudget(dataclasses.replace(config, max_beyond_fraction=0.0)).cap == float("inf")  # 0: no cap

@@ -14,11 +14,11 @@ from scipy import stats
 from pvnviz.envs import cartpole, rollout
 from pvnviz.envs.cartpole import is_terminal, reset_states, step_physics
 
-SPEC = cartpole.env_spec()
+SPEC = cartpole.batched_env()
 
 
 def rollout_returns(policy_fn, *, num_policies, num_episodes, horizon, rng, compact_episodes=True):
-    """Returns (K, B) from gymnasium's reset distribution: the app's path (``EnvSpec.rollout_returns``, which
+    """Returns (K, B) from gymnasium's reset distribution: the app's path (``BatchedEnv.rollout_returns``, which
     drops finished episodes), or the same loop on the full block."""
     if compact_episodes:
         return SPEC.rollout_returns(

@@ -277,7 +277,7 @@ def test_the_swimmer_table_rows_of_the_shipped_runs_are_their_files():
 
 def test_beyond_md_states_the_presets_settings():
     """The settings docs/beyond.md gives for each `beyond` preset are the presets' own."""
-    from pvnviz.runs.budget import Budget
+    from pvnviz.runs.budget import StepBudget
     from pvnviz.runs.pipeline import CHECK_COPIES
     from pvnviz.runs.presets import PRESETS
 
@@ -292,13 +292,13 @@ def test_beyond_md_states_the_presets_settings():
             f"at each round's two ends** (the round's start, re-measured, and its last iterate; "
             f"{cartpole.eval_episodes} episodes each), at most {cartpole.rounds} rounds")  # fmt: skip
     assert said in text
-    assert Budget(cartpole).checks_per_round == 2
+    assert StepBudget(cartpole).checks_per_round == 2
     assert (f"`beyond-linear`: linear policies at lr {linear.ascent_learning_rate}, checked every {linear.eval_every} "
             f"steps, at most {linear.rounds} rounds") in text and linear.policy_hidden == ()  # fmt: skip
     early = ", ".join(str(s) for s in swimmer.early_checks[:-1]) + f" and {swimmer.early_checks[-1]}"
     assert f"**{swimmer.rounds} active rounds** of {swimmer.ascent_steps} steps" in text
     assert f"the iterates at steps {early} of each round are checked, then every {swimmer.eval_every} steps" in text
-    checks = Budget(swimmer).checks_per_round
+    checks = StepBudget(swimmer).checks_per_round
     share = swimmer.rounds * checks * swimmer.num_starts * swimmer.eval_episodes * swimmer.horizon / 10_000_000
     assert f"({swimmer.eval_episodes} episodes per check, {checks} checks a round, {100 * share:.1f}% in all)" in text
 

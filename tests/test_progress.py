@@ -99,7 +99,7 @@ def test_a_rollout_reports_the_rollout_stage_until_its_horizon():
     calls = []
     rng = np.random.default_rng(0)
     states = cartpole.reset_states(rng, (3, 4))
-    cartpole.env_spec().rollout_returns_from_states(
+    cartpole.batched_env().rollout_returns_from_states(
         lambda obs: np.zeros(obs.shape[:-1], dtype=int), states, horizon=60, on_progress=lambda *a: calls.append(a)
     )
     assert calls and calls[-1][:2] == (60, 60)

@@ -36,7 +36,7 @@ SETTINGS = dict(
 
 @pytest.fixture
 def line(monkeypatch):
-    envs.register("line", toy_env.env_spec)
+    envs.register("line", toy_env.batched_env)
     monkeypatch.setitem(PRESETS, "line", {"paper": lambda: ExperimentConfig(**SETTINGS)})
     yield
     envs.unregister("line")

@@ -1,6 +1,6 @@
 """Replays (Section 5, before and after ascent) are the environment's.
 
-``EnvSpec.replay`` returns a ``pvnviz.envs.scene.Replay``.
+``BatchedEnv.replay`` returns a ``pvnviz.envs.scene.Replay``.
 
 References: gymnasium's own CartPole-v1 and Swimmer-v5, stepped with the replay's actions from its start state,
 give the states; the pole tip and the capsule end points are computed here from those states (CartPole's
@@ -139,7 +139,7 @@ def test_figures_draw_any_replay_by_role():
 
 @pytest.fixture
 def line(monkeypatch):
-    envs.register("line", toy_env.env_spec)
+    envs.register("line", toy_env.batched_env)
     yield get_env("line")
     envs.unregister("line")
 

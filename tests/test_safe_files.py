@@ -1,5 +1,5 @@
 """A run's files read as untrusted input (``pvnviz.runs.safe_files``): plain files only (no link, no FIFO that
-could block the server), JSON depth against the parsed value, an .npz's budget against numpy's own allocation,
+could block the server), JSON depth against the parsed value, an .npz's cap against numpy's own allocation,
 inflation cut one byte past its limit whatever a zip header says."""
 
 import io
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from pvnviz.runs.files import load_result
-from pvnviz.runs.safe_files import CHUNK, Budget, check_npz, inflate, json_depth
+from pvnviz.runs.safe_files import CHUNK, ByteCap, check_npz, inflate, json_depth
 from pvnviz.runs.store import RunError, list_runs, read_run
 
 
@@ -84,7 +84,7 @@ def test_json_depth_matches_the_depth_of_the_parsed_value():
 
 
 def test_an_npz_takes_the_bytes_numpy_allocates_for_it():
-    """Against numpy itself: the budget ``check_npz`` takes is the sum of the loaded arrays' nbytes."""
+    """Against numpy itself: the cap ``check_npz`` takes is the sum of the loaded arrays' nbytes."""
     rng = np.random.default_rng(1)
     arrays = {
         "a": rng.normal(size=(7, 3)),
@@ -96,13 +96,13 @@ def test_an_npz_takes_the_bytes_numpy_allocates_for_it():
     for save in (np.savez, np.savez_compressed):
         buffer = io.BytesIO()
         save(buffer, **arrays)
-        budget = Budget(2**20)
-        check_npz(buffer, "x.npz", budget)
+        cap = ByteCap(2**20)
+        check_npz(buffer, "x.npz", cap)
         buffer.seek(0)
         with np.load(buffer) as loaded:
-            assert budget.used == sum(loaded[key].nbytes for key in loaded.files)
+            assert cap.used == sum(loaded[key].nbytes for key in loaded.files)
         with pytest.raises(RunError, match="takes"):
-            check_npz(buffer, "x.npz", Budget(budget.used - 1))
+            check_npz(buffer, "x.npz", ByteCap(cap.used - 1))
 
 
 def test_inflate_stops_one_byte_past_the_limit_whatever_the_header_says():

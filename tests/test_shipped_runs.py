@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pvnviz.runs.budget import Budget
+from pvnviz.runs.budget import StepBudget
 from pvnviz.runs.dataset import PolicyDataset
 from pvnviz.runs.files import load_result
 from pvnviz.runs.presets import PRESETS
@@ -52,7 +52,7 @@ def test_shipped_cartpole_beyond_run_checks_round_ends_until_the_cap_and_holds_i
     ends = [[r * config.ascent_steps, (r + 1) * config.ascent_steps] for r in range(rounds_run)]
     np.testing.assert_array_equal(trace.eval_steps, np.ravel(ends))  # steps count on across rounds
     assert 10 < rounds_run < config.rounds  # the cap, not the round count, ended the rounds
-    assert Budget(config).checks_per_round == 2
+    assert StepBudget(config).checks_per_round == 2
     # a CartPole return is its episode's length: the checks spent the sum of their returns times their episodes
     spent = round(trace.true_returns.sum() * config.eval_episodes) + trace.explore_env_steps
     cap = config.max_beyond_fraction * result.dataset.returns.sum()  # the dataset's steps, counted the same way

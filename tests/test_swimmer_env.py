@@ -13,7 +13,7 @@ from pvnviz.core.progress import Stage
 from pvnviz.envs import rollout, swimmer
 from pvnviz.envs.replay import body_frames
 
-SPEC = swimmer.env_spec()
+SPEC = swimmer.batched_env()
 
 
 def rollout_trajectories(policy_fn, initial_states, *, horizon):

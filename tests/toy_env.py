@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from pvnviz.envs import replay as replays
+from pvnviz.envs.batched import BatchedEnv
 from pvnviz.envs.rollout import State
 from pvnviz.envs.scene import Panel, Part, Replay
-from pvnviz.envs.spec import EnvSpec
 
 DT, PUSH = 0.05, 0.1
 
@@ -63,10 +63,10 @@ def visited_states(rng: np.random.Generator, n: int) -> np.ndarray:
     return np.stack([rng.uniform(-1, 1, n), rng.uniform(-0.5, 0.5, n)], axis=-1).astype(np.float32)
 
 
-def env_spec() -> EnvSpec:
+def batched_env() -> BatchedEnv:
     import gymnasium
 
-    return EnvSpec(
+    return BatchedEnv(
         name="line",
         obs_dim=2,
         act_dim=2,

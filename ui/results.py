@@ -287,7 +287,7 @@ def replay_choice(result: ExperimentResult) -> tuple[str, int]:
 
 
 def render_replay(result: ExperimentResult) -> None:
-    """The environment's replay (``EnvSpec.replay``) of every start before and after its ascent, through each
+    """The environment's replay (``BatchedEnv.replay``) of every start before and after its ascent, through each
     PVN, sent once to a player that switches start and PVN in the page; GIF/MP4 downloads and the caption."""
     config = result.config
     env, modes = config.env, list(result.traces)

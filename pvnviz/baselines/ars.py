@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pvnviz.core.policies import PolicyArch, sampling_policy
-from pvnviz.envs.spec import EnvSpec
+from pvnviz.envs.batched import BatchedEnv
 
 Objective = Callable[[np.ndarray], tuple[np.ndarray, int]]  # params (K, P) -> (returns (K,), env steps spent)
 
@@ -70,7 +70,7 @@ class EnvObjective:
 
     def __init__(
         self,
-        env: EnvSpec,
+        env: BatchedEnv,
         arch: PolicyArch,
         episodes: int,
         horizon: int,

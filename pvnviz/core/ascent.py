@@ -27,7 +27,7 @@ from pvnviz.core.pvn import PVN
 class Rollouts(Protocol):
     """What Algorithm 3 scores its iterates with: an environment's batched Monte Carlo rollouts.
 
-    ``pvnviz.envs.spec.EnvSpec`` is one; the ascent is given it and knows nothing else of the environment.
+    ``pvnviz.envs.batched.BatchedEnv`` is one; the ascent is given it and knows nothing else of the environment.
     """
 
     def rollout_returns(

@@ -13,7 +13,7 @@ they show the PVN the return's slope around the point the ascent will leave from
 environment steps are counted apart (``AscentTrace.explore_env_steps``).
 
 The rounds themselves are a loop in ``pvnviz.runs.pipeline.ascend_in_rounds``, under the env-step cap of
-``pvnviz.runs.budget.Budget``; this module joins their traces into one.
+``pvnviz.runs.budget.StepBudget``; this module joins their traces into one.
 """
 
 from __future__ import annotations

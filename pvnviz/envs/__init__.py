@@ -1,1 +1,1 @@
-"""The environments of Section 6 (CartPole, Swimmer) behind one ``EnvSpec``, their registry and replays."""
+"""The environments of Section 6 (CartPole, Swimmer) behind one ``BatchedEnv``, their registry and replays."""

@@ -46,8 +46,8 @@ import math
 import numpy as np
 
 from pvnviz.envs import replay
+from pvnviz.envs.batched import BatchedEnv
 from pvnviz.envs.rollout import State, record
-from pvnviz.envs.spec import EnvSpec
 
 # Physics constants, named as in gymnasium's CartPoleEnv.__init__.
 GRAVITY = 9.8
@@ -182,8 +182,8 @@ class CartPole:
 DYNAMICS = CartPole()
 
 
-def env_spec():
-    """CartPole as an ``EnvSpec`` (gymnasium's CartPole-v1 physics; stochastic softmax policies, 2 actions)."""
+def batched_env() -> BatchedEnv:
+    """CartPole as a ``BatchedEnv`` (gymnasium's CartPole-v1 physics; stochastic softmax policies, 2 actions)."""
     import gymnasium
 
     def visited(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -196,7 +196,7 @@ def env_spec():
 
     theta = THETA_THRESHOLD_RADIANS
     high = np.array([X_THRESHOLD * 2, np.finfo(np.float32).max, theta * 2, np.finfo(np.float32).max], np.float32)
-    return EnvSpec(
+    return BatchedEnv(
         name="cartpole",
         obs_dim=4,
         act_dim=2,

@@ -3,8 +3,8 @@
 Used to show a policy before and after gradient ascent (Section 5): the same initial state and the same
 random stream for both, so the difference is the policy's. ``shared_start_episodes`` is the part every
 environment shares; ``cart_and_pole`` (Section 6.2) and ``swimmer_bodies`` (Section 6.3) make the
-``EnvSpec.replay`` of the shipped environments from their step functions, passed in (this module imports
-no environment, so each environment's ``env_spec`` can use it). A new environment may write its own.
+``BatchedEnv.replay`` of the shipped environments from their step functions, passed in (this module imports
+no environment, so each environment's ``batched_env`` can use it). A new environment may write its own.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What a replay draws (Section 5: a policy before and after gradient ascent), as plain data.
 
-A leaf module. An environment's ``EnvSpec.replay`` runs one episode per policy and returns a ``Replay``:
+A leaf module. An environment's ``BatchedEnv.replay`` runs one episode per policy and returns a ``Replay``:
 one ``Panel`` per policy, each a few 2-D ``Part`` shapes per time step, with a style role from ``ROLES``.
 ``pvnviz.figures.replay`` (plotly) and ``pvnviz.figures.gif`` (Pillow) draw any ``Replay``; neither
 knows which environment made it.

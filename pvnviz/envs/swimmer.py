@@ -37,8 +37,8 @@ import numpy as np
 from mujoco.batch import Batch
 
 from pvnviz.envs import replay
+from pvnviz.envs.batched import BatchedEnv
 from pvnviz.envs.rollout import State, record
-from pvnviz.envs.spec import EnvSpec
 
 # gymnasium Swimmer-v5 defaults, named as its constructor arguments.
 FRAME_SKIP = 4
@@ -254,12 +254,12 @@ def visited_states(rng: np.random.Generator, num_states: int, horizon: int = 200
     return traj.observations[0, np.arange(num_states), pick]
 
 
-def env_spec():
-    """The Swimmer as an ``EnvSpec`` (gymnasium's Swimmer-v5 model; deterministic tanh policies, 8 obs, 2 actions)."""
+def batched_env() -> BatchedEnv:
+    """The Swimmer as a ``BatchedEnv`` (gymnasium's Swimmer-v5 model; deterministic tanh policies, 8 obs, 2 actions)."""
     import gymnasium
 
     rotor_limit = float(np.radians(100.0))  # the hinge range of swimmer.xml's two rotors
-    return EnvSpec(
+    return BatchedEnv(
         name="swimmer",
         obs_dim=OBSERVATION_SIZE,
         act_dim=ACTION_SIZE,

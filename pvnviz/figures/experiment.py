@@ -10,7 +10,7 @@ import plotly.io
 
 from pvnviz.core.histogram import ReturnBins
 from pvnviz.core.pvn import TrainedPVN
-from pvnviz.envs.spec import EnvSpec
+from pvnviz.envs.batched import BatchedEnv
 from pvnviz.figures import theme
 from pvnviz.figures.frames import changes_animation
 from pvnviz.figures.roles import roles, trace_index
@@ -168,7 +168,9 @@ def distribution_frames(
     return changes_animation({"policy": first}, changes, [str(n) for n in numbers])
 
 
-def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], frame: int | None = None) -> go.Figure:
+def probes_animation(
+    trained: TrainedPVN, env: BatchedEnv, dims: tuple[int, int], frame: int | None = None
+) -> go.Figure:
     """The probing states moving through training, in two chosen state dimensions.
 
     ``frame=None``: a plotly animation over every snapshot (with play controls, e.g. for export); ``frame=s``:
@@ -206,7 +208,7 @@ def probes_animation(trained: TrainedPVN, env: EnvSpec, dims: tuple[int, int], f
     return fig
 
 
-def _probes_backdrop(fig: go.Figure, snaps: np.ndarray, env: EnvSpec, dims: tuple[int, int]) -> None:
+def _probes_backdrop(fig: go.Figure, snaps: np.ndarray, env: BatchedEnv, dims: tuple[int, int]) -> None:
     """What every frame shares: the state bounds (dashed), the initial probes, each probe's path through training."""
     i, j = dims
     for v in env.state_bounds[i] or ():
@@ -253,7 +255,7 @@ def _probes_now(snaps: np.ndarray, dims: tuple[int, int], s: int) -> go.Scatter:
     )
 
 
-def probes_data(trained: TrainedPVN, env: EnvSpec, name: str, projector: bool = False) -> dict:
+def probes_data(trained: TrainedPVN, env: BatchedEnv, name: str, projector: bool = False) -> dict:
     """The probing states for a browser player that picks the axes itself (``components/player.js``
     projects them as ``probes_animation`` does): ``probes_animation`` of the first snapshot as the template of
     the look, and the snapshots (S, n, obs_dim, flat float64) with each dimension's label and bounds."""

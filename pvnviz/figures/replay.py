@@ -1,6 +1,6 @@
 """What a policy does before and after the ascent (Section 5): any environment's replay, one panel per policy.
 
-A pure figure builder over a ``pvnviz.envs.scene.Replay`` (made by the environment's ``EnvSpec.replay``): it draws
+A pure figure builder over a ``pvnviz.envs.scene.Replay`` (made by the environment's ``BatchedEnv.replay``): it draws
 each part by its style role and knows no environment. ``frame=t`` draws time step t for the app's player,
 ``frame=None`` a plotly animation for export.
 """

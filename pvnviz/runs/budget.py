@@ -2,7 +2,7 @@
 
 The dataset (Algorithm 1) costs ``num_policies x num_episodes`` episodes. Algorithm 3 then measures every
 ``eval_every``-th iterate by Monte Carlo to choose the best, and this project's active rounds measure more (the
-checks of every round, and ``round_perturbations`` antithetic pairs around each start's best). ``Budget`` holds
+checks of every round, and ``round_perturbations`` antithetic pairs around each start's best). ``StepBudget`` holds
 the cap on all of that, ``max_beyond_fraction`` of the dataset's steps (0: no cap), and decides whether one more
 round fits: it counts the round at its most, every check and perturbation running the whole horizon. The
 pipeline (``pvnviz.runs.pipeline``), the size estimates (``pvnviz.runs.sizing``) and the tests all ask it.
@@ -26,10 +26,10 @@ def env_steps(env_name: str, mean_returns: np.ndarray, num_episodes: int, horizo
 
 
 @dataclass(frozen=True)
-class Budget:
+class StepBudget:
     """The cap on the environment steps spent beyond the dataset, and what one round of Algorithm 3 costs."""
 
-    # An ExperimentConfig, not imported: pvnviz.runs.config checks its limits with sizing, which asks Budget.
+    # An ExperimentConfig, not imported: pvnviz.runs.config checks its limits with sizing, which asks StepBudget.
     config: Any
     dataset_env_steps: int = 0
 

@@ -37,9 +37,9 @@ import numpy as np
 
 from pvnviz.core.policies import PolicyArch, forward_numpy, glorot_params, sampling_policy
 from pvnviz.core.progress import ProgressFn, Report, Stage, no_progress
+from pvnviz.envs.batched import BatchedEnv
 from pvnviz.envs.registry import get_env
 from pvnviz.envs.rollout import check_counts
-from pvnviz.envs.spec import EnvSpec
 from pvnviz.runs.dataset import PolicyDataset
 
 DEFAULT_CHUNK_STEPS = 5_000_000  # env steps (at most) per chunk when the user does not choose a chunk size
@@ -372,7 +372,7 @@ def plan_from_rng(
 
 
 def collect_dataset(
-    env: EnvSpec,
+    env: BatchedEnv,
     arch: PolicyArch,
     num_policies: int,
     num_episodes: int,

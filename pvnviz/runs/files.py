@@ -12,7 +12,7 @@ Saved runs are checked before they are opened: every file against its config.jso
 A run folder (``pvnviz.runs.store``) whose manifest checks out is whole, but not necessarily sane: a file
 edited by hand and given a new manifest, or a run of another version, must not reach the page as an
 ``IndexError`` or a 30 GB allocation. ``check_run`` reads every array's header before the array (within a
-byte budget), checks every array's shape, dtype and range as the schema declares them against ``config.json``
+byte cap), checks every array's shape, dtype and range as the schema declares them against ``config.json``
 (Algorithm 1's K x B dataset, the PVN's bins and inputs, Algorithm 3's A starts) and each PVN's tensors
 against the network its config builds, and raises ``RunError`` naming the file and what is wrong, never a
 server path.
@@ -40,7 +40,7 @@ from pvnviz.core.histogram import ReturnBins
 from pvnviz.core.pvn import TrainedPVN
 from pvnviz.runs.dataset import PolicyDataset
 from pvnviz.runs.pipeline import ExperimentConfig, ExperimentResult, Split, build_ensemble, build_pvn
-from pvnviz.runs.safe_files import Budget, check_directory, check_npz, open_regular, read_json
+from pvnviz.runs.safe_files import ByteCap, check_directory, check_npz, open_regular, read_json
 from pvnviz.runs.schema import (
     CURVES,
     DATASET,
@@ -59,11 +59,11 @@ from pvnviz.runs.store import RUN_FORMAT_VERSION, RunError, RunInfo, read_run
 MAX_RUN_BYTES = 2**30  # a run opened from a folder: its arrays as declared plus its network files
 
 
-def _arrays(folder: Path, name: str, budget: Budget) -> dict[str, np.ndarray]:
-    """Every array of an .npz, each member's header checked against ``budget`` (``safe_files.check_npz``)
+def _arrays(folder: Path, name: str, cap: ByteCap) -> dict[str, np.ndarray]:
+    """Every array of an .npz, each member's header checked against ``cap`` (``safe_files.check_npz``)
     before ``np.load`` reads it; what they hold is ``schema.check_arrays``'s to check."""
     with open_regular(folder / name, name) as handle:
-        check_npz(handle, name, budget)
+        check_npz(handle, name, cap)
         try:
             with np.load(handle, allow_pickle=False) as data:
                 return {key: data[key] for key in data.files}
@@ -112,11 +112,11 @@ def check_summary(summary: dict, modes: tuple[str, ...]) -> tuple[dict[str, floa
     return {str(k): float(v) for k, v in timings.items()}, spreads
 
 
-def check_dataset(folder: Path, config: Any, budget: Budget) -> dict[str, np.ndarray]:
+def check_dataset(folder: Path, config: Any, cap: ByteCap) -> dict[str, np.ndarray]:
     """dataset.npz against the config (``schema.DATASET``: K x P parameters, K x B returns, env, horizon,
     architecture); its arrays."""
     name = DATASET.name()
-    data = _arrays(folder, name, budget)
+    data = _arrays(folder, name, cap)
     check_arrays(name, DATASET, data, sizes_of(config), expected_values(config))
     return data
 
@@ -152,11 +152,11 @@ def check_split(folder: Path, config: Any, kept: np.ndarray) -> dict:
     return meta
 
 
-def check_curves(folder: Path, config: Any, mode: str, budget: Budget) -> dict[str, np.ndarray]:
+def check_curves(folder: Path, config: Any, mode: str, cap: ByteCap) -> dict[str, np.ndarray]:
     """curves_<input>.npz against the config (``schema.CURVES``: training curves of one length, Algorithm 3's
     arrays over num_starts starts); its arrays."""
     name = CURVES.name(mode)
-    curves = _arrays(folder, name, budget)
+    curves = _arrays(folder, name, cap)
     check_arrays(name, CURVES, curves, sizes_of(config), expected_values(config))
     return curves
 
@@ -179,15 +179,15 @@ def check_network(name: str, state: Any, expected: dict) -> None:
             raise refuse(name, f"{key} holds NaN or infinity")
 
 
-def load_network(folder: Path, name: str, expected: dict, budget: Budget) -> dict:
+def load_network(folder: Path, name: str, expected: dict, cap: ByteCap) -> dict:
     """``torch.load(weights_only=True)`` of one network file, checked against ``expected``; RunError otherwise.
 
-    A plain file whose size fits ``budget`` (torch holds at most the file's bytes) and whose zip directory is small.
+    A plain file whose size fits ``cap`` (torch holds at most the file's bytes) and whose zip directory is small.
     """
     if not (folder / name).exists():
         raise refuse(name, "the file is missing")
     with open_regular(folder / name, name) as handle:
-        budget.take(os.fstat(handle.fileno()).st_size, name)
+        cap.take(os.fstat(handle.fileno()).st_size, name)
         check_directory(handle, name)
         try:
             state = torch.load(handle, weights_only=True, map_location="cpu")
@@ -207,16 +207,16 @@ class CheckedRun:
     curves: dict[str, dict[str, np.ndarray]]
 
 
-def check_run(folder: Path, info: RunInfo, experiment: str | None = None, budget: Budget | None = None) -> CheckedRun:
+def check_run(folder: Path, info: RunInfo, experiment: str | None = None, cap: ByteCap | None = None) -> CheckedRun:
     """Every file of a run against its config.json before anything is built from them (each file read once).
 
-    ``budget`` bounds the bytes the run's arrays declare (default ``MAX_RUN_BYTES``), each checked before it is read.
+    ``cap`` bounds the bytes the run's arrays declare (default ``MAX_RUN_BYTES``), each checked before it is read.
     """
-    budget = Budget(MAX_RUN_BYTES) if budget is None else budget
+    cap = ByteCap(MAX_RUN_BYTES) if cap is None else cap
     config = check_config(info, experiment)
-    dataset = PolicyDataset(**from_arrays(DATASET, check_dataset(folder, config, budget), "dataset"))
+    dataset = PolicyDataset(**from_arrays(DATASET, check_dataset(folder, config, cap), "dataset"))
     split = check_split(folder, config, dataset.kept(config.return_limit))
-    curves = {mode: check_curves(folder, config, mode, budget) for mode in config.inputs}
+    curves = {mode: check_curves(folder, config, mode, cap) for mode in config.inputs}
     return CheckedRun(config, dataset, split, curves)
 
 
@@ -246,8 +246,8 @@ def load_result(path: str | Path, experiment: str | None = None, *, max_bytes: i
     """
     info = read_run(path, experiment)
     folder = Path(path)
-    budget = Budget(max_bytes)
-    checked = check_run(folder, info, experiment, budget)  # every file against config.json, before anything is built
+    cap = ByteCap(max_bytes)
+    checked = check_run(folder, info, experiment, cap)  # every file against config.json, before anything is built
     config, dataset, meta = checked.config, checked.dataset, checked.split
     timings, spreads = check_summary(info.summary, config.inputs)
     try:
@@ -262,7 +262,7 @@ def load_result(path: str | Path, experiment: str | None = None, *, max_bytes: i
         for mode in config.inputs:
             shell = dataclasses.replace(config, probe_init="noise")  # saved probes replace these: no rollouts
             model = build_pvn(shell, bins, mode, info.seed)
-            model.load_state_dict(load_network(folder, PVN.name(mode), model.state_dict(), budget))
+            model.load_state_dict(load_network(folder, PVN.name(mode), model.state_dict(), cap))
             curves = checked.curves[mode]
             trained[mode] = TrainedPVN(model=model, input_mode=mode, **from_arrays(CURVES, curves, "trained"))
             traces[mode] = AscentTrace(
@@ -272,7 +272,7 @@ def load_result(path: str | Path, experiment: str | None = None, *, max_bytes: i
             )
             if ENSEMBLE.needed(config):
                 ensemble = build_ensemble(shell, bins, mode, info.seed)
-                state = load_network(folder, ENSEMBLE.name(mode), ensemble.state_dict(), budget)
+                state = load_network(folder, ENSEMBLE.name(mode), ensemble.state_dict(), cap)
                 ensemble.load_state_dict(state)
                 ensembles[mode] = TrainedEnsemble(ensemble, trained[mode], spreads[mode])
     except RunError:

@@ -70,7 +70,7 @@ def run_plan(config: ExperimentConfig, collect: bool = True) -> list[Segment]:
     rates): Algorithm 1's collection (unless the dataset is given), then per input Algorithm 2's training and
     each round's ascent and Monte Carlo checks (the last round's with the fresh re-measurement), then the replays."""
     from pvnviz.envs.registry import get_env
-    from pvnviz.runs.budget import Budget
+    from pvnviz.runs.budget import StepBudget
     from pvnviz.runs.sizing import ASCENT_STEP_S, estimate
 
     env = get_env(config.env)
@@ -80,7 +80,7 @@ def run_plan(config: ExperimentConfig, collect: bool = True) -> list[Segment]:
     if collect:
         plan.append(Segment(frozenset({Stage.COLLECTING, Stage.ROLLOUTS}), parts["collect"]))
     climb = config.ascent_steps * ASCENT_STEP_S * config.ensemble_size
-    checks = config.num_starts * Budget(config).checks_per_round * config.eval_episodes * h / rate
+    checks = config.num_starts * StepBudget(config).checks_per_round * config.eval_episodes * h / rate
     fresh = config.num_starts * config.fresh_episodes * h / rate
     for _ in config.inputs:
         plan.append(Segment(frozenset({Stage.TRAIN_PVN}), parts["train"] / max(len(config.inputs), 1)))

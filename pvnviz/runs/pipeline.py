@@ -31,9 +31,9 @@ from pvnviz.core.policies import glorot_params
 from pvnviz.core.progress import NO_HOOKS, Hooks, ProgressFn, no_progress
 from pvnviz.core.pvn import INPUT_MODES, PVN, TrainedPVN
 from pvnviz.core.rounds import concatenate
+from pvnviz.envs.batched import BatchedEnv
 from pvnviz.envs.registry import get_env
-from pvnviz.envs.spec import EnvSpec
-from pvnviz.runs.budget import Budget, env_steps
+from pvnviz.runs.budget import StepBudget, env_steps
 from pvnviz.runs.collection import collect_dataset
 from pvnviz.runs.config import DATASET_FIELDS, ExperimentConfig, dataset_config, num_validation  # noqa: F401
 from pvnviz.runs.dataset import PolicyDataset
@@ -193,7 +193,7 @@ def ascend_in_rounds(
     The PVN is refitted in place.
     """
     env = get_env(config.env)
-    budget = Budget(config, dataset.num_env_steps)
+    budget = StepBudget(config, dataset.num_env_steps)
     starts = starting_policies(config, seed, dataset, parts)
     traces = [ascend_round(config, env, pvn, starts, seed, 0, hooks)]
     explored_params, explored_means, explored_steps = [], [], 0
@@ -235,7 +235,7 @@ def starting_policies(
 
 
 def ascend_round(
-    config: ExperimentConfig, env: EnvSpec, pvn: PVNEnsemble, starts: np.ndarray, seed: int, r: int, hooks: Hooks
+    config: ExperimentConfig, env: BatchedEnv, pvn: PVNEnsemble, starts: np.ndarray, seed: int, r: int, hooks: Hooks
 ) -> AscentTrace:
     """One ascent of every start at once, its iterates checked by Monte Carlo (Algorithm 3)."""
     rng = stage_rng(seed, "ascent") if r == 0 else np.random.default_rng([seed, STAGES["ascent"], r])
@@ -256,7 +256,7 @@ def ascend_round(
 
 
 def explore(
-    config: ExperimentConfig, env: EnvSpec, best: np.ndarray, seed: int, r: int
+    config: ExperimentConfig, env: BatchedEnv, best: np.ndarray, seed: int, r: int
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Antithetic pairs around each start's best iterate (ARS's directions), measured like a check:
     (params (2 N A, P), their mean returns, the environment steps spent)."""

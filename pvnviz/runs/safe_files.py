@@ -11,7 +11,7 @@ A run reaches the app from a folder under the runs roots (``pvnviz.runs.store``)
 - ``inflate``: a zip member in chunks of at most ``CHUNK`` bytes, counted, and cut one byte past a limit
   whatever its header says (the header's size and CRC are compared only once the member is whole);
 - ``check_npz``: every ``.npy`` member of an ``.npz`` (itself a zip) by its header, shape x dtype size taken
-  from a ``Budget`` before ``np.load`` allocates it, and its real inflated size equal to what the header declares.
+  from a ``ByteCap`` before ``np.load`` allocates it, and its real inflated size equal to what the header declares.
 Every refusal is a ``RunError`` whose message names the run's file, never a server path.
 """
 
@@ -50,7 +50,7 @@ def _megabytes(nbytes: int) -> str:
     return f"{nbytes / 2**20:,.0f} MB" if nbytes >= 2**20 else f"{nbytes:,} bytes"
 
 
-class Budget:
+class ByteCap:
     """The bytes an opened run may still take in memory (arrays as declared, network files as stored)."""
 
     def __init__(self, limit: int) -> None:
@@ -220,14 +220,14 @@ def _npy_header(head: bytes, what: str) -> tuple[tuple[int, ...], np.dtype, int]
     return shape, dtype, stream.tell()
 
 
-def _check_npy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, budget: Budget) -> None:
-    """One .npy member: declared bytes taken from the budget from its header, then its real length counted."""
+def _check_npy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, cap: ByteCap) -> None:
+    """One .npy member: declared bytes (read from its header) counted against the cap, then its real length counted."""
     what = f"{name}: {info.filename[:-4]}"
-    chunks = inflate(zf, info, budget.limit - budget.used + 2**16, what)  # room for the header itself
+    chunks = inflate(zf, info, cap.limit - cap.used + 2**16, what)  # room for the header itself
     head = next(chunks, b"")
     shape, dtype, header_bytes = _npy_header(head, what)
     declared = math.prod(shape) * dtype.itemsize  # Python ints: no overflow for (10**12, 34)
-    budget.take(declared, what)
+    cap.take(declared, what)
     total = len(head)
     for chunk in chunks:
         total += len(chunk)
@@ -238,8 +238,8 @@ def _check_npy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, budget: Bu
     chunks.close()
 
 
-def check_npz(handle: BinaryIO, name: str, budget: Budget) -> None:
-    """Every member of an .npz: a plain ``<key>.npy`` whose header's size fits the budget and is its real size.
+def check_npz(handle: BinaryIO, name: str, cap: ByteCap) -> None:
+    """Every member of an .npz: a plain ``<key>.npy`` whose header's size fits the cap and is its real size.
 
     Reads the members through ``inflate`` (bounded chunks); nothing is allocated from a declared size.
     """
@@ -252,7 +252,7 @@ def check_npz(handle: BinaryIO, name: str, budget: Budget) -> None:
             for info in members:
                 if not NPY_MEMBER.match(info.filename):
                     raise RunError(f"{name} holds {info.filename[:80]!r}, which is not an array of a run.")
-                _check_npy(zf, info, name, budget)
+                _check_npy(zf, info, name, cap)
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError):
         raise RunError(f"{name} is not a readable array file (damaged).") from None
     finally:

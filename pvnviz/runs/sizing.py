@@ -45,7 +45,7 @@ LIMITS: dict[str, tuple[int, int]] = {
 }
 
 # Measured rates (this project's 2-core reference machine, one process). Each environment's own rates,
-# env steps per second and bytes per running episode, are on its EnvSpec (tests/test_sizing.py checks them).
+# env steps per second and bytes per running episode, are on its BatchedEnv (tests/test_sizing.py checks them).
 TRAIN_STEP_OVERHEAD_S = 3e-4  # one Adam step of a small PVN, batch 32 (Section 3-4)
 SECONDS_PER_FLOP = 1.5e-10  # effective, forward + backward, float32 on one core
 ASCENT_STEP_S = 5e-4  # one Adam step of all starts through a frozen PVN (Algorithm 3)
@@ -115,7 +115,7 @@ def estimate(config: Any) -> Estimate:
     """Peak bytes and seconds of ``run_experiment(config)`` (one seed, every input in ``config.inputs``), or of the
     polytope experiment for a ``PolytopeConfig``."""
     from pvnviz.envs.registry import get_env
-    from pvnviz.runs.budget import Budget
+    from pvnviz.runs.budget import StepBudget
     from pvnviz.runs.collection import DEFAULT_CHUNK_STEPS  # one collection chunk is what runs at once
 
     if not hasattr(config, "env"):
@@ -128,7 +128,7 @@ def estimate(config: Any) -> Estimate:
     inputs = len(config.inputs)
     members = config.ensemble_size
     rounds = config.rounds
-    kept = config.num_starts * Budget(config).checks_per_round  # the checked iterates, measured at once
+    kept = config.num_starts * StepBudget(config).checks_per_round  # the checked iterates, measured at once
     batch = max(kept, config.num_starts * 2 * config.round_perturbations)  # or a round's perturbations
 
     memory = {

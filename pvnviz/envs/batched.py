@@ -1,9 +1,9 @@
-"""What the PVN pipeline needs of an environment (Section 6): the ``EnvSpec`` interface and its checks.
+"""What the PVN pipeline needs of an environment (Section 6): the ``BatchedEnv`` interface and its checks.
 
 It imports only ``pvnviz.envs.scene``, ``pvnviz.envs.rollout`` and ``pvnviz.core.progress``: the environments
-(``pvnviz.envs.cartpole``, ``pvnviz.envs.swimmer``) build their ``EnvSpec`` from it, and
+(``pvnviz.envs.cartpole``, ``pvnviz.envs.swimmer``) build their ``BatchedEnv`` from it, and
 ``pvnviz.envs.registry`` is the registry above them, so no environment imports the registry.
-An ``EnvSpec`` says what a policy for the environment looks like (observation and action sizes,
+An ``BatchedEnv`` says what a policy for the environment looks like (observation and action sizes,
 discrete or continuous), what its physics is (``dynamics``, a batched step function), how to collect
 returns for K policies x B episodes in lockstep over it (``rollout_returns``), how to name and bound the
 state dimensions for the probe-state figures, and what a replay of its episodes draws (``replay``, a
@@ -31,7 +31,7 @@ class PolicyFunction(Protocol):
 
 
 @dataclass(frozen=True)
-class EnvSpec:
+class BatchedEnv:
     """What the PVN pipeline needs to know about one environment."""
 
     name: str
@@ -55,7 +55,7 @@ class EnvSpec:
 
     def __post_init__(self) -> None:
         """The spaces must say what ``obs_dim``, ``act_dim`` and ``discrete`` say: a new environment's mistake is
-        named when its spec is built, not deep inside a rollout."""
+        named when it is built, not deep inside a rollout."""
         obs_shape = tuple(getattr(self.observation_space, "shape", ()) or ())
         if obs_shape != (self.obs_dim,):
             raise ValueError(f"{self.name}: observation_space has shape {obs_shape}; obs_dim says ({self.obs_dim},).")

@@ -1,5 +1,5 @@
-"""The ``EnvSpec`` interface's checks (``pvnviz.envs.spec``): a spec whose spaces disagree with its sizes is
-refused when it is built, saying both."""
+"""The ``BatchedEnv`` interface's checks (``pvnviz.envs.batched``): an environment whose spaces disagree with
+its sizes is refused when it is built, saying both."""
 
 import dataclasses
 
@@ -15,7 +15,7 @@ import toy_env
         (dict(discrete=False), r"discrete=False and act_dim=2 say a Box of shape \(2,\)"),
     ],
 )
-def test_a_spec_whose_spaces_disagree_with_its_sizes_is_refused_when_built(change, words):
-    spec = toy_env.env_spec()
+def test_an_env_whose_spaces_disagree_with_its_sizes_is_refused_when_built(change, words):
+    env = toy_env.batched_env()
     with pytest.raises(ValueError, match=words):
-        dataclasses.replace(spec, **change)
+        dataclasses.replace(env, **change)
