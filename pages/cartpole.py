@@ -32,7 +32,7 @@ paper_note = (
 show_experiment("cartpole", config, seed, lambda result: render_results(result, paper_note), shipped=SHIPPED_RUNS)
 
 render_budget(
-    "cartpole-budget.jsonl",
+    "cartpole-compare.jsonl",
     "Each point is one method's final policy on one seed (10-14), re-measured on 100 fresh episodes, against "
     "the environment steps it spent (Section 6.2's dataset plus Algorithm 3's checks for the PVN; rollouts "
     "for ARS, Mania et al. 2018, given the larger PVN budget). The paper's zero-shot PVN (`paper`) beats the "

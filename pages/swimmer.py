@@ -16,15 +16,15 @@ require_navigation()
 BASELINES = {"DDPG 143": 143.0, "PPO 117": 117.0, "TD3 91": 91.0, "VPG 52": 52.0, "SAC 43": 43.0}
 BASELINE_STEPS = 3_000_000
 SHIPPED_RUNS = {  # seed 0, by preset id; the page opens on the first, the paper's policy count at its budget
-    "budget-2000x5": "data/swimmer-paper",
-    "budget-10000x1": "data/swimmer-wide",
+    "budget-2000x5": "data/swimmer-budget-2000x5",
+    "budget-10000x1": "data/swimmer-budget-10000x1",
     "beyond": "data/swimmer-beyond",
 }
 BEYOND = "beyond"
 # Fig. 5 at a glance: the shipped runs side by side (column label -> folder), zero-shot then beyond.
 GLANCE = {
-    "zero-shot<br>2000 x 5": "data/swimmer-paper",
-    "zero-shot<br>10,000 x 1": "data/swimmer-wide",
+    "zero-shot<br>2000 x 5": "data/swimmer-budget-2000x5",
+    "zero-shot<br>10,000 x 1": "data/swimmer-budget-10000x1",
     "beyond: 10,000 x 1<br>+ active rounds": "data/swimmer-beyond",
 }
 
@@ -47,7 +47,7 @@ st.title("Swimmer: zero-shot ascent on MuJoCo")
 st.caption(
     "Section 6.3. Gymnasium's Swimmer-v5 on MuJoCo, batched in C: deterministic tanh MLP policies, "
     "undiscounted returns over 1000 steps. The page opens a shipped run of the paper's setting (Appendix B's 2000 "
-    "policies, at the paper's budget of 10 M environment steps: 5 rollouts each; `data/swimmer-paper`). The "
+    "policies, at the paper's budget of 10 M environment steps: 5 rollouts each; `data/swimmer-budget-2000x5`). The "
     "10,000 x 1 preset spends the same steps on more policies; **Beyond zero-shot** adds active rounds. The Run "
     "button trains the sidebar's settings live."
 )
@@ -128,7 +128,7 @@ def draw(result) -> None:
 show_experiment("swimmer", config, seed, draw, shipped=SHIPPED_RUNS)
 
 render_budget(
-    "swimmer-budget.jsonl",
+    "swimmer-compare.jsonl",
     "Each point is one method's final policy on one seed (40, 41), re-measured on 10 fresh episodes, against the "
     "environment steps it spent (the 10 M-step dataset plus Algorithm 3's checks for the PVN; rollouts for ARS, "
     "Mania et al. 2018, given the larger PVN budget; PVN points are the mean of 5 starts). Zero-shot from random "

@@ -25,7 +25,7 @@ def test_the_page_opens_on_the_papers_setting_with_no_warning_and_beyond_one_cli
     assert not at.exception and not at.warning and not at.error, [w.value for w in at.warning]
     assert at.selectbox(key="swimmer_preset").value == "budget-2000x5"
     assert at.query_params["swimmer_preset"] == "budget-2000x5"
-    assert "data/swimmer-paper" in _texts(at)
+    assert "data/swimmer-budget-2000x5" in _texts(at)
     assert any("within a policy" in m.label for m in at.metric)  # 5 rollouts a policy
     assert any("Too big to run live" in c.value for c in at.caption)  # why Run is off, said quietly
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
@@ -42,7 +42,7 @@ def test_the_page_opens_on_the_papers_setting_with_no_warning_and_beyond_one_cli
 
 def test_swimmer_replay_opens_on_the_best_start():
     at = open_page("pages/swimmer.py")
-    best = load_result("data/swimmer-paper", "swimmer").traces["fingerprint"].best_returns
+    best = load_result("data/swimmer-budget-2000x5", "swimmer").traces["fingerprint"].best_returns
     assert players(at)["swimmer_replay"]["choice"] == {"mode": 0, "start": int(np.argmax(best))}
     assert at.query_params["swimmer_replay_start"] == str(int(np.argmax(best)) + 1)
 
@@ -51,7 +51,7 @@ def test_the_shipped_swimmer_comparison_is_drawn_on_the_swimmer_page():
     """Seeds 40-41 of `python -m pvnviz.cli.compare --env swimmer`: ARS gets the larger PVN budget, no more."""
     from pvnviz.baselines.compare import load_rows
 
-    rows = load_rows(Path(__file__).resolve().parents[1] / "data" / "swimmer-budget.jsonl")
+    rows = load_rows(Path(__file__).resolve().parents[1] / "data" / "swimmer-compare.jsonl")
     methods = {r["method"] for r in rows}
     assert methods == {"PVN budget-10000x1", "PVN beyond", "best of random policies", "ARS V1-t", "ARS V2-t"}
     assert sorted({r["seed"] for r in rows}) == [40, 41] and len(rows) == 10

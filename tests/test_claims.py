@@ -156,15 +156,15 @@ def budget_rows(name: str) -> dict[str, list[dict]]:
 
 
 def test_the_readme_quotes_the_shipped_random_search_comparisons():
-    """The README's ARS row, recomputed from the comparisons' shipped rows (data/*-budget.jsonl): on CartPole the
+    """The README's ARS row, recomputed from the comparisons' shipped rows (data/*-compare.jsonl): on CartPole the
     means over the seeds, on Swimmer the ranges over the seeds, rounded as printed."""
     row = readme_row("Random search")
-    cartpole = budget_rows("cartpole-budget.jsonl")
+    cartpole = budget_rows("cartpole-compare.jsonl")
     pvn = np.mean([r["fresh_mean"] for r in cartpole["PVN beyond"]])
     ars = np.mean([r["fresh_mean"] for r in cartpole["ARS V2-t"]])
     assert f"CartPole: PVN `beyond` {pvn:.1f}, ARS {ars:.1f};" in row
     assert pvn > ars
-    swimmer = budget_rows("swimmer-budget.jsonl")
+    swimmer = budget_rows("swimmer-compare.jsonl")
     ars_v1 = [r["fresh_mean"] for r in swimmer["ARS V1-t"]]
     pvn_best = [r["fresh_best"] for r in swimmer["PVN beyond"]]
     said = f"Swimmer: ARS wins ({min(ars_v1):.0f}-{max(ars_v1):.0f} against the PVN's best start, "
@@ -246,12 +246,13 @@ def test_the_cartpole_beyond_policies_score_in_plain_gymnasium_what_the_records_
 
 # --- Swimmer (Section 6.3): the shipped zero-shot runs ---------------------------------------------------------
 
-SWIMMER_SHIPPED = {"data/swimmer-wide": "10,000 x 1", "data/swimmer-paper": "2,000 x 5"}
+SWIMMER_SHIPPED = {"data/swimmer-budget-10000x1": "10,000 x 1", "data/swimmer-budget-2000x5": "2,000 x 5"}
 
 
 def test_the_swimmer_table_rows_of_the_shipped_runs_are_their_files():
-    """docs/results.md's rows for data/swimmer-wide and data/swimmer-paper: fresh return per start, their mean,
-    the dataset's best policy, recomputed from each run's files; the spreads and the final iterates' fall too."""
+    """docs/results.md's rows for data/swimmer-budget-10000x1 and data/swimmer-budget-2000x5: fresh return per
+    start, their mean, the dataset's best policy, recomputed from each run's files;
+    the spreads and the final iterates' fall too."""
     from pvnviz.runs.files import load_result
 
     section = " ".join(results_section("Swimmer").split())
@@ -265,11 +266,11 @@ def test_the_swimmer_table_rows_of_the_shipped_runs_are_their_files():
         row = section[section.index(f"| `{folder}`: ") :].split(" | |")[0]
         assert f"| {per_start} | {trace.fresh_returns.mean():.1f} | {best}" in row, row
         finals[folder] = f"{trace.final_returns.mean():.1f}"
-    paper = load_result(ROOT / "data" / "swimmer-paper", "swimmer").dataset
+    paper = load_result(ROOT / "data" / "swimmer-budget-2000x5", "swimmer").dataset
     within, between = paper.returns.std(axis=1).mean(), paper.mean_returns.std()
     assert f"the spread within a policy is {within:.1f} against {between:.1f} between policies" in section
-    assert f"mean true return of {finals['data/swimmer-wide']} in `data/swimmer-wide`" in section
-    assert f"and {finals['data/swimmer-paper']} in `data/swimmer-paper`" in section
+    assert f"mean true return of {finals['data/swimmer-budget-10000x1']} in `data/swimmer-budget-10000x1`" in section
+    assert f"and {finals['data/swimmer-budget-2000x5']} in `data/swimmer-budget-2000x5`" in section
 
 
 # --- docs/beyond.md: the presets' settings and the random-search tables ------------------------------------------
@@ -317,13 +318,13 @@ def table_rows(text: str, header_start: str) -> dict[str, list[str]]:
 
 
 def test_beyond_md_random_search_tables_are_the_shipped_comparisons():
-    """Every cell of the two same-budget tables, from data/cartpole-budget.jsonl and data/swimmer-budget.jsonl."""
+    """Every cell of the two same-budget tables, from data/cartpole-compare.jsonl and data/swimmer-compare.jsonl."""
     section = beyond_section("Random search at the same budget")
 
     def bold(cell: str) -> str:
         return cell.replace("**", "")
 
-    cartpole = budget_rows("cartpole-budget.jsonl")
+    cartpole = budget_rows("cartpole-compare.jsonl")
     rows = table_rows(section, "| seed | best of random (dataset) | PVN `paper` |")
     columns = ["best of random policies", "PVN paper", "PVN beyond", "ARS V1-t", "ARS V2-t"]
     for i, method in enumerate(columns):
@@ -334,7 +335,7 @@ def test_beyond_md_random_search_tables_are_the_shipped_comparisons():
         assert bold(rows["mean"][i]) == f"{np.mean([r['fresh_mean'] for r in cartpole[method]]):.1f}", method
         steps = [r["env_steps"] / 1e6 for r in cartpole[method]]
         assert rows["env steps"][i] == f"{min(steps):.2f}-{max(steps):.2f} M", method
-    swimmer = budget_rows("swimmer-budget.jsonl")
+    swimmer = budget_rows("swimmer-compare.jsonl")
     rows = table_rows(section, "| seed | best of random (dataset) | PVN `budget-10000x1`")
     columns = ["best of random policies", "PVN budget-10000x1", "PVN beyond", "ARS V1-t", "ARS V2-t"]
     for i, method in enumerate(columns):
@@ -348,15 +349,15 @@ def test_beyond_md_random_search_tables_are_the_shipped_comparisons():
 
 
 def test_beyond_md_quotes_the_shipped_swimmer_beyond_run():
-    """data/swimmer-beyond against data/swimmer-wide (zero-shot on the same dataset), from their files."""
+    """data/swimmer-beyond against data/swimmer-budget-10000x1 (zero-shot on the same dataset), from their files."""
     from pvnviz.runs.files import load_result
 
     text = " ".join(beyond_section("Swimmer `beyond`").split())
     beyond = load_result(ROOT / "data" / "swimmer-beyond", "swimmer").traces["fingerprint"].fresh_returns
-    zero = load_result(ROOT / "data" / "swimmer-wide", "swimmer").traces["fingerprint"].fresh_returns
+    zero = load_result(ROOT / "data" / "swimmer-budget-10000x1", "swimmer").traces["fingerprint"].fresh_returns
     said = f"fresh returns per start {', '.join(f'{r:.1f}' for r in beyond)}, mean {beyond.mean():.1f}"
     assert said in text and ("every start above DDPG's 143" in text) == bool(beyond.min() > 143)
-    assert f"(`data/swimmer-wide`): {', '.join(f'{r:.1f}' for r in zero)}." in text
+    assert f"(`data/swimmer-budget-10000x1`): {', '.join(f'{r:.1f}' for r in zero)}." in text
 
 
 # --- Swimmer: held-out seeds, from their seed records ---------------------------------------------------------
@@ -373,15 +374,15 @@ def fresh_per_start(path: Path) -> dict[int, np.ndarray]:
 
 
 def test_the_swimmer_zero_shot_claims_are_the_records_and_the_shipped_run():
-    """README and docs/results.md: seeds 40-43 (records) and 0 (data/swimmer-wide), budget-10000x1, zero-shot: how
-    many of the 25 starts end above DDPG's 143, each seed's mean, its dataset's best policy."""
+    """README and docs/results.md: seeds 40-43 (records) and 0 (data/swimmer-budget-10000x1), budget-10000x1,
+    zero-shot: how many of the 25 starts end above DDPG's 143, each seed's mean, its dataset's best policy."""
     from pvnviz.runs.files import load_result
     from pvnviz.runs.seed_records import read_records
 
     records = read_records(SWIMMER_ZERO_SHOT_RECORDS)
     assert [r["seed"] for r in records] == [40, 41, 42, 43] and {r["preset"] for r in records} == {"budget-10000x1"}
     starts = fresh_per_start(SWIMMER_ZERO_SHOT_RECORDS)
-    starts[0] = load_result(ROOT / "data" / "swimmer-wide", "swimmer").traces["fingerprint"].fresh_returns
+    starts[0] = load_result(ROOT / "data" / "swimmer-budget-10000x1", "swimmer").traces["fingerprint"].fresh_returns
     above = sum(int((s > DDPG).sum()) for s in starts.values())
     assert f"not reproduced zero-shot: {above} of 25 starts above 143 (seeds 0, 40-43)" in readme_row("Swimmer (")
     row = " ".join(results_section("Swimmer").split())

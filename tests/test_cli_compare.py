@@ -18,7 +18,7 @@ def test_a_damaged_comparison_file_names_its_line(tmp_path):
 def test_compare_checks_a_saved_dataset_as_the_cli_does(monkeypatch, capsys):
     from pvnviz.cli import compare
 
-    folder = str(Path(__file__).resolve().parents[1] / "data" / "swimmer-wide")  # seed 0's dataset
+    folder = str(Path(__file__).resolve().parents[1] / "data" / "swimmer-budget-10000x1")  # seed 0's dataset
     monkeypatch.setattr("sys.argv", ["compare", "--env", "swimmer", "--seed", "1", "--dataset-from", folder])
     with pytest.raises(SystemExit) as stop:
         compare.main()

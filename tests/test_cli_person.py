@@ -52,7 +52,7 @@ def test_an_environment_runs_headline_names_each_input_and_the_papers_numbers(ca
     best = summary["inputs"]["fingerprint"]["best_mean_return"]
     assert f"fingerprint PVN: best along the ascent {best:.1f}" in text
     assert "flattened-weights PVN" in text and "close to 100" in text and len(lines) <= 8
-    swimmer = json.loads((ROOT / "data" / "swimmer-paper" / "summary.json").read_text())
+    swimmer = json.loads((ROOT / "data" / "swimmer-budget-2000x5" / "summary.json").read_text())
     above = sum(v > 143 for v in swimmer["inputs"]["fingerprint"]["fresh_return_per_start"])
     assert f"{above} of 5 starts above DDPG's 143" in "\n".join(headline("swimmer", "paper", 0, swimmer, "x"))
 

@@ -163,7 +163,7 @@ def test_the_checks_catch_what_does_not_exist():
     """The checks above can fail: a wrong path, module, link or section is reported, a right one is not."""
     doc = ROOT / "docs" / "results.md"
     text = (
-        "`pvnviz/run_checks.py` and pvnviz/runs/files.py:146-161, `data/*-budget.jsonl`, `data/*-nothing.jsonl`; "
+        "`pvnviz/run_checks.py` and pvnviz/runs/files.py:146-161, `data/*-compare.jsonl`, `data/*-nothing.jsonl`; "
         "`pvnviz.runs.pipeline.run_experiment`, `pvnviz.runs.checks`, `pvnviz.runs.pipeline.no_such_name`, "
         "`pvnviz.envs.scene.Replay`; [a](beyond.md#presets) [b](nope.md) [c](beyond.md#no-such-section) "
         "[d](../README.md#pages) [e](#polytope) [f](https://example.org/x) "

@@ -18,7 +18,7 @@ def _plain(fig: go.Figure) -> dict:
     return json.loads(plotly.io.json.to_json_plotly(fig.to_plotly_json()))
 
 
-@pytest.mark.parametrize("run", ["cartpole-quick", "swimmer-paper"])
+@pytest.mark.parametrize("run", ["cartpole-quick", "swimmer-budget-2000x5"])
 def test_replay_frames_equal_a_replay_figure_per_time_step_for_every_start(run):
     """The replay player's frames, given as changes (no figure built per frame: 40x faster; the first frame built
     once and refilled for every other start), draw what building ``replay_figure`` at each of its time steps does,

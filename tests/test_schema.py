@@ -114,7 +114,7 @@ def test_the_loaded_classes_have_a_declared_array_for_every_field():
     assert declared["trace"] | from_file[1] | from_config == {f.name for f in dataclasses.fields(AscentTrace)}
 
 
-@pytest.mark.parametrize("shipped_run", ["cartpole-quick", "swimmer-wide"])
+@pytest.mark.parametrize("shipped_run", ["cartpole-quick", "swimmer-budget-10000x1"])
 def test_policy_dataset_save_writes_the_shipped_files_arrays(shipped_run, tmp_path):
     """``PolicyDataset.save`` (the one writer of dataset.npz, runs and ``collect`` alike) writes back exactly the
     arrays of a shipped run's dataset.npz, which an earlier, hand-written writer made; ``load`` reads them back."""

@@ -14,7 +14,10 @@ from pvnviz.runs.presets import PRESETS
 from pvnviz.runs.store import MANIFEST, read_run
 
 ROOT = Path(__file__).resolve().parents[1]
-SWIMMER_SHIPPED = {"budget-2000x5": ROOT / "data" / "swimmer-paper", "budget-10000x1": ROOT / "data" / "swimmer-wide"}
+SWIMMER_SHIPPED = {
+    "budget-2000x5": ROOT / "data" / "swimmer-budget-2000x5",
+    "budget-10000x1": ROOT / "data" / "swimmer-budget-10000x1",
+}
 
 
 def test_shipped_paper_scale_swimmer_runs_are_small():
@@ -78,7 +81,10 @@ def test_shipped_swimmer_beyond_run_opens_with_its_fresh_numbers():
 
 @pytest.mark.slow
 def test_shipped_runs_have_manifests_that_check_out():
-    folders = [ROOT / "data" / n for n in ("cartpole-paper", "cartpole-quick", "swimmer-paper", "swimmer-wide")]
+    folders = [
+        ROOT / "data" / n
+        for n in ("cartpole-paper", "cartpole-quick", "swimmer-budget-2000x5", "swimmer-budget-10000x1")
+    ]
     for folder in folders:
         info = read_run(folder)
         assert info.experiment in ("cartpole", "swimmer") and (folder / MANIFEST).is_file()

@@ -23,7 +23,14 @@ from pvnviz.runs.pipeline import ExperimentConfig
 from pvnviz.runs.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ["cartpole-paper", "cartpole-quick", "cartpole-beyond", "swimmer-beyond", "swimmer-paper", "swimmer-wide"]
+SHIPPED = [
+    "cartpole-paper",
+    "cartpole-quick",
+    "cartpole-beyond",
+    "swimmer-beyond",
+    "swimmer-budget-2000x5",
+    "swimmer-budget-10000x1",
+]
 
 
 @pytest.mark.parametrize("name", SHIPPED)

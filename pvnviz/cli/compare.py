@@ -6,7 +6,7 @@ zero-shot preset
 Algorithm 3's checks), ARS V1-t and V2-t (Mania et al., 2018; ``SETTINGS``, untuned) with the larger
 of the two PVN budgets, and best-of-random-policies (the best policy of the dataset, no limit). Every
 final policy is re-measured on fresh episodes from a stream no method used. Prints one JSON line per
-method; ``data/cartpole-budget.jsonl`` (seeds 10-14) and ``data/swimmer-budget.jsonl`` hold the shipped
+method; ``data/cartpole-compare.jsonl`` (seeds 10-14) and ``data/swimmer-compare.jsonl`` hold the shipped
 comparisons, drawn on the pages by ``pvnviz.baselines.compare.load_rows`` and
 ``pvnviz.figures.beyond.budget_figure``. The comparison itself is ``pvnviz.baselines.compare``.
 """
