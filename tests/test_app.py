@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import ui.server.queue
+import ui.jobs
 from conftest import APP, PAGES, figures, no_training, open_page, texts
 
 pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
@@ -49,7 +49,7 @@ def test_every_page_renders_on_defaults(page_path):
     "page, folder", [("pages/cartpole.py", "cartpole-paper"), ("pages/swimmer.py", "swimmer-budget-2000x5")]
 )
 def test_pages_open_on_shipped_runs_without_training(monkeypatch, page, folder):
-    monkeypatch.setattr(ui.server.queue, "submit", no_training)
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
     at = open_page(page)
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["seed"] == 0  # the sidebar shows the seed of what is drawn

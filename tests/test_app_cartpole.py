@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui.experiment
-import ui.server.queue
+import ui.jobs
 from conftest import figures, frame_figures, no_training, open_link, open_page, players, texts, trace_names
 from pvnviz.runs import archive
 from pvnviz.runs.files import load_result
@@ -32,7 +32,7 @@ FIELDS = [field for _, fields in ui.experiment.FIELDS for field, _, kind, _ in f
 
 
 def test_cartpole_quick_preset_opens_its_shipped_run(monkeypatch):
-    monkeypatch.setattr(ui.server.queue, "submit", no_training)
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
     at = open_page("pages/cartpole.py")
     at.selectbox(key="cartpole_preset").set_value("quick").run()
     assert at.number_input(key="cartpole_num_policies").value == QUICK.num_policies
@@ -40,7 +40,7 @@ def test_cartpole_quick_preset_opens_its_shipped_run(monkeypatch):
 
 
 def test_cartpole_beyond_preset_opens_its_shipped_run_with_fresh_numbers(monkeypatch):
-    monkeypatch.setattr(ui.server.queue, "submit", no_training)
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
     at = open_page("pages/cartpole.py")
     at.selectbox(key="cartpole_preset").set_value("beyond").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -55,7 +55,7 @@ def test_cartpole_beyond_preset_opens_its_shipped_run_with_fresh_numbers(monkeyp
 def test_a_run_s_replays_use_its_own_seed_whatever_the_sidebar_s(monkeypatch):
     """Seed 7's Quick settings have not been run, so the page shows seed 0's shipped run: its replays are that run's
     (seed 0), one job and one animation for every session showing it, not one per visitor's seed."""
-    monkeypatch.setattr(ui.server.queue, "submit", no_training)
+    monkeypatch.setattr(ui.jobs, "submit", no_training)
     at = open_link({"seed": "7", "cartpole_preset": "quick"})
     assert "have not been run yet (seed 7)" in texts(at)
     store, lock = ui.result_store()  # the server's shared cache: the replays made for the page (or by an earlier one)
@@ -101,12 +101,12 @@ def _small(at: AppTest, train_steps: int) -> None:
     at.number_input(key="cartpole_eval_episodes").set_value(5).run()
 
 
-def _wait_for_job(at: AppTest, key: str = "cartpole_job", seconds: float = 180) -> ui.server.queue.JobView:
+def _wait_for_job(at: AppTest, key: str = "cartpole_job", seconds: float = 180) -> ui.jobs.JobView:
     """Rerun the page (as its polling fragment would) until this session's job has ended; its last view."""
     job_id = at.session_state[key]
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        job = ui.server.queue.job_queue().view(job_id)
+        job = ui.jobs.job_queue().view(job_id)
         if not job.active:
             at.run()
             return job
@@ -134,13 +134,13 @@ def test_run_button_trains_in_a_worker_and_the_page_shows_the_result(monkeypatch
     assert job.state == "done" and not job.error
     assert ("experiment", job.key[1], job.key[2]) == job.key and job.key[2] == at.session_state["seed"]
     # the run brought its replays (pvnviz.runs.live): the page that draws it asks a worker for nothing more
-    asked, submit = [], ui.server.queue.submit
+    asked, submit = [], ui.jobs.submit
 
     def recorded(key, task, *args, **kwargs):
         asked.append(task)
         return submit(key, task, *args, **kwargs)
 
-    monkeypatch.setattr(ui.server.queue, "submit", recorded)
+    monkeypatch.setattr(ui.jobs, "submit", recorded)
     at.run()
     assert "live run of these settings" in texts(at)
     assert asked == [] and "cartpole_replay" in players(at)
@@ -154,12 +154,12 @@ def test_stop_cancels_a_running_job_and_keeps_the_last_result():
     _small(at, train_steps=50000)
     at.button(key="cartpole_run_button").click().run()
     job_id = at.session_state["cartpole_job"]
-    assert ui.server.queue.job_queue().view(job_id).active
+    assert ui.jobs.job_queue().view(job_id).active
     _press_stop(at)
     deadline = time.monotonic() + 5
-    while ui.server.queue.job_queue().view(job_id).active and time.monotonic() < deadline:
+    while ui.jobs.job_queue().view(job_id).active and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert ui.server.queue.job_queue().view(job_id).state == "cancelled"  # nobody else waited: the worker stopped it
+    assert ui.jobs.job_queue().view(job_id).state == "cancelled"  # nobody else waited: the worker stopped it
     at.run()
     assert "Run stopped" in texts(at)
     assert "Shown below: preset Paper (MLP [30]), seed 0" in texts(at)  # the last finished result stays
@@ -206,9 +206,9 @@ def test_under_make_run_the_middleware_takes_run_and_the_next_script_run_adopts_
     job_id = answer["payload"]["id"]
     assert answer["payload"]["active"] and answer["stopUrl"].startswith(answer["url"] + "?stop=")
     assert "cartpole_job" not in first.session_state  # no script run yet
-    assert ui.server.queue.job_queue().view(job_id).waiters == 1
+    assert ui.jobs.job_queue().view(job_id).waiters == 1
     again = _press_browser_run(second)  # the same settings: the same job
-    assert again["payload"]["id"] == job_id and ui.server.queue.job_queue().view(job_id).waiters == 2
+    assert again["payload"]["id"] == job_id and ui.jobs.job_queue().view(job_id).waiters == 2
     first.run()  # its next script run adopts the job: the panel follows it, with the same Stop
     assert first.session_state["cartpole_job"] == job_id
     data = _panel_data(first)
@@ -216,7 +216,7 @@ def test_under_make_run_the_middleware_takes_run_and_the_next_script_run_adopts_
     assert _stop_by(again)  # the second leaves before any script run of its own: the job goes on for the first
     second.run()
     assert second.session_state["cartpole_job"] is None and "Run stopped" in texts(second)
-    assert ui.server.queue.job_queue().view(job_id).active and ui.server.queue.job_queue().view(job_id).waiters == 1
+    assert ui.jobs.job_queue().view(job_id).active and ui.jobs.job_queue().view(job_id).waiters == 1
     job = _wait_for_job(first)
     assert job.state == "done", job
     assert "live run of these settings" in texts(first) and not first.exception
@@ -235,20 +235,20 @@ def test_a_browser_run_with_the_settings_before_the_last_change_runs_the_new_one
     first = _press_browser_run(at)["payload"]["id"]  # whose token is the 3000-step render's
     at.run()
     job_id = at.session_state["cartpole_job"]
-    job = ui.server.queue.job_queue().view(job_id)
+    job = ui.jobs.job_queue().view(job_id)
     assert job_id != first and job.active and job.key[1].train_steps == 3100 and job.key[2] == 13
     deadline = time.monotonic() + 5  # nobody else waited on the stale one: cancelled (at its worker's next report)
-    while ui.server.queue.job_queue().view(first).active and time.monotonic() < deadline:
+    while ui.jobs.job_queue().view(first).active and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert ui.server.queue.job_queue().view(first).state == "cancelled"
+    assert ui.jobs.job_queue().view(first).state == "cancelled"
     assert _panel_data(at)["payload"]["id"] == job_id
     assert _stop_by(_panel_data(at))  # its Stop works as any other's
     at.run()
     assert "Run stopped" in texts(at)
     deadline = time.monotonic() + 5
-    while ui.server.queue.job_queue().view(job_id).active and time.monotonic() < deadline:
+    while ui.jobs.job_queue().view(job_id).active and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert ui.server.queue.job_queue().view(job_id).state == "cancelled"
+    assert ui.jobs.job_queue().view(job_id).state == "cancelled"
 
 
 def test_a_second_browser_run_before_any_script_run_replaces_the_first():
@@ -257,7 +257,7 @@ def test_a_second_browser_run_before_any_script_run_replaces_the_first():
     from pvnviz.runs.pipeline import ExperimentConfig
     from ui import result_store, run_panel
 
-    queue, files = ui.server.queue.job_queue(), ui.server.queue.progress_files()
+    queue, files = ui.jobs.job_queue(), ui.jobs.progress_files()
     config = ExperimentConfig(num_policies=10, num_episodes=2, horizon=20, train_steps=50000, ascent_steps=20)
     answers = [
         json.loads(run_panel._browser_start(queue, result_store(), files, "s/two", "cartpole", None, config, seed))
@@ -299,13 +299,13 @@ def test_two_sessions_with_the_same_settings_share_one_job():
     second.run()  # the second session finds the job of its settings and waits on it: no second job, no Run
     job_id = first.session_state["cartpole_job"]
     assert second.session_state["cartpole_job"] == job_id
-    assert ui.server.queue.job_queue().view(job_id).waiters == 2
+    assert ui.jobs.job_queue().view(job_id).waiters == 2
     assert second.button(key="cartpole_run_button").disabled
-    same = [j for j in ui.server.queue.job_queue().jobs() if j.key == ui.server.queue.job_queue().view(job_id).key]
+    same = [j for j in ui.jobs.job_queue().jobs() if j.key == ui.jobs.job_queue().view(job_id).key]
     assert len(same) == 1
     _press_stop(second)  # one session leaves: the job goes on for the other
     time.sleep(0.5)
-    assert ui.server.queue.job_queue().view(job_id).active
+    assert ui.jobs.job_queue().view(job_id).active
     assert second.session_state["cartpole_job"] is None and "Run stopped" in texts(second)
     second.run()  # its settings still match the running job: it does not join it again
     assert second.session_state["cartpole_job"] is None and not second.button(key="cartpole_run_button").disabled
