@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from pvnviz.core.configs import ConfigError, help_text
+from pvnviz.core.config_fields import ConfigError, help_text
 from pvnviz.figures import gif, polytope_training
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.experiment import PolytopeConfig, exact_view, learned_view, training_key

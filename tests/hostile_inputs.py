@@ -169,7 +169,7 @@ def bad_zips() -> dict[str, tuple[bytes, str]]:
 def largest_run_zip(array_megabytes: int = 190) -> bytes:
     """A valid run zip near the cap: the quick run with as many policies as fit ``array_megabytes`` of arrays
     (parameters of a few values, so the zip stays under 50 MB); every check passes and it opens."""
-    from pvnviz.core.configs import from_dict
+    from pvnviz.core.config_fields import from_dict
     from pvnviz.runs.pipeline import ExperimentConfig
 
     meta = json.loads((QUICK / "config.json").read_text())

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pvnviz.cli.main import main
-from pvnviz.core.configs import ConfigError, apply_overrides
+from pvnviz.core.config_fields import ConfigError, apply_overrides
 from pvnviz.runs.files import load_result
 from pvnviz.runs.presets import PRESETS
 from pvnviz.runs.store import RunError, read_run

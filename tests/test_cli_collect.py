@@ -29,7 +29,7 @@ def _run_cli(out: Path, *extra: str, **kwargs) -> subprocess.Popen:
 
 
 def _expected_swimmer_dataset() -> PolicyDataset:
-    from pvnviz.core.configs import apply_overrides
+    from pvnviz.core.config_fields import apply_overrides
     from pvnviz.runs.pipeline import collect as collect_stage
     from pvnviz.runs.presets import PRESETS
 

@@ -119,7 +119,7 @@ def test_cli_ray_backend_writes_the_local_dataset_and_leaves_no_ray_behind(clust
     assert not wait_until_gone(ray_daemons() - before), "the CLI left Ray daemons running"
     assert not staging_dir(out).exists() and not chunks_dir(out).exists()
 
-    from pvnviz.core.configs import apply_overrides
+    from pvnviz.core.config_fields import apply_overrides
     from pvnviz.runs.files import load_result
     from pvnviz.runs.pipeline import collect as collect_stage
     from pvnviz.runs.presets import PRESETS

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import TINY_CARTPOLE, TINY_SWIMMER
-from pvnviz.core.configs import ConfigError
+from pvnviz.core.config_fields import ConfigError
 from pvnviz.core.ensemble import PVNEnsemble, train_ensemble
 from pvnviz.runs.pipeline import ExperimentConfig, run_experiment
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import TINY_CARTPOLE, TINY_SWIMMER
 from gym_reference import cartpole_episode_returns
 from pvnviz.cli.main import main
-from pvnviz.core.configs import ConfigError
+from pvnviz.core.config_fields import ConfigError
 from pvnviz.core.progress import Cancelled, Hooks, cancellable
 from pvnviz.runs.dataset import PolicyDataset
 from pvnviz.runs.files import load_result, save_result

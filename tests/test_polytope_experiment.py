@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pvnviz.core.configs import ConfigError
+from pvnviz.core.config_fields import ConfigError
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.experiment import (
     PolytopeConfig,

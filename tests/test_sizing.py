@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from pvnviz.cli.main import main
-from pvnviz.core.configs import ConfigError, from_dict
+from pvnviz.core.config_fields import ConfigError, from_dict
 from pvnviz.runs import sizing
 from pvnviz.runs.pipeline import ExperimentConfig
 from pvnviz.runs.presets import PRESETS

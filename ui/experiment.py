@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from pvnviz.core.configs import ConfigError, from_dict
+from pvnviz.core.config_fields import ConfigError, from_dict
 from pvnviz.runs import archive
 from pvnviz.runs.files import load_result
 from pvnviz.runs.pipeline import ExperimentConfig, ExperimentResult

@@ -29,7 +29,7 @@ import plotly
 import streamlit as st
 from streamlit.components.v2 import component
 
-from pvnviz.core.configs import help_text
+from pvnviz.core.config_fields import help_text
 from pvnviz.figures import polytope as figs
 from pvnviz.figures import polytope_ascent as ascent_figs
 from pvnviz.figures import theme

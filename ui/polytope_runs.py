@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from pvnviz.core.configs import ConfigError, from_dict
+from pvnviz.core.config_fields import ConfigError, from_dict
 from pvnviz.polytope.experiment import PolytopeConfig
 from pvnviz.runs.store import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
 from ui import polytope_instrument as instrument

@@ -27,7 +27,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from pvnviz.core.configs import ConfigError
+from pvnviz.core.config_fields import ConfigError
 from pvnviz.runs.pipeline import ExperimentConfig, dataset_config
 from pvnviz.runs.sizing import check_budget, check_memory, estimate
 from pvnviz.workers.jobqueue import JobQueue

@@ -17,7 +17,7 @@ import math
 
 import streamlit as st
 
-from pvnviz.core.configs import ConfigError, help_text
+from pvnviz.core.config_fields import ConfigError, help_text
 from pvnviz.runs.config import START_FROM
 from pvnviz.runs.pipeline import ExperimentConfig
 from pvnviz.runs.presets import PRESETS, preset_from_link, preset_label

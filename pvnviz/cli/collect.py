@@ -19,7 +19,7 @@ from typing import Any
 
 from pvnviz.cli import endings
 from pvnviz.cli.argtypes import whole_number
-from pvnviz.core.configs import ConfigError
+from pvnviz.core.config_fields import ConfigError
 from pvnviz.runs.collection import ChunkStore, LocalExecutor, default_chunk_policies
 from pvnviz.runs.dataset import PolicyDataset
 from pvnviz.runs.store import chunks_dir

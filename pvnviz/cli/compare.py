@@ -18,7 +18,7 @@ import json
 from pvnviz.baselines.compare import SETTINGS, compare
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 from pvnviz.cli.collect import saved_dataset
-from pvnviz.core.configs import ConfigError
+from pvnviz.core.config_fields import ConfigError
 from pvnviz.runs.presets import PRESETS
 from pvnviz.runs.store import RunError
 

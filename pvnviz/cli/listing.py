@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pvnviz.core.configs import ConfigError
+from pvnviz.core.config_fields import ConfigError
 
 
 def check_preset(name: str, presets: dict[str, Callable[[], Any]], preset: str) -> None:

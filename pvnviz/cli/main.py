@@ -47,7 +47,7 @@ from pvnviz.cli import collect as collect_run
 from pvnviz.cli import endings, headline, listing, serve
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 from pvnviz.cli.outdir import check_out
-from pvnviz.core.configs import ConfigError, apply_overrides
+from pvnviz.core.config_fields import ConfigError, apply_overrides
 from pvnviz.core.progress import ProgressFn, TerminalProgress, no_progress
 from pvnviz.runs.sizing import check_memory
 from pvnviz.runs.store import (
@@ -377,7 +377,7 @@ def _open_run(path: Path) -> str:
     """Open a run as the app does, every array and network; its experiment's name. RunError if it does not open."""
     info = read_run(path)
     if info.experiment == "polytope":  # config.json and summary.json are the whole run
-        from pvnviz.core.configs import from_dict
+        from pvnviz.core.config_fields import from_dict
         from pvnviz.polytope.experiment import PolytopeConfig
 
         try:

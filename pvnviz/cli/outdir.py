@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pvnviz.core.configs import ConfigError
+from pvnviz.core.config_fields import ConfigError
 
 NAME_MAX, PATH_MAX = 255, 4096  # Linux's limits, in bytes; a system's own from pathconf where it answers
 

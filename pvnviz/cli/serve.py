@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-from pvnviz.core.configs import ConfigError
+from pvnviz.core.config_fields import ConfigError
 from pvnviz.runs import paths
 from pvnviz.runs.store import RUNS_ROOTS_ENV
 

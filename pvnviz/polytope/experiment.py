@@ -24,7 +24,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from pvnviz.core.configs import check, check_finite, check_limits, param
+from pvnviz.core.config_fields import check, check_finite, check_limits, param
 from pvnviz.core.progress import ProgressFn, Report, Stage, no_progress
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.tiny_mlp import TinyMLP, train_rmsprop

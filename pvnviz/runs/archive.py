@@ -27,7 +27,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from pvnviz.core.configs import ConfigError, from_dict
+from pvnviz.core.config_fields import ConfigError, from_dict
 from pvnviz.runs.safe_files import check_directory, inflate, parse_json
 from pvnviz.runs.schema import CONFIG, MANIFEST, RUN_FILES, file_names, member_list, member_pattern
 from pvnviz.runs.store import MAX_META_BYTES, RunError, write_manifest, write_run

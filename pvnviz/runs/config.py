@@ -12,7 +12,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from pvnviz.core.configs import ConfigError, check, check_finite, check_limits, param
+from pvnviz.core.config_fields import ConfigError, check, check_finite, check_limits, param
 from pvnviz.core.fingerprint import PROBE_INITS
 from pvnviz.core.policies import PolicyArch
 from pvnviz.core.pvn import INPUT_MODES

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from pvnviz.core.ascent import AscentTrace
-from pvnviz.core.configs import ConfigError, from_dict
+from pvnviz.core.config_fields import ConfigError, from_dict
 from pvnviz.core.ensemble import TrainedEnsemble
 from pvnviz.core.histogram import ReturnBins
 from pvnviz.core.pvn import TrainedPVN

@@ -10,7 +10,7 @@ from rates measured with the benchmarks (``python -m pvnviz.bench``; the constan
 They are estimates: within a factor of about 2 of measured runs (tests/test_sizing.py checks a few).
 
 ``LIMITS`` bounds every count, for the CLI, the pages and the URL alike, well above Appendix B's settings;
-``pvnviz.core.configs.check_limits`` refuses a config beyond them (or beyond its layer caps) with a message
+``pvnviz.core.config_fields.check_limits`` refuses a config beyond them (or beyond its layer caps) with a message
 naming the setting.
 """
 
@@ -20,10 +20,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from pvnviz.core.configs import ConfigError
+from pvnviz.core.config_fields import ConfigError
 
-# (lowest, highest) of every count of an experiment config (``pvnviz.core.configs.check_limits``; layer sizes
-# apply per layer, within ``pvnviz.core.configs.MAX_LAYERS`` x ``MAX_LAYER_SIZE``)
+# (lowest, highest) of every count of an experiment config (``pvnviz.core.config_fields.check_limits``; layer sizes
+# apply per layer, within ``pvnviz.core.config_fields.MAX_LAYERS`` x ``MAX_LAYER_SIZE``)
 LIMITS: dict[str, tuple[int, int]] = {
     "num_policies": (1, 10_000_000),
     "num_episodes": (1, 100_000),

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pvnviz.core.configs import to_dict
+from pvnviz.core.config_fields import to_dict
 from pvnviz.runs import paths
 from pvnviz.runs.safe_files import RunError, open_regular, read_json
 from pvnviz.runs.schema import CONFIG, MANIFEST, SUMMARY

@@ -1,11 +1,11 @@
-"""The configs' shared checks (``pvnviz.core.configs``): inf and nan are refused, naming the setting, in every
+"""The configs' shared checks (``pvnviz.core.config_fields``): inf and nan are refused, naming the setting, in every
 config and through ``apply_overrides``."""
 
 import math
 
 import pytest
 
-from pvnviz.core.configs import ConfigError, apply_overrides
+from pvnviz.core.config_fields import ConfigError, apply_overrides
 from pvnviz.polytope.experiment import PolytopeConfig
 from pvnviz.runs.pipeline import ExperimentConfig
 
