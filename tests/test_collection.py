@@ -1,24 +1,14 @@
-"""Chunked Algorithm 1 (pvnviz.runs.collection): same data for any split, gymnasium's returns with the same
-random streams, checked chunks, resume (through the CLI: tests/test_cli_collect.py)."""
+"""Algorithm 1 (pvnviz.core.collect) in chunks (pvnviz.runs.collection): same data for any split, gymnasium's
+returns with the same random streams, checked chunks, resume (through the CLI: tests/test_cli_collect.py)."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pvnviz.core.collect import LCG_INCREMENT, LCG_MULTIPLIER, EpisodeSampler, policy_streams
 from pvnviz.core.policies import PolicyArch, forward_numpy, glorot_params
-from pvnviz.runs.collection import (
-    LCG_INCREMENT,
-    LCG_MULTIPLIER,
-    Chunk,
-    ChunkStore,
-    CollectError,
-    EpisodeSampler,
-    LocalExecutor,
-    Plan,
-    collect_plan,
-    policy_streams,
-)
+from pvnviz.runs.collection import Chunk, ChunkStore, CollectError, LocalExecutor, Plan, collect_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 CARTPOLE = PolicyArch(4, 2, (30,), True)

@@ -5,6 +5,16 @@ Adam; the PVN is frozen. Every ``eval_every`` steps the iterates are kept, and a
 end all kept iterates are scored by Monte Carlo in one batched rollout of
 (E * A) policies x ``eval_episodes`` episodes. Algorithm 3's result for each start is
 the best true return seen along its path, and the parameters that reached it.
+
+Active rounds (Section 5's active learning, this project's): those checks are data about exactly the region
+the ascent walks into, where the PVN has seen nothing ("regions of the policy space where fewer samples have
+been obtained"). A round ascends, adds the checked iterates and their measured mean returns to the PVN's
+training set, fine-tunes the PVN, and ascends again from each start's best iterate so far; optionally it
+also measures a few antithetic perturbations of each start's best (as Augmented Random Search would, Mania
+et al., 2018), which show the PVN the return's slope around the point the ascent will leave from. The loop
+is ``pvnviz.runs.pipeline.ascend_in_rounds``, under the env-step cap of ``pvnviz.runs.budget.StepBudget``;
+``join_rounds`` here joins the rounds' traces into one, every check kept and counted, the perturbations'
+environment steps counted apart (``AscentTrace.explore_env_steps``).
 """
 
 from __future__ import annotations
@@ -57,7 +67,7 @@ class AscentTrace:
     fresh_returns: np.ndarray | None = None  # (A,) the chosen iterates re-measured on fresh episodes, or None
     disagreement: np.ndarray | None = None  # (T + 1, A) an ensemble's spread (std of J_hat) along each path
     start_counts: bool = False  # the start (index 0) may be chosen: a measured policy of the dataset, not a random one
-    explore_env_steps: int = 0  # env steps of the active rounds' perturbations (pvnviz.core.rounds), beyond the checks
+    explore_env_steps: int = 0  # env steps of the active rounds' perturbations, beyond the checks
 
     @property
     def selection_bias(self) -> np.ndarray | None:
@@ -224,3 +234,30 @@ def _climb(
             detail = f"{model.input_mode}, mean J_hat {predicted[step].mean():.1f}"
             on_progress(step + 1, steps, Report(Stage.ASCENT, detail))
     return kept_steps, np.stack(kept), predicted, spreads
+
+
+def join_rounds(traces: list[AscentTrace], explore_env_steps: int = 0) -> AscentTrace:
+    """One trace of consecutive rounds: ascent steps continue, and every check is kept (and counted).
+
+    ``explore_env_steps``: the steps the rounds' perturbations spent, counted apart from the checks.
+
+    A later round's first check re-measures the previous round's chosen iterate at the same step.
+    """
+    steps, predicted, disagreement, offset = [], [], [], 0
+    for i, t in enumerate(traces):
+        steps.append(t.eval_steps + offset)
+        predicted.append(t.predicted[0 if i == 0 else 1 :])
+        if t.disagreement is not None:
+            disagreement.append(t.disagreement[0 if i == 0 else 1 :])
+        offset += len(t.predicted) - 1
+    return AscentTrace(
+        input_mode=traces[0].input_mode,
+        eval_steps=np.concatenate(steps),
+        true_returns=np.concatenate([t.true_returns for t in traces]),
+        predicted=np.concatenate(predicted),
+        params=np.concatenate([t.params for t in traces]),
+        seconds=sum(t.seconds for t in traces),
+        disagreement=np.concatenate(disagreement) if len(disagreement) == len(traces) else None,
+        start_counts=traces[0].start_counts,
+        explore_env_steps=explore_env_steps,
+    )

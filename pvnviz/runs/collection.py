@@ -1,24 +1,15 @@
-"""Algorithm 1 (Appendix C) in chunks: the same dataset whatever the split, on any executor.
+"""Algorithm 1 (Appendix C) in chunks: the same dataset whatever the split, on any executor, resumable.
 
-The K policies of a dataset are split into chunks of consecutive policies; each chunk is
-collected by the batched collector (all of its policies x B episodes step as one array)
-and the chunks are joined. Every random number belongs to one policy, never to a chunk:
-policy k draws its Glorot weights, its B initial states and (CartPole) the seeds of its
-episodes' action samplers from ``SeedSequence(entropy, spawn_key=(k,))``. So a dataset
-is bit-identical for 1 or 1,000 chunks, in one process (``LocalExecutor``) or spread
-over a Ray cluster (``pvnviz.workers.collect_ray``).
+Algorithm 1's loop is ``pvnviz.core.collect.collect_returns``; this module is the machinery around it. The K
+policies of a dataset are split into chunks of consecutive policies; each chunk is one call of the loop, on
+an executor (``LocalExecutor`` here, or a Ray cluster: ``pvnviz.workers.collect_ray``), and the chunks are
+joined. Every random number belongs to one policy, never to a chunk, so a dataset is bit-identical for 1 or
+1,000 chunks, in one process or many.
 
-CartPole's softmax policies sample an action at every step. Each episode carries its own
-64-bit LCG (Knuth's MMIX constants; the action uses the top 53 bits as a uniform in
-[0, 1)), advanced once per step for the whole (K, W) block in three array operations,
-and reordered with the episodes when the collector compacts finished ones away. A
-policy's forward pass on a block one column wide is padded to two columns, because
-BLAS's matrix-vector kernel rounds differently from its matrix-matrix one.
-
-With a ``ChunkStore`` every finished chunk is written atomically (temporary file, then
-``os.replace``) as ``chunk-NNNNN.npz`` (params (n, P) float32, returns (n, B) float32,
-start, stop, a SHA-256 of the arrays and the plan's digest) next to ``plan.json``; a
-resumed collection reloads the chunks that check out and redoes only the others.
+With a ``ChunkStore`` every finished chunk is written atomically (temporary file, then ``os.replace``) as
+``chunk-NNNNN.npz`` (params (n, P) float32, returns (n, B) float32, start, stop, a SHA-256 of the arrays and
+the plan's digest) next to ``plan.json``; a resumed collection reloads the chunks that check out and redoes
+only the others.
 """
 
 from __future__ import annotations
@@ -35,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pvnviz.core.policies import PolicyArch, forward_numpy, glorot_params, sampling_policy
+from pvnviz.core.collect import collect_returns
+from pvnviz.core.policies import PolicyArch
 from pvnviz.core.progress import ProgressFn, Report, Stage, no_progress
 from pvnviz.envs.batched import BatchedEnv
 from pvnviz.envs.registry import get_env
@@ -43,8 +35,6 @@ from pvnviz.envs.rollout import check_counts
 from pvnviz.runs.dataset import PolicyDataset
 
 DEFAULT_CHUNK_STEPS = 5_000_000  # env steps (at most) per chunk when the user does not choose a chunk size
-LCG_MULTIPLIER = np.uint64(6364136223846793005)
-LCG_INCREMENT = np.uint64(1442695040888963407)
 CHUNK_PATTERN = "chunk-{:05d}.npz"
 
 
@@ -134,49 +124,12 @@ class Chunk:
         return hashlib.sha256(params.tobytes() + returns.tobytes()).hexdigest()
 
 
-def policy_streams(entropy: int, start: int, stop: int) -> list[np.random.Generator]:
-    """One generator per policy k in [start, stop), independent of how the policies are split."""
-    return [np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(k,))) for k in range(start, stop)]
-
-
-class EpisodeSampler:
-    """Softmax action sampling with one LCG stream per episode: ``policy_fn`` for the CartPole collector."""
-
-    def __init__(self, arch: PolicyArch, params: np.ndarray, seeds: np.ndarray):
-        self.arch, self.params = arch, np.asarray(params, dtype=np.float32)
-        self.state = np.array(seeds, dtype=np.uint64)  # (K, B): one stream per episode
-
-    def compact(self, order: np.ndarray) -> None:
-        self.state = np.take_along_axis(self.state, order, axis=1)
-
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
-        if obs.shape[1] == 1:  # keep BLAS on its matrix-matrix kernel, whose rounding does not depend on width
-            probs = forward_numpy(self.arch, self.params, np.concatenate([obs, obs], axis=1))[:, :1]
-        else:
-            probs = forward_numpy(self.arch, self.params, obs)
-        np.multiply(self.state, LCG_MULTIPLIER, out=self.state)
-        np.add(self.state, LCG_INCREMENT, out=self.state)
-        uniform = (self.state >> np.uint64(11)) * (1.0 / 2**53)
-        if self.arch.act_dim == 2:
-            return (uniform >= probs[..., 0]).astype(np.int64)
-        return (uniform[..., None] > np.cumsum(probs, axis=-1)[..., :-1]).sum(-1)
-
-
 def collect_chunk(spec: ChunkSpec, nthread: int | None = None, on_progress: ProgressFn | None = None) -> Chunk:
     """Collect one chunk with the batched collector (``nthread`` physics threads for Swimmer)."""
     start_time, start_cpu = time.perf_counter(), time.process_time()
-    streams = policy_streams(spec.entropy, spec.start, spec.stop)
-    params = np.concatenate([glorot_params(spec.arch, 1, rng) for rng in streams])
-    shape = (1, spec.num_episodes)
     env = get_env(spec.env_name)
-    states = np.concatenate([env.reset_states(rng, shape) for rng in streams])
-    if spec.arch.discrete:  # stochastic softmax policies: one seeded stream per episode, as the chunking needs
-        seeds = np.stack([rng.bit_generator.random_raw(spec.num_episodes) for rng in streams])
-        policy = EpisodeSampler(spec.arch, params, seeds)
-    else:  # deterministic tanh policies: no random draws
-        policy = sampling_policy(spec.arch, params, np.random.default_rng(0))
-    returns = env.rollout_returns_from_states(
-        policy, states, horizon=spec.horizon, on_progress=on_progress, nthread=nthread
+    params, returns = collect_returns(
+        env, spec.arch, spec.entropy, spec.start, spec.stop, spec.num_episodes, spec.horizon, on_progress, nthread
     )
     steps = env.episode_steps(returns, spec.horizon)
     returns32 = returns.astype(np.float32)

@@ -23,14 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from pvnviz.core.ascent import AscentTrace, ascend, evaluate_returns, remeasure
+from pvnviz.core.ascent import AscentTrace, ascend, evaluate_returns, join_rounds, remeasure
 from pvnviz.core.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
 from pvnviz.core.fingerprint import initial_probes
 from pvnviz.core.histogram import ReturnBins
 from pvnviz.core.policies import glorot_params
 from pvnviz.core.progress import NO_HOOKS, Hooks, ProgressFn, no_progress
 from pvnviz.core.pvn import INPUT_MODES, PVN, TrainedPVN
-from pvnviz.core.rounds import concatenate
 from pvnviz.envs.batched import BatchedEnv
 from pvnviz.envs.registry import get_env
 from pvnviz.runs.budget import StepBudget, env_steps
@@ -198,7 +197,7 @@ def ascend_in_rounds(
     traces = [ascend_round(config, env, pvn, starts, seed, 0, hooks)]
     explored_params, explored_means, explored_steps = [], [], 0
     for r in range(1, config.rounds):
-        so_far = concatenate(traces, explored_steps)
+        so_far = join_rounds(traces, explored_steps)
         if not budget.allows_another_round(so_far):
             break
         if config.round_perturbations > 0:
@@ -210,7 +209,7 @@ def ascend_in_rounds(
         means = np.concatenate([so_far.true_returns.reshape(-1), *explored_means])
         refit(config, pvn, dataset, parts, measured, means, seed)
         traces.append(ascend_round(config, env, pvn, so_far.best_params, seed, r, hooks))
-    return concatenate(traces, explored_steps)
+    return join_rounds(traces, explored_steps)
 
 
 def starting_policies(
@@ -336,7 +335,7 @@ class ExperimentResult:
                 # Algorithm 3's periodic checks: environment steps spent beyond the dataset.
                 "check_env_steps": checks,
                 "check_fraction_of_dataset": round(checks / max(self.dataset.num_env_steps, 1), 4),
-                # The active rounds' perturbations (pvnviz.core.rounds): measured, counted apart from the checks.
+                # The active rounds' perturbations: measured, counted apart from the checks.
                 "explore_env_steps": trace.explore_env_steps,
                 "beyond_dataset_fraction": round(
                     (checks + trace.explore_env_steps) / max(self.dataset.num_env_steps, 1), 4

@@ -150,7 +150,7 @@ def estimate(config: Any) -> Estimate:
 
     train_step = TRAIN_STEP_OVERHEAD_S + SECONDS_PER_FLOP * config.batch_size * flops
     scored_steps = kept * config.eval_episodes * h + config.num_starts * config.fresh_episodes * h
-    explored = (rounds - 1) * config.num_starts * 2 * config.round_perturbations  # pvnviz.core.rounds, per input
+    explored = (rounds - 1) * config.num_starts * 2 * config.round_perturbations  # perturbations, per input
     parts = {
         "collect": k * b * h / rate,
         "train": inputs * members * train_step * (config.train_steps + (rounds - 1) * config.round_train_steps),
