@@ -19,6 +19,7 @@ from pvnviz.runs.store import RUNS_ROOTS_ENV, RunError, list_runs, read_run, res
 from ui import computed, jobs, result_store, run_panel, urlcheck
 from ui.errors import guarded
 from ui.result_choice import ResultChoice, ShippedRuns, Source, choose_result
+from ui.server.limits import UPLOAD_MB
 from ui.settings import FIELDS, PRESET_CONFIGS, current_preset, sidebar_config, state_key  # noqa: F401 (pages)
 
 
@@ -159,8 +160,8 @@ def _run_sidebar(env_name: str, *, default_run: str) -> tuple[str, Any]:
             "Open a run zip",
             type=["zip"],
             key=state_key(env_name, "upload"),
-            help=f"A zip downloaded from this page (at most {archive.MAX_ZIP_BYTES // 2**20} MB).",
-            max_upload_size=archive.MAX_ZIP_BYTES // 2**20,  # the cap the uploader states, in MB
+            help=f"A zip downloaded from this page (at most {UPLOAD_MB} MB).",
+            max_upload_size=UPLOAD_MB,  # the uploader states it and refuses a larger file before sending it
         )
     return run_dir, uploaded
 
