@@ -1,4 +1,4 @@
-"""``python -m browserbench ui|load|redraw``: the app's benchmarks in Chromium, run from the repository's root.
+"""``python -m browserbench ui|load|redraw|upload``: the app's benchmarks in Chromium, run from the repository's root.
 
 ``python -m pvnviz.bench ui|load|redraw`` runs this program as a child process, so the benchmarks are listed in
 one place while the compute package never imports ``browserbench``.
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import sys
 
-from browserbench import load, redraw, ui  # none imports Playwright before it runs
+from browserbench import load, redraw, ui, upload  # none imports Playwright before it runs
 from pvnviz.cli.argtypes import OneLineParser
 
-BENCHMARKS = {"ui": ui, "load": load, "redraw": redraw}
+BENCHMARKS = {"ui": ui, "load": load, "redraw": redraw, "upload": upload}
 
 
 def main(argv: list[str] | None = None) -> int:
