@@ -232,3 +232,14 @@ def test_an_upload_over_the_cap_gets_the_page_s_message_and_leaves_what_it_showe
     assert error == f"Cannot open that zip: the file is 51 MB; a run zip may be at most {limits.UPLOAD_MB} MB."
     assert figures(at) == shown
     assert at.session_state["cartpole_last_result"] is last
+
+
+def test_the_upload_benchmark_refuses_bad_input_in_one_line():
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pvnviz.bench", "upload", "--mb", "0"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "--mb" in done.stderr

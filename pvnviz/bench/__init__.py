@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|ray|ui|load|redraw|all``.
+"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|ray|ui|load|redraw|upload|all``.
 
 Every benchmark times our code and a baseline in the same process and prints the
 measurements and their ratio (a goal, where there is one, is printed as a number next to
@@ -9,11 +9,12 @@ the measurement; nothing here passes or fails). One module per benchmark:
 * ``swimmer``: Section 6.3's Swimmer collector against gymnasium and the MuJoCo physics limit,
   and the ``mujoco.rollout`` engine kept for comparison;
 * ``ray``: Algorithm 1 (Appendix C) locally and on a local Ray cluster;
-* ``ui``, ``load`` and ``redraw`` are the app's, in Chromium: they live outside the compute package, in the
+* ``ui``, ``load``, ``redraw`` and ``upload`` are the app's, in Chromium: they live outside the compute package, in the
   top-level package ``browserbench`` (with its harness, ``browserbench.browser``, which the browser tests share),
   and run from the repository's root: ``ui`` the pages' input-to-redraw, playback and first-open times; ``load``
   N Chromium sessions pressing Run at once on one server (the job queue and its workers); ``redraw`` plotly.js
-  redraws in the browser after an ``input`` event (the plotly components, ui/components.py). This command runs
+  redraws in the browser after an ``input`` event (the plotly components, ui/components.py); ``upload`` the server's
+  memory through an upload over the app's cap. This command runs
   them as the program ``python -m browserbench`` in a child process: ``pvnviz`` never imports ``browserbench``
   (which imports ``pvnviz``).
 
@@ -29,7 +30,7 @@ import sys
 
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 
-BENCHMARKS = ("polytope", "cartpole", "swimmer", "ray", "ui", "load", "redraw", "all")
+BENCHMARKS = ("polytope", "cartpole", "swimmer", "ray", "ui", "load", "redraw", "upload", "all")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,8 +48,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _browser_benchmark(which: str, rest: list[str]) -> int:
-    """``ui``, ``load`` or ``redraw`` (not in "all": each starts a server and Chromium): ``python -m browserbench``
-    in a child process, its exit status returned (2 for bad input, its one line on stderr)."""
+    """``ui``, ``load``, ``redraw`` or ``upload`` (not in "all": each starts a server and Chromium):
+    ``python -m browserbench`` in a child process, its exit status returned (2 for bad input, its one line on
+    stderr)."""
     if importlib.util.find_spec("browserbench") is None:  # found, not imported
         where = "run it from the repository's root, where browserbench/ is"
         print(f"python -m pvnviz.bench {which}: error: {where}", file=sys.stderr)
@@ -57,7 +59,7 @@ def _browser_benchmark(which: str, rest: list[str]) -> int:
 
 
 def _run(args: argparse.Namespace, rest: list[str]) -> int:
-    if args.which in ("ui", "load", "redraw"):
+    if args.which in ("ui", "load", "redraw", "upload"):
         return _browser_benchmark(args.which, rest)
     if args.which == "ray":  # not in "all": it starts Ray clusters
         from pvnviz.bench import ray
