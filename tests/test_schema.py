@@ -10,6 +10,7 @@ generated from the schema, so an array added to it is covered without a new test
 
 import dataclasses
 import io
+import json
 import re
 import shutil
 import zipfile
@@ -30,10 +31,15 @@ from pvnviz.runs.schema import (
     MANIFEST,
     RUN_FILES,
     SIZES,
+    SUMMARY_INPUT_DEFAULT_ZERO,
+    SUMMARY_INPUT_KEYS,
+    SUMMARY_INPUT_OPTIONAL_KEYS,
+    SUMMARY_KEYS,
     Array,
     RunFile,
     file_names,
     sizes_of,
+    summary_key_problems,
 )
 from pvnviz.runs.store import RunError, read_run, write_manifest
 
@@ -224,3 +230,35 @@ def test_a_run_zip_holds_only_declared_names_and_a_stray_member_is_refused(run):
         zf.writestr("curves_fingerprint.npz.bak", b"")
     with zipfile.ZipFile(buffer) as zf, pytest.raises(ArchiveError, match="not a file of a run"):
         check_members(zf)
+
+
+def test_a_written_summary_holds_exactly_the_declared_keys(run):
+    """summary.json of a run with every optional part (fresh episodes, an ensemble, rounds): the keys
+    ``pvnviz.runs.schema`` declares, no more and no fewer, for every input."""
+    summary = json.loads((run / "summary.json").read_text())
+    assert list(summary) == list(SUMMARY_KEYS)
+    assert set(summary["inputs"]) == {"fingerprint", "flattened"}
+    for keys in summary["inputs"].values():
+        assert set(keys) == set(SUMMARY_INPUT_KEYS) | set(SUMMARY_INPUT_OPTIONAL_KEYS)
+    assert summary_key_problems(summary) == []
+
+
+def test_summary_key_problems_names_a_missing_and_an_undeclared_key(run):
+    summary = json.loads((run / "summary.json").read_text())
+    del summary["num_kept"]
+    summary["inputs"]["flattened"]["surprise"] = 1
+    del summary["inputs"]["fingerprint"]["check_env_steps"]
+    assert summary_key_problems(summary) == [
+        "missing num_kept",
+        "missing inputs.fingerprint.check_env_steps",
+        "undeclared inputs.flattened.surprise",
+    ]
+
+
+@pytest.mark.parametrize("shipped_run", sorted(p.parent.name for p in (ROOT / "data").glob("*/summary.json")))
+def test_the_shipped_summaries_hold_the_declared_keys(shipped_run):
+    """The shipped runs' summary.json: declared keys only; the zero-shot ones lack just the keys that are 0 there."""
+    summary = json.loads((ROOT / "data" / shipped_run / "summary.json").read_text())
+    missing = {p.rsplit(".", 1)[-1] for p in summary_key_problems(summary) if p.startswith("missing inputs.")}
+    assert [p for p in summary_key_problems(summary) if not p.startswith("missing inputs.")] == []
+    assert missing <= set(SUMMARY_INPUT_DEFAULT_ZERO)

@@ -32,6 +32,7 @@ from pvnviz.core.progress import NO_HOOKS, Hooks, ProgressFn, no_progress
 from pvnviz.core.pvn import INPUT_MODES, PVN, TrainedPVN
 from pvnviz.envs.batched import BatchedEnv
 from pvnviz.envs.registry import get_env
+from pvnviz.runs import schema
 from pvnviz.runs.budget import StepBudget, env_steps
 from pvnviz.runs.collection import collect_dataset
 from pvnviz.runs.config import DATASET_FIELDS, ExperimentConfig, dataset_config, num_validation  # noqa: F401
@@ -309,6 +310,8 @@ class ExperimentResult:
     ensembles: dict[str, TrainedEnsemble] = dataclasses.field(default_factory=dict)
 
     def summary(self) -> dict:
+        """summary.json: exactly the keys ``pvnviz.runs.schema.SUMMARY_KEYS`` and ``SUMMARY_INPUT_KEYS`` declare (and
+        the ``SUMMARY_INPUT_OPTIONAL_KEYS`` that apply); AssertionError if they disagree."""
         per_input = {}
         for mode, trace in self.traces.items():
             checks = env_steps(self.config.env, trace.true_returns, self.config.eval_episodes, self.config.horizon)
@@ -345,7 +348,7 @@ class ExperimentResult:
                 ),
             }
         kept = self.split.kept
-        return {
+        summary = {
             "experiment": self.config.env,
             "seed": self.seed,
             "num_policies": int(len(kept)),
@@ -358,3 +361,7 @@ class ExperimentResult:
             "inputs": per_input,
             "timings_seconds": self.timings,
         }
+        problems = schema.summary_key_problems(summary)
+        if problems:  # the declaration in pvnviz.runs.schema and this writer must agree
+            raise AssertionError(f"summary.json keys differ from pvnviz.runs.schema's: {', '.join(problems)}")
+        return summary

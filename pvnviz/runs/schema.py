@@ -165,8 +165,61 @@ CURVES = RunFile(
     ),
 )
 
+# summary.json of a Section 6 run (``pvnviz.runs.pipeline.ExperimentResult.summary``): every key, and what it holds.
+SUMMARY_KEYS: dict[str, str] = {
+    "experiment": "the experiment: the environment's name (cartpole, swimmer)",
+    "seed": "the run's seed",
+    "num_policies": "K, the dataset's policies (Algorithm 1)",
+    "num_kept": "the policies the return limit keeps for training (Section 6.2's filter)",
+    "return_limit": "the filter's limit on a policy's mean return, or null for none",
+    "dataset_best_mean_return": "the highest mean return in the dataset",
+    "kept_best_mean_return": "the highest mean return among the kept policies",
+    "dataset_env_steps": "environment steps Algorithm 1 spent",
+    "bins": "[G_min, G_max, number of bins] of the return histograms (Section 3)",
+    "inputs": "per PVN input (fingerprint, flattened): the keys of SUMMARY_INPUT_KEYS",
+    "timings_seconds": "wall-clock seconds of each stage (collect, train_INPUT, ascent_INPUT) and their total",
+}
+# inputs[INPUT] of summary.json: one PVN input's training and ascent (Algorithms 2-3), A starts.
+SUMMARY_INPUT_KEYS: dict[str, str] = {
+    "ascent_eval_steps": "(E,) the ascent steps whose iterates were checked by Monte Carlo",
+    "ascent_true_returns_per_start": "(A, E) each start's checked mean returns",
+    "final_mean_return": "the last iterates' checked mean return, over the starts",
+    "best_mean_return": "Algorithm 3's result: each start's best checked return, averaged over the starts",
+    "best_return_per_start": "(A,) each start's best checked return",
+    "start_mean_return": "the starts' checked mean return, before any step",
+    "check_env_steps": "environment steps the checks spent",
+    "check_fraction_of_dataset": "check_env_steps over dataset_env_steps",
+    "explore_env_steps": "environment steps the active rounds' perturbations spent (0: none)",
+    "beyond_dataset_fraction": "checks and perturbations together, over dataset_env_steps",
+    "final_val_kl": "the PVN's validation KL loss (its lowest with keep_best, else its last)",
+}
+# inputs[INPUT] keys written only where they apply: the fresh re-measurement (fresh_episodes > 0), an ensemble of
+# more than one PVN (its validation spread, its disagreement at each start's chosen iterate).
+SUMMARY_INPUT_OPTIONAL_KEYS: dict[str, str] = {
+    "fresh_return_per_start": "(A,) each start's chosen iterate re-measured on fresh episodes",
+    "fresh_mean_return": "the fresh re-measurement, averaged over the starts",
+    "fresh_episodes": "episodes of each fresh re-measurement",
+    "ensemble_val_spread": "the ensemble members' spread on the validation policies",
+    "ascent_disagreement_chosen": "(A,) the ensemble's spread of J_hat at each start's chosen iterate",
+}
+# Keys the shipped zero-shot runs' summary.json lack, as they are 0 there; a run loaded from its files
+# (``pvnviz.runs.files.load_result``) has them, as ``summary()`` recomputes every key from the arrays.
+SUMMARY_INPUT_DEFAULT_ZERO = ("explore_env_steps", "beyond_dataset_fraction")
+
+
+def summary_key_problems(summary: dict[str, Any]) -> list[str]:
+    """What keeps ``summary`` from holding exactly the declared keys: missing and undeclared ones, by place."""
+    problems = [f"missing {k}" for k in SUMMARY_KEYS if k not in summary]
+    problems += [f"undeclared {k}" for k in summary if k not in SUMMARY_KEYS]
+    allowed = {**SUMMARY_INPUT_KEYS, **SUMMARY_INPUT_OPTIONAL_KEYS}
+    for mode, keys in (summary.get("inputs") or {}).items():
+        problems += [f"missing inputs.{mode}.{k}" for k in SUMMARY_INPUT_KEYS if k not in keys]
+        problems += [f"undeclared inputs.{mode}.{k}" for k in keys if k not in allowed]
+    return problems
+
+
 CONFIG = RunFile("config.json", "json", "the experiment, seed and settings", keys=("experiment", "config"))
-SUMMARY = RunFile("summary.json", "json", "the headline numbers and timings in seconds")
+SUMMARY = RunFile("summary.json", "json", "the headline numbers and timings in seconds", keys=tuple(SUMMARY_KEYS))
 MANIFEST_FILE = RunFile("manifest.json", "json", "every other file's name, size and sha256, written last")
 SPLIT = RunFile(
     "split.json", "json", "the training and validation policies, and the bins", keys=("train_idx", "val_idx", "bins")
