@@ -16,14 +16,14 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 install: $(STAMP)
 
-# ui/serve.py: `streamlit run app.py` after importing torch and the figure builders, so no visitor waits for them
-# (`pvnviz app` starts the same server from any folder)
+# ui/serve.py: `streamlit run asgi.py` (app.py with the app's routes) after importing torch and the figure
+# builders, so no visitor waits for them (`pvnviz app` starts the same server from any folder)
 run: install
 	$(BIN)/python -m ui.serve --server.port $(PORT)
 
-# for editing the app: reruns a page when its source changes (`make run` serves a class and watches nothing)
+# the same server, for editing the app: reruns a page when its source changes (`make run` watches nothing)
 dev: install
-	$(BIN)/streamlit run app.py --server.port $(PORT) --server.fileWatcherType poll --server.runOnSave true
+	$(BIN)/python -m ui.serve --server.port $(PORT) --server.fileWatcherType poll --server.runOnSave true
 
 browser:
 	bash scripts/ensure-chromium.sh

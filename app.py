@@ -8,8 +8,12 @@ from ui import look as ui_look
 from ui import navigation as ui_navigation
 from ui import urlcheck
 from ui.errors import boundary
+from ui.server import store
 
 ui_navigation.page_config()  # title, the tab's icon (an image the app serves), wide layout
+if store.current() is None:  # not served by the app's server (ui/server/app.py): no routes for Run, Stop, players
+    st.error("PVN Lab runs only on its own server: start it with `make run` (or `make dev`), not `streamlit run`.")
+    st.stop()
 
 # The polytope page's seed (the other pages set their own below): the first of the paper-settings survey's
 # seeds whose zero-shot learned ascent ends at the optimum, so a bare link shows Fig. 3's point; the page says

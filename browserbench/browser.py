@@ -89,28 +89,26 @@ def start_server(
     env: dict[str, str] | None = None,
     script: str = "app.py",
     log_path: Path | None = None,
-    served: bool = True,
 ) -> tuple[subprocess.Popen, str]:
-    """The app of ``root`` with the repository's config, through ``ui/serve.py`` as ``make run`` starts it (where
-    the checkout has it; else ``streamlit run app.py``); returns (process, URL) once healthy.
+    """The app's server for ``root`` (its ``asgi.py`` through ``ui/serve.py``, as ``make run`` starts it); returns
+    (process, URL) once healthy.
 
     ``watch_files=False`` switches Streamlit's file watcher off (tests: no reruns while files change); ``env``
-    adds environment variables (e.g. ``PVN_WORKERS``); ``script`` runs another script than ``app.py`` (a path
-    relative to ``root``; its folder's ``static/`` is what Streamlit serves at ``/app/static/``); ``log_path`` keeps
-    the server's output in that file (by default a temporary file, gone with the server); ``served=False`` runs
-    ``streamlit run app.py`` even where ``ui/serve.py`` exists (``make dev``: no middleware).
+    adds environment variables (e.g. ``PVN_WORKERS``); ``script`` serves another script than ``app.py`` the same
+    way (a path relative to ``root``: ``$PVN_APP_SCRIPT``, read by ``asgi.py``); ``log_path`` keeps the server's
+    output in that file (by default a temporary file, gone with the server).
     Raises RuntimeError with the end of the server's output if it is not healthy within ``timeout`` s.
     """
     port = free_port()
-    served = served and script == "app.py" and (Path(root) / "ui" / "serve.py").is_file()  # as `make run` does
-    command = [sys.executable, "-m", "ui.serve"] if served else [sys.executable, "-m", "streamlit", "run", script]
+    command = [sys.executable, "-m", "ui.serve"]
+    env = {**(env or {}), "PVN_APP_SCRIPT": script}
     command += ["--server.port", str(port)]
     command += ["--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     if not watch_files:
         command += ["--server.fileWatcherType", "none"]
     # not a pipe: a server that is never read from must not block on a full one
     log = tempfile.TemporaryFile() if log_path is None else open(log_path, "w+b")
-    proc = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **env})
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + timeout
     while time.time() < deadline:

@@ -1,24 +1,21 @@
 // A run's progress in the browser: its place in the queue or its progress bar and text, and the live
-// loss chart of Algorithm 2's training (Section 4) on a canvas, read from a small JSON file that the server
-// rewrites as the worker reports (ui/job_progress.py). The page fetches it about once a second: no server rerun
-// while a run waits in line or goes (each would cost the tab's CPU). Each read asks to wait (`wait=1`):
-// under `make run` the server holds it until the job ends, at most a second (ProgressReads in ui/asgi.py), and the
-// next read goes as soon as one is answered, so the end shows at once; a server that answers at once (`streamlit
-// run app.py`, the file from disk) is read again a second after the last read began. When the job ends, the
-// component sets the trigger "state" to how it ended: the page reruns its job panel and its results, once.
+// loss chart of Algorithm 2's training (Section 4) on a canvas, read from the server's progress route
+// (ui/server/routes.py), which answers from what its store keeps of the job. The page reads it about once a second:
+// no server rerun while a run waits in line or goes (each would cost the tab's CPU). Each read asks to wait
+// (`wait=1`): the server holds it until the job ends, at most a second, and the next read goes as soon as one is
+// answered, so the end shows at once. When the job ends, the component sets the trigger "state" to how it ended:
+// the page reruns its job panel and its results, once.
 //
 // Its Stop button needs no server rerun either (Stop within a second, however busy the server's script threads
-// are): it POSTs `stopUrl` (the file's URL with this session's stop token), which the middleware takes at
-// once (ProgressReads), and shows "Run stopped" when that is answered; then it sets the trigger "stop" so the page
-// reruns its job panel (the Run button again). A server without the middleware (`streamlit run app.py`) refuses the
-// POST, and the trigger alone stops the run, in that rerun.
+// are): it POSTs `stopUrl` (the Stop route, with this session's token), and shows "Run stopped" when that is
+// answered; then it sets the trigger "stop" so the page reruns its job panel (the Run button again). A refused or
+// unanswered POST sets the trigger too, and the page's rerun stops the run.
 //
-// Under `make run` its Run button needs no server rerun either: it POSTs `run.startUrl` (a one-time token of this
-// session's settings), the middleware queues the job and answers {url, stopUrl, payload}, and the page follows that
-// job at once, as if the server had drawn it (`local`); the session's next script run adopts it (ui/run_panel.py),
-// or, if the page's settings changed meanwhile, queues those instead. A refused or unanswered POST sets the trigger
-// "run", and the page's rerun queues it instead (also `streamlit run app.py`, where the page draws its own
-// Streamlit button and `run` is null).
+// Its Run button POSTs `run.startUrl` (the Run route, with a one-time token of this session's settings): the server
+// queues the job with no script run and answers {url, stopUrl, payload, settings}, and the page follows that job at
+// once, as if the server had drawn it (`local`); the session's next script run adopts it (ui/run_panel.py), or, if
+// the page's settings changed meanwhile, queues those instead. A refused or unanswered POST sets the trigger "run",
+// and the page's rerun queues it instead.
 //
 // data = {url, stopUrl, pollMs, payload, run}; url, stopUrl and payload are null with no job to follow;
 // run = {label, help, disabled, startUrl, settings, adopted} or null (settings: a name of the page's settings;
@@ -258,8 +255,8 @@ class Panel {
   }
 
   async runClicked(again = false) {
-    // The middleware queues the job at once and answers what to follow; refused (no middleware, a used token, a
-    // setting over the budget) or unreachable, the trigger asks the page's rerun to queue it (Run stays off until
+    // The Run route queues the job at once and answers what to follow; refused (a used or replaced token, a
+    // setting over the limits) or unreachable, the trigger asks the page's rerun to queue it (Run stays off until
     // that rerun draws the panel again). `again`: the page's own Run for its new settings (see update).
     if ((this.run.disabled && !again) || this.starting) return;
     this.starting = this.run.disabled = true;
@@ -323,8 +320,8 @@ class Panel {
   }
 
   async stopClicked() {
-    // The middleware takes the Stop at once; then the page reruns its panel, which draws the Run button again.
-    // Refused (no middleware) or unreachable: the trigger alone asks the server to stop, in that rerun.
+    // The Stop route takes the Stop at once; then the page reruns its panel, which draws the Run button again.
+    // Refused or unreachable: the trigger alone asks the server to stop, in that rerun.
     // A redraw from Python meanwhile (a page rerun) changes nothing: the click still ends in the trigger.
     if (this.stop.disabled || this.stopping || this.reported !== null) return; // once, and not after the end
     this.stop.disabled = this.stopping = true;

@@ -1,4 +1,4 @@
-// plotly.js, started from the page's HTML. ui/early_plotly.py puts this file into the <head> of the page Streamlit
+// plotly.js, started from the page's HTML. ui/server/early_plotly.py puts this file into the <head> of the page Streamlit
 // serves, in one <script> after plotly_lib.js (whose pvnPlotly it uses) and with plotly.js's URL as a data attribute.
 //
 // The components would load plotly.js only once they mount, which is after the page's first script run has

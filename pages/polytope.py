@@ -14,10 +14,11 @@ from pvnviz.figures import gif, polytope_training
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.experiment import PolytopeConfig, exact_view, learned_view, training_key
 from pvnviz.polytope.survey import PAPER_SURVEY
-from ui import explain, gif_download, jobs, polytope_runs, require_navigation, urlcheck
+from ui import explain, gif_download, polytope_runs, require_navigation, urlcheck
 from ui import polytope_instrument as instrument
 from ui.components import chart
 from ui.navigation import widget_default
+from ui.server import queue as jobs
 
 require_navigation()
 

@@ -273,6 +273,12 @@ prints every module's size; `tests/test_docs.py` fails when this page is out of 
 method is in `pvnviz/core/`, the environments in `pvnviz/envs/`, a Section 6 run end to end in
 `pvnviz/runs/`; the app is `app.py`, `pages/` and `ui/`; the app's benchmarks in Chromium and the
 browser tests' harness are `browserbench/`. Imports are read with `ast`, lazy ones included.
+
+A Run click, from the button to the worker and back, in three files: `components/job_progress.js`
+draws Run and POSTs the Run route with the session's one-time token; `ui/server/routes.py` takes it
+and calls what `ui/run_panel.py` registered for it, which queues the job (`ui/server/queue.py`, in a
+worker: `pvnviz/workers/`); the page then reads the job's progress from the progress route until it
+ends, and `ui/run_panel.py` adopts the job and draws the result in the session's next script run.
 """
 
 LAYERS = """\

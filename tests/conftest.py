@@ -1,22 +1,22 @@
 """Shared test fixtures: paths, a Streamlit AppTest factory, the browser tests' server and Chromium, and the
 hostile inputs several modules' tests share (``bad_zips`` and ``fifo_runs``, from ``tests/hostile_inputs.py``).
 
-The browser fixtures start ``streamlit run app.py`` and Debian's Chromium with ``browserbench.browser``, the
-helpers the UI benchmark uses too (one server per test module). Outside CI a missing Chromium skips the browser
-tests; under CI=true it fails them.
+The browser fixtures start the app's server (``make run``'s) and Debian's Chromium with ``browserbench.browser``,
+the helpers the UI benchmark uses too (one server per test module). AppTest drives ``app.py`` with the server's
+state started as its lifespan does (``server_state``), and presses Run and Stop through the server's routes.
+Outside CI a missing Chromium skips the browser tests; under CI=true it fails them.
 """
 
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import hostile_inputs as hostile
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import ui.jobs
+import ui.server.queue
 from browserbench.browser import CHROMIUM, IDLE, launch, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,22 +25,48 @@ PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.
 
 
 @pytest.fixture(autouse=True)
-def animations_inline():
-    """``AppTest`` runs no middleware, so the players' animations go inline (``players`` reads them there) and
-    Run is a Streamlit button: a test that builds ``ui.asgi.ProgressReads`` (which turns on serving them by URL, and
-    the pages' Run in the browser) must not leave that on."""
-    from ui import progress_memory, served_memory
+def server_state():
+    """The app's server-side state, as the server's lifespan starts it (``ui.server.app.start``, without starting
+    workers: a page with Run asks for them itself): the store the pages put progress, tokens and animations in,
+    which ``app.py`` refuses to run without. One per test session; a test that starts its own leaves a new one."""
+    from ui.server import store
 
-    yield
-    served_memory._state["enabled"] = False
-    progress_memory._ENABLED.clear()
-    with progress_memory._LOCK:
-        progress_memory._STARTS.clear()
-        progress_memory._START_OF.clear()
-    run_panel = sys.modules.get("ui.run_panel")
-    if run_panel is not None:
-        with run_panel._STARTED_LOCK:
-            run_panel._STARTED.clear()
+    if store.current() is None:
+        store.start(ui.server.queue.describe)
+    yield store.current()
+
+
+def routes_client():
+    """A Starlette ``TestClient`` of the app's routes (``ui.server.routes``) alone, answering from the current
+    store, as the server's would."""
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from ui.server import routes
+
+    return TestClient(Starlette(routes=routes.routes()))
+
+
+def component_data(at: AppTest, name: str = "pvn_job_progress") -> dict:
+    """The data the page sent its one component ``name`` (the job panel by default)."""
+    (found,) = [e for e in at.get("bidi_component") if e.proto.component_name == name]
+    return json.loads(found.proto.json)
+
+
+def press_run(at: AppTest) -> dict:
+    """What the job panel's Run does in a browser: POST its ``startUrl`` to the server's Run route (no script run);
+    the route's answer (what the page then follows)."""
+    with routes_client() as client:
+        answer = client.post(component_data(at)["run"]["startUrl"])
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def press_stop(url: str) -> bool:
+    """What the job panel's Stop does in a browser: POST its ``stopUrl`` to the server's Stop route; whether the
+    route took it."""
+    with routes_client() as client:
+        return client.post(url).status_code == 200
 
 
 def open_page(page: str, timeout: float = 300) -> AppTest:
@@ -72,12 +98,14 @@ def figures(at: AppTest) -> list[dict]:
 
 
 def players(at: AppTest) -> dict[str, dict]:
-    """The browser players on the page (``ui.browser_player``), by key: the data each was sent."""
+    """The browser players on the page (``ui.browser_player``), by key: the data each was sent, with the animation
+    its page reads from its ``url`` (the server's animation route) as ``animation``."""
     found = {}
     for element in at.get("bidi_component"):
         if element.proto.component_name == "pvn_player":
             data = json.loads(element.proto.json)
-            data["animation"] = json.loads(data["animation"])  # sent as JSON text (ui.browser_player._frames)
+            with routes_client() as client:
+                data["animation"] = client.get(data["url"]).json()
             found[element.proto.id.rsplit("-", 1)[-1].removesuffix("_player")] = data
     return found
 
@@ -147,7 +175,7 @@ def require_chromium() -> None:
 
 @pytest.fixture(scope="module")
 def server():
-    """URL of ``streamlit run app.py`` on a free port (file watcher off), for this test module."""
+    """URL of the app's server (``make run``'s) on a free port (file watcher off), for this test module."""
     require_chromium()
     try:
         proc, url = start_server(ROOT, watch_files=False)
@@ -189,19 +217,6 @@ def instrument(at: AppTest) -> dict:
 def bad_zips() -> dict[str, tuple[bytes, str]]:
     """Each hostile run zip, by what is wrong with it: (its bytes, a phrase the refusal must contain)."""
     return hostile.bad_zips()
-
-
-@pytest.fixture
-def progress_files(tmp_path):
-    """A ``ProgressFiles`` watching the jobs of a dict (``ui.job_progress``): (writer, jobs, its static folder).
-    The jobs hold job 7, waiting 2nd of 3 in line (``tests.test_ui_job_progress.QUEUED``)."""
-    from tests.test_ui_job_progress import QUEUED
-    from ui.job_progress import ProgressFiles
-
-    jobs = {"7": QUEUED}
-    writer = ProgressFiles(tmp_path / "static", jobs.get, ui.jobs.waiting_text, ui.jobs.fraction)
-    yield writer, jobs, tmp_path / "static"
-    writer.close()
 
 
 @pytest.fixture
@@ -256,11 +271,12 @@ def tiny_configs() -> tuple:
 
 
 TINY_CARTPOLE, TINY_SWIMMER = tiny_configs()
-_REAL_SUBMIT = ui.jobs.submit
+_REAL_SUBMIT = ui.server.queue.submit
 
 
 def no_training(key, task, *args, **kwargs):
-    """``ui.jobs.submit`` refusing an experiment (replays of the run shown still go to a worker); monkeypatch it in."""
+    """``ui.server.queue.submit`` refusing an experiment (replays of the run shown still go to a worker); monkeypatch
+    it in."""
     if task in ("experiment", "live_experiment"):
         raise AssertionError("the page trained although a shipped run matches")
     return _REAL_SUBMIT(key, task, *args, **kwargs)

@@ -6,21 +6,30 @@ import json
 import threading
 import time
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import hostile_inputs as hostile
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui.experiment
-import ui.jobs
-from conftest import figures, frame_figures, no_training, open_link, open_page, players, texts, trace_names
+import ui.server.queue
+from conftest import (
+    component_data,
+    figures,
+    frame_figures,
+    no_training,
+    open_link,
+    open_page,
+    players,
+    press_run,
+    press_stop,
+    texts,
+    trace_names,
+)
 from pvnviz.runs import archive
 from pvnviz.runs.files import load_result
 from pvnviz.runs.live import replays_key
 from pvnviz.runs.presets import PRESETS
-from ui import progress_memory
-from ui.plotly_js import STATIC_ROUTE
 
 pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
 
@@ -32,7 +41,7 @@ FIELDS = [field for _, fields in ui.experiment.FIELDS for field, _, kind, _ in f
 
 
 def test_cartpole_quick_preset_opens_its_shipped_run(monkeypatch):
-    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    monkeypatch.setattr(ui.server.queue, "submit", no_training)
     at = open_page("pages/cartpole.py")
     at.selectbox(key="cartpole_preset").set_value("quick").run()
     assert at.number_input(key="cartpole_num_policies").value == QUICK.num_policies
@@ -40,7 +49,7 @@ def test_cartpole_quick_preset_opens_its_shipped_run(monkeypatch):
 
 
 def test_cartpole_beyond_preset_opens_its_shipped_run_with_fresh_numbers(monkeypatch):
-    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    monkeypatch.setattr(ui.server.queue, "submit", no_training)
     at = open_page("pages/cartpole.py")
     at.selectbox(key="cartpole_preset").set_value("beyond").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -55,7 +64,7 @@ def test_cartpole_beyond_preset_opens_its_shipped_run_with_fresh_numbers(monkeyp
 def test_a_run_s_replays_use_its_own_seed_whatever_the_sidebar_s(monkeypatch):
     """Seed 7's Quick settings have not been run, so the page shows seed 0's shipped run: its replays are that run's
     (seed 0), one job and one animation for every session showing it, not one per visitor's seed."""
-    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    monkeypatch.setattr(ui.server.queue, "submit", no_training)
     at = open_link({"seed": "7", "cartpole_preset": "quick"})
     assert "have not been run yet (seed 7)" in texts(at)
     store, lock = ui.result_store()  # the server's shared cache: the replays made for the page (or by an earlier one)
@@ -101,12 +110,12 @@ def _small(at: AppTest, train_steps: int) -> None:
     at.number_input(key="cartpole_eval_episodes").set_value(5).run()
 
 
-def _wait_for_job(at: AppTest, key: str = "cartpole_job", seconds: float = 180) -> ui.jobs.JobView:
+def _wait_for_job(at: AppTest, key: str = "cartpole_job", seconds: float = 180) -> ui.server.queue.JobView:
     """Rerun the page (as its polling fragment would) until this session's job has ended; its last view."""
     job_id = at.session_state[key]
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        job = ui.jobs.job_queue().view(job_id)
+        job = ui.server.queue.job_queue().view(job_id)
         if not job.active:
             at.run()
             return job
@@ -116,12 +125,16 @@ def _wait_for_job(at: AppTest, key: str = "cartpole_job", seconds: float = 180) 
 
 
 def _press_stop(at: AppTest) -> None:
-    """What the job panel's Stop does in a browser under ``make run``: the middleware takes the POST of its
-    ``stopUrl`` (``ui.asgi.ProgressReads``), then the page's panel reruns (here: the next run)."""
-    (panel,) = [e for e in at.get("bidi_component") if e.proto.component_name == "pvn_job_progress"]
-    stop_url = urlsplit(json.loads(panel.proto.json)["stopUrl"])
-    (token,) = parse_qs(stop_url.query)["stop"]
-    assert progress_memory.stop(stop_url.path.partition(f"/{STATIC_ROUTE}/")[2], token)
+    """What the job panel's Stop does in a browser: the server's Stop route takes the POST of its ``stopUrl``,
+    then the page's panel reruns (here: the next run)."""
+    assert press_stop(component_data(at)["stopUrl"])
+    at.run()
+
+
+def _press_run(at: AppTest) -> None:
+    """What the job panel's Run does in a browser: the server's Run route queues the job, and the page's next
+    script run adopts it."""
+    press_run(at)
     at.run()
 
 
@@ -129,18 +142,18 @@ def test_run_button_trains_in_a_worker_and_the_page_shows_the_result(monkeypatch
     at = open_page("pages/cartpole.py")
     _small(at, train_steps=60)
     assert "not been run yet" in texts(at)
-    at.button(key="cartpole_run_button").click().run()
+    _press_run(at)
     job = _wait_for_job(at)
     assert job.state == "done" and not job.error
     assert ("experiment", job.key[1], job.key[2]) == job.key and job.key[2] == at.session_state["seed"]
     # the run brought its replays (pvnviz.runs.live): the page that draws it asks a worker for nothing more
-    asked, submit = [], ui.jobs.submit
+    asked, submit = [], ui.server.queue.submit
 
     def recorded(key, task, *args, **kwargs):
         asked.append(task)
         return submit(key, task, *args, **kwargs)
 
-    monkeypatch.setattr(ui.jobs, "submit", recorded)
+    monkeypatch.setattr(ui.server.queue, "submit", recorded)
     at.run()
     assert "live run of these settings" in texts(at)
     assert asked == [] and "cartpole_replay" in players(at)
@@ -152,49 +165,32 @@ def test_run_button_trains_in_a_worker_and_the_page_shows_the_result(monkeypatch
 def test_stop_cancels_a_running_job_and_keeps_the_last_result():
     at = open_page("pages/cartpole.py")
     _small(at, train_steps=50000)
-    at.button(key="cartpole_run_button").click().run()
+    _press_run(at)
     job_id = at.session_state["cartpole_job"]
-    assert ui.jobs.job_queue().view(job_id).active
+    assert ui.server.queue.job_queue().view(job_id).active
     _press_stop(at)
     deadline = time.monotonic() + 5
-    while ui.jobs.job_queue().view(job_id).active and time.monotonic() < deadline:
+    while ui.server.queue.job_queue().view(job_id).active and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert ui.jobs.job_queue().view(job_id).state == "cancelled"  # nobody else waited: the worker stopped it
+    assert ui.server.queue.job_queue().view(job_id).state == "cancelled"  # nobody else waited: the worker stopped it
     at.run()
     assert "Run stopped" in texts(at)
     assert "Shown below: preset Paper (MLP [30]), seed 0" in texts(at)  # the last finished result stays
     assert len(figures(at)) >= 5
 
 
-def _panel_data(at: AppTest) -> dict:
-    (panel,) = [e for e in at.get("bidi_component") if e.proto.component_name == "pvn_job_progress"]
-    return json.loads(panel.proto.json)
-
-
-def _press_browser_run(at: AppTest) -> dict:
-    """What the job panel's Run does in a browser under ``make run``: the middleware takes the POST of its
-    ``startUrl`` (``ui.asgi.ProgressReads``), on a thread of the server's, not in a script run; its answer."""
-    (token,) = parse_qs(urlsplit(_panel_data(at)["run"]["startUrl"]).query)["run"]
-    action = progress_memory.take_start(token)
-    assert action is not None
-    answered: list[bytes] = []
-    thread = threading.Thread(target=lambda: answered.append(action()))
-    thread.start()
-    thread.join()
-    return json.loads(answered[0])
+_panel_data = component_data
+_press_browser_run = press_run
 
 
 def _stop_by(answer: dict) -> bool:
-    stop_url = urlsplit(answer["stopUrl"])
-    (token,) = parse_qs(stop_url.query)["stop"]
-    return progress_memory.stop(stop_url.path.partition(f"/{STATIC_ROUTE}/")[2], token)
+    return press_stop(answer["stopUrl"])
 
 
-def test_under_make_run_the_middleware_takes_run_and_the_next_script_run_adopts_the_job():
-    """Served by ``make run``, Run is the job panel's component's: the middleware queues the job with no script run
-    and answers what the page follows; two sessions pressing it share one job; each session's next script run adopts
-    its job, whose Stop keeps working."""
-    progress_memory.enable_starts()  # as ui.asgi.ProgressReads does (the conftest turns it off after the test)
+def test_the_run_route_takes_run_and_the_next_script_run_adopts_the_job():
+    """Run is the job panel's component's: the server's Run route queues the job with no script run and answers
+    what the page follows; two sessions pressing it share one job; each session's next script run adopts its job,
+    whose Stop keeps working; a token is good once."""
     first, second = open_page("pages/cartpole.py"), open_page("pages/cartpole.py")
     for at in (first, second):
         _small(at, train_steps=3000)
@@ -202,13 +198,18 @@ def test_under_make_run_the_middleware_takes_run_and_the_next_script_run_adopts_
         at.run()
         assert not [b for b in at.button if b.key == "cartpole_run_button"]  # Run is the component's
         assert _panel_data(at)["run"]["label"] == "Run with these settings" and _panel_data(at)["payload"] is None
+    start_url = _panel_data(first)["run"]["startUrl"]
     answer = _press_browser_run(first)
     job_id = answer["payload"]["id"]
-    assert answer["payload"]["active"] and answer["stopUrl"].startswith(answer["url"] + "?stop=")
+    assert answer["payload"]["active"] and "/pvn/stop/" in answer["stopUrl"] and "?token=" in answer["stopUrl"]
+    from conftest import routes_client
+
+    with routes_client() as client:
+        assert client.post(start_url).status_code == 404  # the same token again: used
     assert "cartpole_job" not in first.session_state  # no script run yet
-    assert ui.jobs.job_queue().view(job_id).waiters == 1
+    assert ui.server.queue.job_queue().view(job_id).waiters == 1
     again = _press_browser_run(second)  # the same settings: the same job
-    assert again["payload"]["id"] == job_id and ui.jobs.job_queue().view(job_id).waiters == 2
+    assert again["payload"]["id"] == job_id and ui.server.queue.job_queue().view(job_id).waiters == 2
     first.run()  # its next script run adopts the job: the panel follows it, with the same Stop
     assert first.session_state["cartpole_job"] == job_id
     data = _panel_data(first)
@@ -216,7 +217,7 @@ def test_under_make_run_the_middleware_takes_run_and_the_next_script_run_adopts_
     assert _stop_by(again)  # the second leaves before any script run of its own: the job goes on for the first
     second.run()
     assert second.session_state["cartpole_job"] is None and "Run stopped" in texts(second)
-    assert ui.jobs.job_queue().view(job_id).active and ui.jobs.job_queue().view(job_id).waiters == 1
+    assert ui.server.queue.job_queue().view(job_id).active and ui.server.queue.job_queue().view(job_id).waiters == 1
     job = _wait_for_job(first)
     assert job.state == "done", job
     assert "live run of these settings" in texts(first) and not first.exception
@@ -226,7 +227,6 @@ def test_a_browser_run_with_the_settings_before_the_last_change_runs_the_new_one
     """A setting typed, then Run at once: the click's POST carries the token of the page's last script run (the old
     settings) and outruns the rerun the typing asked for. That rerun adopts the job, sees other settings than its
     own, leaves the job and queues its own settings instead."""
-    progress_memory.enable_starts()
     at = open_page("pages/cartpole.py")
     _small(at, train_steps=3000)
     at.session_state["seed"] = 13
@@ -235,32 +235,32 @@ def test_a_browser_run_with_the_settings_before_the_last_change_runs_the_new_one
     first = _press_browser_run(at)["payload"]["id"]  # whose token is the 3000-step render's
     at.run()
     job_id = at.session_state["cartpole_job"]
-    job = ui.jobs.job_queue().view(job_id)
+    job = ui.server.queue.job_queue().view(job_id)
     assert job_id != first and job.active and job.key[1].train_steps == 3100 and job.key[2] == 13
     deadline = time.monotonic() + 5  # nobody else waited on the stale one: cancelled (at its worker's next report)
-    while ui.jobs.job_queue().view(first).active and time.monotonic() < deadline:
+    while ui.server.queue.job_queue().view(first).active and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert ui.jobs.job_queue().view(first).state == "cancelled"
+    assert ui.server.queue.job_queue().view(first).state == "cancelled"
     assert _panel_data(at)["payload"]["id"] == job_id
     assert _stop_by(_panel_data(at))  # its Stop works as any other's
     at.run()
     assert "Run stopped" in texts(at)
     deadline = time.monotonic() + 5
-    while ui.jobs.job_queue().view(job_id).active and time.monotonic() < deadline:
+    while ui.server.queue.job_queue().view(job_id).active and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert ui.jobs.job_queue().view(job_id).state == "cancelled"
+    assert ui.server.queue.job_queue().view(job_id).state == "cancelled"
 
 
 def test_a_second_browser_run_before_any_script_run_replaces_the_first():
-    """Two Runs reach the middleware before the session's next script run (two tabs' worth of tokens, or a forged
+    """Two Runs reach the Run route before the session's next script run (two tabs' worth of tokens, or a forged
     POST): the session waits on the last one only, and the first, which nobody else waits on, is cancelled."""
     from pvnviz.runs.pipeline import ExperimentConfig
     from ui import result_store, run_panel
 
-    queue, files = ui.jobs.job_queue(), ui.jobs.progress_files()
+    queue = ui.server.queue.job_queue()
     config = ExperimentConfig(num_policies=10, num_episodes=2, horizon=20, train_steps=50000, ascent_steps=20)
     answers = [
-        json.loads(run_panel._browser_start(queue, result_store(), files, "s/two", "cartpole", None, config, seed))
+        json.loads(run_panel._run_in_server(queue, result_store(), "s/two", "cartpole", None, config, seed))
         for seed in (14, 15)
     ]
     first, second = (a["payload"]["id"] for a in answers)
@@ -273,7 +273,7 @@ def test_a_second_browser_run_before_any_script_run_replaces_the_first():
     queue.detach(second, "s/two")
 
 
-def test_a_run_the_middleware_cannot_queue_is_refused_and_logged(caplog):
+def test_a_run_the_server_cannot_queue_is_refused_and_logged(caplog):
     """Anything that goes wrong in the browser's Run answers ``REFUSED`` (the page then asks by a rerun, which says
     what went wrong); the traceback goes to the server's log."""
     from pvnviz.runs.pipeline import ExperimentConfig
@@ -284,7 +284,7 @@ def test_a_run_the_middleware_cannot_queue_is_refused_and_logged(caplog):
             raise OSError("no worker can start")
 
     config = ExperimentConfig(num_policies=10, num_episodes=2, horizon=20, train_steps=20, ascent_steps=20)
-    answer = run_panel._browser_start(Broken(), ({}, threading.Lock()), None, "s/x", "cartpole", None, config, 3)
+    answer = run_panel._run_in_server(Broken(), ({}, threading.Lock()), "s/x", "cartpole", None, config, 3)
     assert answer == run_panel.REFUSED
     assert "no worker can start" in caplog.text
 
@@ -295,20 +295,20 @@ def test_two_sessions_with_the_same_settings_share_one_job():
         _small(at, train_steps=3000)
         at.session_state["seed"] = 11
         at.run()
-    first.button(key="cartpole_run_button").click().run()
+    _press_run(first)
     second.run()  # the second session finds the job of its settings and waits on it: no second job, no Run
     job_id = first.session_state["cartpole_job"]
     assert second.session_state["cartpole_job"] == job_id
-    assert ui.jobs.job_queue().view(job_id).waiters == 2
-    assert second.button(key="cartpole_run_button").disabled
-    same = [j for j in ui.jobs.job_queue().jobs() if j.key == ui.jobs.job_queue().view(job_id).key]
+    assert ui.server.queue.job_queue().view(job_id).waiters == 2
+    assert component_data(second)["run"]["disabled"]
+    same = [j for j in ui.server.queue.job_queue().jobs() if j.key == ui.server.queue.job_queue().view(job_id).key]
     assert len(same) == 1
     _press_stop(second)  # one session leaves: the job goes on for the other
     time.sleep(0.5)
-    assert ui.jobs.job_queue().view(job_id).active
+    assert ui.server.queue.job_queue().view(job_id).active
     assert second.session_state["cartpole_job"] is None and "Run stopped" in texts(second)
     second.run()  # its settings still match the running job: it does not join it again
-    assert second.session_state["cartpole_job"] is None and not second.button(key="cartpole_run_button").disabled
+    assert second.session_state["cartpole_job"] is None and not component_data(second)["run"]["disabled"]
     job = _wait_for_job(first)
     assert job.state == "done", job
     first.run()
@@ -450,14 +450,14 @@ def test_bad_link_values_are_named_with_the_value_used_instead():
         assert f"`{key}=" in warning and f"**{key}** is" in warning, warning
 
 
-def test_run_refuses_settings_over_the_live_budget_and_says_what_to_lower(monkeypatch):
-    monkeypatch.setenv("PVN_LIVE_BUDGET_SECONDS", "60")
+def test_run_refuses_settings_over_the_live_time_limit_and_says_what_to_lower(monkeypatch):
+    monkeypatch.setenv("PVN_LIVE_TIME_LIMIT_SECONDS", "60")
     at = open_link({}, clean=False)
-    assert not at.button(key="cartpole_run_button").disabled  # the paper preset fits (about 7 s)
+    assert not component_data(at)["run"]["disabled"]  # the paper preset fits (about 7 s)
     at.number_input(key="cartpole_train_steps").set_value(50000).run()
     at.number_input(key="cartpole_batch_size").set_value(1024).run()
-    button = at.button(key="cartpole_run_button")
-    assert button.disabled
+    run = component_data(at)["run"]
+    assert run["disabled"] and run["startUrl"] is None
     refusal = next(w.value for w in at.warning if "Too big to run live" in w.value)
     assert "train_steps" in refusal and "budget" in refusal
     assert figures(at)  # what was on screen stays

@@ -10,7 +10,7 @@ import pytest
 from streamlit import config
 from streamlit.elements.lib import policies
 
-import ui.jobs
+import ui.server.queue
 from conftest import no_training, open_link, open_page, texts
 from pvnviz.polytope.survey import PAPER_SURVEY
 from pvnviz.runs import archive
@@ -38,14 +38,14 @@ def _link_warning(at) -> str:
 
 @pytest.mark.parametrize("page, key, value", HOSTILE)
 def test_a_link_value_the_page_cannot_use_is_named_and_breaks_nothing(monkeypatch, page, key, value):
-    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    monkeypatch.setattr(ui.server.queue, "submit", no_training)
     at = open_link({key: value}, page=page)
     assert not [e.value for e in at.error if "Something went wrong" in e.value]
     assert f"`{key}=" in _link_warning(at), (key, value, [w.value for w in at.warning])
 
 
 def test_a_link_value_the_page_uses_is_not_named(monkeypatch):
-    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    monkeypatch.setattr(ui.server.queue, "submit", no_training)
     at = open_link({"cartpole_replay_start": "2", "cartpole_probe_x": "1"})
     assert _link_warning(at) == ""
     assert at.session_state["cartpole_replay_start"] == 2 and at.session_state["cartpole_probe_x"] == 1
@@ -54,14 +54,14 @@ def test_a_link_value_the_page_uses_is_not_named(monkeypatch):
 @pytest.mark.parametrize("page", ["pages/cartpole.py", "pages/swimmer.py"])
 @pytest.mark.parametrize("seed", ["-5", "²", "99999999999999999999", "x"])
 def test_a_bad_seed_falls_back_to_the_page_s_own_and_is_named(monkeypatch, page, seed):
-    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    monkeypatch.setattr(ui.server.queue, "submit", no_training)
     at = open_link({"seed": seed}, page=page)
     assert at.session_state["seed"] == 0
     assert "`seed=" in _link_warning(at) and "**seed** is 0" in _link_warning(at)
 
 
 def test_a_preset_link_without_a_seed_opens_the_preset_s_shipped_run(monkeypatch):
-    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    monkeypatch.setattr(ui.server.queue, "submit", no_training)
     at = open_link({"cartpole_preset": "quick"})
     assert at.session_state["seed"] == 0
     assert "Showing the shipped run `data/cartpole-quick`" in texts(at)
@@ -139,7 +139,7 @@ def test_page_icons_are_material_icons_and_the_tab_icon_an_image_of_the_app(monk
 
 
 def test_the_uploader_states_the_real_cap_and_an_upload_says_what_run_runs(monkeypatch):
-    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    monkeypatch.setattr(ui.server.queue, "submit", no_training)
     at = open_page("pages/cartpole.py")
     uploader = at.get("file_uploader")[0]
     assert uploader.proto.max_upload_size_mb == archive.MAX_ZIP_BYTES // 2**20 == 50

@@ -3,10 +3,14 @@
 Uses the streamlit server and Chromium fixtures of tests/conftest.py (one server per module).
 """
 
+import subprocess
+import sys
+import time
+
 import pytest
 from playwright.sync_api import expect
 
-from browserbench.browser import start_server, stop_server
+from browserbench.browser import free_port
 from conftest import ROOT, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -27,7 +31,7 @@ def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):
     assert "not been run yet" in _text(page)
     assert len(received) > 100 and sum(received) > 300_000, (len(received), sum(received))  # the first run
     received.clear()
-    with page.expect_response(lambda r: "/jobs/start?" in r.url) as started:  # make run's middleware takes Run
+    with page.expect_response(lambda r: "/pvn/run?" in r.url) as started:  # the server's Run route takes Run
         page.get_by_role("button", name="Run with these settings").click()
     assert (started.value.request.method, started.value.status) == ("POST", 200)
     stop = page.get_by_role("button", name="Stop")
@@ -58,7 +62,7 @@ def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):
     assert len(training) > 1, f"the bar stood still while the PVN trained: {training}"
     assert page.evaluate("window.__runs") == 0, "the server reran the page while the run went"
     received.clear()
-    with page.expect_response(lambda r: "stop=" in r.url) as taken:  # make run's middleware takes the Stop
+    with page.expect_response(lambda r: "/pvn/stop/" in r.url) as taken:  # the Stop route takes the Stop
         stop.click()
     assert (taken.value.request.method, taken.value.status) == ("POST", 200)
     page.get_by_text("Run stopped").first.wait_for(timeout=15_000)
@@ -71,27 +75,31 @@ def test_stop_in_the_browser_cancels_and_keeps_the_last_result(server, browser):
     page.close()
 
 
-def test_stop_without_make_run_s_middleware_stops_in_the_rerun_it_asks_for(browser):
-    """``streamlit run app.py`` (``make dev``) has no middleware: it refuses the Stop's POST, and the page's rerun
-    stops the run instead."""
-    proc, url = start_server(ROOT, watch_files=False, served=False)
+def test_streamlit_run_app_py_refuses_in_one_line_naming_make_run(browser):
+    """``streamlit run app.py`` serves no routes (no Run, Stop or players): the app says so in one line, naming
+    ``make run``, and draws nothing else."""
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless",
+               "true", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]  # fmt: skip
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(f"{url}/cartpole?seed=3&cartpole_preset=quick&cartpole_train_steps=50000")
+        for _ in range(150):
+            try:
+                page.goto(f"http://127.0.0.1:{port}/cartpole")
+                break
+            except Exception:  # noqa: BLE001 - not listening yet
+                time.sleep(0.2)
         wait_idle(page)
-        page.get_by_role("button", name="Run with these settings").click()
-        stop = page.get_by_role("button", name="Stop")
-        stop.wait_for(timeout=60_000)
-        with page.expect_response(lambda r: "stop=" in r.url) as refused:
-            stop.click()
-        assert (refused.value.request.method, refused.value.status) == ("POST", 405)
-        page.get_by_text("Run stopped").first.wait_for(timeout=15_000)
-        expect(page.get_by_role("button", name="Stop")).to_have_count(0)
-        expect(page.get_by_role("button", name="Run with these settings")).to_be_enabled()
+        errors = page.locator("[data-testid='stAlertContentError']")
+        expect(errors).to_have_count(1)
+        assert "make run" in errors.inner_text()
+        assert page.locator(".pvn-plotly-view").count() == 0
         assert page.locator("[data-testid='stException']").count() == 0
         page.close()
     finally:
-        stop_server(proc)
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def test_a_player_the_reader_scrolled_past_takes_a_new_run_only_when_near(server, browser):

@@ -67,7 +67,7 @@ def test_figures_drawn_by_the_wheels_plotly_js(page):
     assert context["displaylogo"] is False
     assert context["toImageButtonOptions"] == {"format": "png", "filename": "sine", "scale": 2}
     scripts = [u for u in page.urls if urlparse(u).path.endswith("/plotly.min.js")]
-    assert len(scripts) == 1 and urlparse(scripts[0]).path == "/app/static/plotly.min.js"  # once for both views
+    assert len(scripts) == 1 and urlparse(scripts[0]).path == "/pvn/plotly.min.js"  # once for both views
     assert page.locator("[data-testid='stException'], .pvn-plotly-error").count() == 0
 
 

@@ -1,6 +1,6 @@
 """The teaching player and the polytope's links in a real browser.
 
-Playwright drives Debian's Chromium against `streamlit run app.py` (the server fixture of test_browser.py):
+Playwright drives Debian's Chromium against the app's server (the server fixture of conftest):
 arrow keys and the step buttons move the ascent one iterate, Space plays and pauses, the selected iterate is
 ringed in the policy square, the value polytope and the J curve together, a URL with non-default values opens
 with every input holding them (also after a reload), and "Paper settings" resets every control and the seed.
@@ -216,8 +216,8 @@ def _artifact(name: str) -> Path:
 def test_cartpole_players_step_and_the_keys_follow_the_last_used(server, browser):
     """CartPole has three players (validation policies, probing states, replay); the keys drive the one used last."""
     page = open_polytope(browser, server)  # the polytope's player owns the keys there, not on CartPole
-    read = []  # the players' animations, read by URL under make run (ui.served_memory), not sent in the script run
-    page.on("response", lambda r: "/app/static/anim/" in r.url and read.append((r.request.method, r.status)))
+    read = []  # the players' animations, read from the server's animation route, not sent in the script run
+    page.on("response", lambda r: "/pvn/anim/" in r.url and read.append((r.request.method, r.status)))
     page.locator("[data-testid='stSidebarNav'] a").filter(has_text="CartPole").click()
     wait_idle(page, 300_000)
     draw_every_figure(page, CARTPOLE_FIGURES)  # its players are below the fold: drawn once scrolled near
@@ -247,7 +247,7 @@ def test_cartpole_players_step_and_the_keys_follow_the_last_used(server, browser
 
 
 def test_a_player_whose_animation_is_not_served_asks_again_and_draws(server, browser):
-    """An animation pushed out of the server's memory (``ui.served_memory``) is answered 404: the player asks its
+    """An animation pushed out of the server's store (``ui.server.store``) is answered 404: the player asks its
     server for a rerun (which serves it again) and reads it once more, and draws it."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     refused: list[str] = []
@@ -259,7 +259,7 @@ def test_a_player_whose_animation_is_not_served_asks_again_and_draws(server, bro
         else:
             route.continue_()
 
-    page.route("**/app/static/anim/**", first_read_refused)
+    page.route("**/pvn/anim/**", first_read_refused)
     page.goto(f"{server}/cartpole?seed=0&cartpole_preset=quick")
     wait_idle(page, 300_000)
     box = page.locator(".pvn-player-caption").filter(has_text="time step").last

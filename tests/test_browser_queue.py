@@ -147,7 +147,7 @@ def test_a_run_the_middleware_never_answers_is_asked_for_by_a_rerun(one_worker_s
                 taken.append(route.fetch().status)  # the server takes the Run; its answer never reaches the page
             route.abort()
 
-        page.route("**/jobs/start?*", lose)
+        page.route("**/pvn/run?*", lose)
         page.evaluate(RUNS)
         page.get_by_role("button", name="Run with these settings").click()
         expect(page.get_by_text("live run of these settings")).to_be_visible(timeout=120_000)

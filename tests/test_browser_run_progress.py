@@ -1,4 +1,4 @@
-"""A live run's progress bar in a real browser (components/job_progress.js, drawn from ui.job_progress's
+"""A live run's progress bar in a real browser (components/job_progress.js, drawn from ui.server.queue's
 payload): one bar from 0 to 100% over all the run's stages, never going back, its line naming the stage and the
 time left."""
 

@@ -1,12 +1,9 @@
-"""ui/early_plotly.py without a browser: what the middleware does to the HTML page and to everything else, and
-that ``streamlit run`` finds ui/asgi.py's App (the browser side is in tests/test_browser.py)."""
+"""ui/server/early_plotly.py without a browser: what the middleware does to the HTML page and to everything else
+(the browser side is in tests/test_browser.py)."""
 
 import asyncio
-from pathlib import Path
 
-from streamlit.web.server.app_discovery import discover_asgi_app
-
-from ui import early_plotly, plotly_js
+from ui.server import early_plotly, routes
 
 INDEX = b"<!doctype html><html><head><title>Streamlit</title></head><body><div id=root></div></body></html>"
 
@@ -53,10 +50,10 @@ def page_of(sent) -> bytes:
 def test_the_page_gets_the_preload_and_the_script_before_its_head_ends():
     seen, sent = serve("/cartpole", INDEX, b"text/html; charset=UTF-8", chunks=3)
     page = page_of(sent)
-    url = plotly_js.url(early_plotly.ROOT / "static", "")
+    url = routes.plotly_url("")
     head, _, rest = page.partition(b"</head>")
     assert f'<link rel="preload" as="script" href="{url}"><script data-plotly="{url}">'.encode() in head
-    assert early_plotly.EARLY_JS.read_bytes() in head and plotly_js.PRELUDE.read_bytes() in head
+    assert early_plotly.EARLY_JS.read_bytes() in head and early_plotly.PRELUDE.read_bytes() in head
     assert rest == INDEX.partition(b"</head>")[2]
     assert dict(sent[0]["headers"])[b"content-length"] == str(len(page)).encode()
     assert b"accept-encoding" not in dict(seen["headers"])  # asked uncompressed, so it could be rewritten
@@ -80,7 +77,7 @@ def test_a_base_url_path_is_in_the_file_s_url():
         page = page_of(serve("/course/pvn/swimmer/", INDEX, b"text/html")[1])
     finally:
         config.set_option("server.baseUrlPath", before)
-    assert b'href="/course/pvn/app/static/plotly.min.js?v=' in page
+    assert b'href="/course/pvn/pvn/plotly.min.js?v=' in page
 
 
 def test_other_responses_pass_through_as_they_came():
@@ -104,14 +101,9 @@ def test_an_html_response_over_the_cap_is_sent_unchanged():
     assert dict(sent[0]["headers"])[b"content-length"] == str(len(big)).encode()
 
 
-def test_streamlit_run_finds_the_app_in_asgi_py():
-    found = discover_asgi_app(Path(early_plotly.ROOT / "asgi.py"))
-    assert found.is_asgi_app and found.app_name == "app"
-
-
 def test_a_snippet_that_cannot_be_made_leaves_the_page_as_it_was(monkeypatch, caplog):
     def unreadable(base_url_path):
-        raise PermissionError("static/ is read-only")
+        raise PermissionError("components/ is unreadable")
 
     monkeypatch.setattr(early_plotly, "head_snippet", unreadable)
     early_plotly._snippet.cache_clear()

@@ -11,8 +11,7 @@ from pvnviz.core.progress import Report, RunProgress, Segment, Stage, overall_te
 from pvnviz.runs.live import run_plan
 from pvnviz.workers.jobs import JobView
 from pvnviz.workers.tasks import run_task
-from ui.job_progress import payload
-from ui.jobs import fraction, waiting_text
+from ui.server.queue import fraction, payload, waiting_text
 
 
 def _seg(stage: Stage, weight: float, passes: int = 1) -> Segment:

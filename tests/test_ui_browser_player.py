@@ -34,7 +34,7 @@ def test_sessions_asking_for_one_animation_at_once_wait_for_one_build():
     out = at_once(lambda: browser_player._frames("single-flight-test", ("config", 1), None, 1, None, prebuilt))
     assert built == [False]
     assert all(o[0] == out[0][0] and o[1] is out[0][1] for o in out)  # one id, one animation object
-    assert '"labels":[1]' in out[0][0]["animation"]
+    assert out[0][1]["labels"] == [1]
 
     def fails(projector: bool) -> dict:
         raise RuntimeError("an animation that cannot be built")
@@ -42,42 +42,41 @@ def test_sessions_asking_for_one_animation_at_once_wait_for_one_build():
     with pytest.raises(RuntimeError):
         browser_player._frames("single-flight-test", ("config", 2), None, 1, None, fails)
     again = browser_player._frames("single-flight-test", ("config", 2), None, 1, None, prebuilt)
-    assert '"labels":[2]' in again[0]["animation"]
+    assert again[1]["labels"] == [2]
 
 
-def test_under_make_run_a_player_gets_its_animation_by_url_from_memory():
-    """Served by make run (the middleware is in the process), a player gets a URL, not the animation inside the
-    page's script run; the middleware answers it with exactly the JSON that went inline before, cached by the
-    browser; pushed out of memory, it is served again at the next page run that shows it."""
+def test_a_player_gets_its_animation_by_url_and_the_route_serves_it():
+    """A player gets a URL, not the animation inside the page's script run; the server's animation route answers
+    it with the animation's JSON, cached by the browser, gzipped when asked; pushed out of the store, it is 404
+    (the page then asks for a rerun), and served again at the next page run that shows it."""
     import gzip
     import json
     from urllib.parse import urlsplit
 
-    from tests.test_progress_reads import get
-    from ui import asgi, browser_player, served_memory
+    from conftest import routes_client
+    from ui import browser_player
+    from ui.server import store
 
     def prebuilt(projector: bool) -> dict:
         return {"figures": {"f": {"data": [{"y": [1.5, 2] * 200}], "layout": {}}}, "frames": [{}], "labels": ["0"]}
 
     args = ("by-url-test", ("config", 3), None, 1, None, prebuilt)
-    inline, anim = browser_player._frames(*args)
-    assert set(inline) == {"id", "animation"}  # streamlit run app.py: no middleware, inline
-    asgi.ProgressReads(None)  # make run builds its app with the middleware: from then on, animations go by URL
-    assert served_memory.enabled()  # (until this test ends: conftest's animations_inline)
-    data, same = browser_player._frames(*args)
-    assert set(data) == {"id", "url"} and data["id"] == inline["id"] and same is anim
+    data, anim = browser_player._frames(*args)
+    assert set(data) == {"id", "url"}
     path = urlsplit(data["url"]).path
-    named = f"/app/static/anim/{data['id']}-"
+    named = f"/pvn/anim/{data['id']}-"
     assert path.startswith(named) and path.endswith(".json") and len(path) >= len(named) + 16 + 5  # a random token
-    status, headers, body = get(path)
-    assert status == 200 and body.decode() == inline["animation"] and json.loads(body) == anim
-    assert b"immutable" in headers[b"cache-control"] and headers[b"content-type"] == b"application/json"
-    assert b"content-encoding" not in headers
-    status, zipped_headers, zipped = get(path, headers=[(b"accept-encoding", b"gzip, deflate, br")])  # as browsers ask
-    assert status == 200 and zipped_headers[b"content-encoding"] == b"gzip" and gzip.decompress(zipped) == body
-    assert len(zipped) < len(body) and zipped_headers[b"vary"] == b"accept-encoding"
-    assert get(f"{named}guessed.json")[0] == 404  # a guessed name goes on to Streamlit
-    with served_memory._LOCK:  # pushed out by newer animations
-        served_memory._BODIES.pop(path.partition("/app/static/")[2])
-    assert get(path)[0] == 404
-    assert browser_player._frames(*args)[0] == data and get(path)[1:] == (headers, body)  # served again
+    with routes_client() as client:
+        plain = client.get(path, headers={"accept-encoding": "identity"})
+        assert plain.status_code == 200 and json.loads(plain.content) == anim
+        assert "immutable" in plain.headers["cache-control"] and plain.headers["content-type"] == "application/json"
+        assert "content-encoding" not in plain.headers
+        zipped = client.get(path, headers={"accept-encoding": "gzip, deflate, br"})  # as browsers ask
+        assert zipped.headers["content-encoding"] == "gzip" and zipped.headers["vary"] == "accept-encoding"
+        assert zipped.content == plain.content  # (the client decodes it)
+        kept = store.current().animation(path.rsplit("/", 1)[1], gzipped=True)
+        assert gzip.decompress(kept) == plain.content and len(kept) < len(plain.content)
+        assert client.get(f"{named}guessed.json").status_code == 404  # a guessed name
+        store.current().drop_animation(path.rsplit("/", 1)[1])  # pushed out by newer animations
+        assert client.get(path).status_code == 404
+        assert browser_player._frames(*args)[0] == data and client.get(path).content == plain.content  # again

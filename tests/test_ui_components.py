@@ -1,31 +1,12 @@
-"""ui/components.py without a browser: the copy of the wheel's plotly.js, the modules' text, and what
-``plotly_view`` sends to the browser (the browser side is tests/test_browser_components.py)."""
+"""ui/components.py without a browser: the modules' text, and what ``plotly_view`` sends to the browser (the
+browser side is tests/test_browser_components.py)."""
 
 import json
-import os
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui import components, plotly_js
-
-
-def test_plotly_js_copied_once_and_replaced_when_stale(tmp_path):
-    static = tmp_path / "static"
-    plotly_js.ensure_plotly_js.cache_clear()
-    version = plotly_js.ensure_plotly_js(str(static))
-    copy = static / "plotly.min.js"
-    assert copy.read_bytes() == plotly_js.PLOTLY_JS.read_bytes()
-    assert oct(copy.stat().st_mode & 0o777) == "0o644" and len(version) == 12
-    mtime = copy.stat().st_mtime_ns
-    plotly_js.ensure_plotly_js.cache_clear()
-    assert plotly_js.ensure_plotly_js(str(static)) == version and copy.stat().st_mtime_ns == mtime  # identical: kept
-    copy.write_text("// an older plotly.js")
-    plotly_js.ensure_plotly_js.cache_clear()
-    assert plotly_js.ensure_plotly_js(str(static)) == version
-    assert copy.read_bytes() == plotly_js.PLOTLY_JS.read_bytes()
-    assert sorted(os.listdir(static)) == ["plotly.min.js"]  # no temporary file left
-    plotly_js.ensure_plotly_js.cache_clear()
+from ui import components
 
 
 def test_modules_start_with_the_shared_prelude():
@@ -62,7 +43,7 @@ def test_plotly_view_sends_plain_json_with_the_apps_config(tmp_path):
         "toImageButtonOptions": {"format": "svg", "filename": "squares", "scale": 1},
         "displaylogo": False,
     }
-    assert squares["plotly"].startswith("/app/static/plotly.min.js?v=")
+    assert squares["plotly"].startswith("/pvn/plotly.min.js?v=")  # the server's route (ui.server.routes)
 
 
 def test_a_result_figure_is_encoded_once_and_sent_as_it_is(monkeypatch):
@@ -77,7 +58,7 @@ def test_a_result_figure_is_encoded_once_and_sent_as_it_is(monkeypatch):
     result, made, encoded = Result(), [], []
     real = components.plotly.io.json.to_json_plotly
     monkeypatch.setattr(components.plotly.io.json, "to_json_plotly", lambda f: encoded.append(1) or real(f))
-    monkeypatch.setattr(components, "plotly_js_url", lambda: "/app/static/plotly.min.js")
+    monkeypatch.setattr(components, "plotly_js_url", lambda: "/pvn/plotly.min.js")
     monkeypatch.setattr(components, "chart_config", lambda name: {"name": name})
     monkeypatch.setattr(components.st, "session_state", {})
 

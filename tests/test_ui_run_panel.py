@@ -36,7 +36,7 @@ def session(monkeypatch):
     ],
 )
 def test_a_job_ends_when_it_is_over_or_forgotten(monkeypatch, session, view, ended, state):
-    monkeypatch.setattr(run_panel.jobs, "view", lambda job_id: view if job_id == "j1" else None)
+    monkeypatch.setattr(run_panel.server_queue, "view", lambda job_id: view if job_id == "j1" else None)
     session[state_key("cartpole", "job")] = "j1"
     assert run_panel._ended("cartpole") is ended
     assert session[state_key("cartpole", "job")] == (None if ended else "j1")
@@ -46,6 +46,6 @@ def test_a_job_ends_when_it_is_over_or_forgotten(monkeypatch, session, view, end
 
 
 def test_no_job_is_not_an_end(monkeypatch, session):
-    monkeypatch.setattr(run_panel.jobs, "view", lambda job_id: None)
+    monkeypatch.setattr(run_panel.server_queue, "view", lambda job_id: None)
     assert run_panel._ended("cartpole") is False
     assert state_key("cartpole", "ended") not in session

@@ -5,7 +5,7 @@ is applied; a link's value out of range is named, and the preset's value used.""
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import ui.jobs
+import ui.server.queue
 from conftest import no_training, open_link, open_page, texts
 
 pytestmark = pytest.mark.slow  # page runs: `make test` runs it
@@ -29,7 +29,7 @@ def _in_url(at: AppTest, key: str) -> str | None:
     ],
 )
 def test_an_out_of_range_number_is_refused_whole_and_the_range_stated(monkeypatch, field, typed, range_text):
-    monkeypatch.setattr(ui.jobs, "submit", no_training)  # a refused value runs nothing
+    monkeypatch.setattr(ui.server.queue, "submit", no_training)  # a refused value runs nothing
     at = open_page("pages/cartpole.py")
     key = f"cartpole_{field}"
     kept, shown = at.number_input(key=key).value, _shown_run(at)
@@ -46,7 +46,7 @@ def test_an_out_of_range_number_is_refused_whole_and_the_range_stated(monkeypatc
 
 
 def test_a_number_in_range_is_applied(monkeypatch):
-    monkeypatch.setattr(ui.jobs, "submit", no_training)
+    monkeypatch.setattr(ui.server.queue, "submit", no_training)
     at = open_page("pages/cartpole.py")
     at.number_input(key="cartpole_batch_size").set_value(64).run()
     assert at.number_input(key="cartpole_batch_size").value == 64 and not at.error

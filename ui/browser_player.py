@@ -6,9 +6,9 @@ second or more with ``requestAnimationFrame``, steps (⏮ ◀ ▶ ⏭ as inline 
 slider, changes speed and reads the keyboard (← → Space; the player used last owns the keys) without a server
 rerun. Only when playback pauses, or the user steps or seeks, does the frame come back to Python: it goes into
 the URL under the player's key (unless it is the opening frame), so a shared link opens on the same frame.
-``animate`` wraps it for one figure per frame. Served by ``make run``, a player gets its animation's URL instead of
-the animation (``ui.served_memory``) and reads it when the reader scrolls near it: a page's script run does not
-carry its players' animations, most of what the CartPole page would send.
+``animate`` wraps it for one figure per frame. A player gets its animation's URL, not the animation (the server's
+store keeps it, ``ui.server.store``; its route serves it, ``ui.server.routes``), and reads it when the reader scrolls
+near it: a page's script run does not carry its players' animations, most of what the CartPole page would send.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from streamlit.components.v2 import component
 
 from pvnviz.figures import theme
 from pvnviz.figures.frames import animation
-from ui import Made, chart_config, served_memory, urlcheck
-from ui.components import js_module, plotly_js_url, static_url
+from ui import Made, chart_config, urlcheck
+from ui.components import js_module, plotly_js_url
+from ui.server import routes, store
 
 CSS = """
 .pvn-player { outline: none; font-family: var(--st-font); }
@@ -63,9 +64,8 @@ class Choice(NamedTuple):
 
 _player = component("pvn_player", js=js_module("controls_lib.js", "player.js"), css=CSS, isolate_styles=False)
 _BUILT = itertools.count(1)  # animation ids: a new id makes the browser take the new frames
-# (key, signature, projector, frames) -> (id, animation, its JSON, the path it is served at), once made: each page run
-# sends the URL (make run) or the JSON text, which Streamlit passes on as one string instead of encoding the nested
-# animation again (twice: for the component's identity)
+# (key, signature, projector, frames) -> (id, animation, its JSON, the name it is served at), once made: each page run
+# sends the URL
 _SHARED: OrderedDict[tuple, Made] = OrderedDict()
 _SHARED_LOCK = threading.Lock()
 DEFAULT_HEIGHT = 450  # px: plotly.js's height of a figure whose layout sets none
@@ -97,14 +97,15 @@ def _frames(
 
         anim = prebuilt(projector) if prebuilt is not None else animation(styled, num_frames, labels=labels)
         built = f"{key}-{next(_BUILT)}"
-        path = f"{served_memory.PREFIX}{built}-{secrets.token_urlsafe(12)}.json"
-        return built, anim, json.dumps(anim, separators=(",", ":")), path
+        name = f"{built}-{secrets.token_urlsafe(12)}.json"  # a random token: not readable by a guessed id
+        return built, anim, json.dumps(anim, separators=(",", ":")), name
 
-    built, anim, text, path = made.get(make)
-    if served_memory.enabled():  # make run: the player fetches it when the reader comes near (ui.served_memory)
-        served_memory.put(path, text.encode)  # again if it was pushed out meanwhile
-        return {"id": built, "url": static_url(path)}, anim
-    return {"id": built, "animation": text}, anim
+    built, anim, text, name = made.get(make)
+    kept = store.current()
+    if kept is None:
+        raise RuntimeError("players need the app's server (ui.server.app): `make run`")
+    kept.put_animation(name, text.encode)  # again if it was pushed out meanwhile
+    return {"id": built, "url": routes.url(f"anim/{name}")}, anim
 
 
 def _frame_changed(key: str, start: int) -> None:
@@ -184,7 +185,7 @@ def play(
         choices=[{"key": c.key, "label": c.label, "options": list(c.options)} for c in choices],
         choice=dict(choice or {}),
     )
-    # "missing": the page found its animation's URL gone (ui.served_memory pushed it out); the rerun it asks for
+    # "missing": the page found its animation's URL gone (the store pushed it out); the rerun it asks for
     # serves it again (``_frames``), and the page reads it once more
     callbacks = {"on_frame_change": lambda: _frame_changed(key, start), "on_missing_change": lambda: None}
     default: dict[str, Any] = {"frame": frame}

@@ -11,17 +11,14 @@ How the pieces are loaded (Streamlit 1.67):
   content; its default export runs at mount and again whenever ``data`` (or the theme) changes, on the same DOM
   node; a rerun with identical data does not call it. ``js_module`` returns the text: the shared prelude
   ``plotly_lib.js`` followed by the component's own file, both read from ``components/``.
-* plotly.js comes from the installed plotly wheel, never from a CDN (``ui/plotly_js.py``): copied, when missing
-  or different, into the ``static/`` folder beside the main script, which Streamlit serves at
-  ``<baseUrlPath>/app/static/``. The copy is not in git (``.gitignore``). The page loads it with one classic
-  ``<script>`` shared by every component instance; the URL carries a hash of the file, so a new wheel is
-  fetched again. Served by ``make run`` (``ui/asgi.py``), a page of figures starts that load from its HTML
-  while its first script run is still on the server, and the components take that copy.
+* plotly.js comes from the installed plotly wheel, never from a CDN: the server's route serves the wheel's own
+  file (``ui.server.routes.plotly_url``, versioned by a hash of the file, so a new wheel is fetched again). The
+  page loads it with one classic ``<script>`` shared by every component instance, started from the page's HTML
+  while its first script run is still on the server (``ui.server.early_plotly``); the components take that copy.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -31,11 +28,11 @@ import plotly
 import plotly.graph_objects as go
 import streamlit as st
 from streamlit.components.v2 import component
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from pvnviz.figures import theme
-from ui import chart_config, per_result, plotly_js
-from ui.plotly_js import COMPONENTS_DIR, PRELUDE
+from ui import chart_config, per_result
+from ui.server import routes
+from ui.server.early_plotly import COMPONENTS_DIR, PRELUDE
 
 
 def js_module(*paths: str | Path) -> str:
@@ -46,35 +43,9 @@ def js_module(*paths: str | Path) -> str:
     return "\n".join(f.read_text(encoding="utf-8") for f in files)
 
 
-def static_dir() -> Path:
-    """The folder Streamlit serves at ``<baseUrlPath>/app/static/``: ``static/`` beside the main script.
-
-    Raises RuntimeError outside a script run, or when static serving is off."""
-    if not st.get_option("server.enableStaticServing"):
-        raise RuntimeError(
-            "PVN Lab needs Streamlit's static file serving: run from the repository's folder, whose "
-            ".streamlit/config.toml sets [server] enableStaticServing = true."
-        )
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        raise RuntimeError("the static folder is known only while a Streamlit script runs")
-    return _static_beside(ctx.main_script_path)
-
-
-@functools.cache
-def _static_beside(main_script: str) -> Path:
-    return Path(main_script).resolve().parent / "static"  # once: resolving it per figure and rerun costs
-
-
-def static_url(name: str) -> str:
-    """The server path of ``static/<name>``: ``/<baseUrlPath>/app/static/<name>``."""
-    return plotly_js.static_url(name, st.get_option("server.baseUrlPath"))
-
-
 def plotly_js_url() -> str:
-    """The server path of plotly.min.js (``/<baseUrlPath>/app/static/plotly.min.js?v=<hash>``), copying the
-    file into the main script's ``static/`` folder first if needed."""
-    return plotly_js.url(static_dir(), st.get_option("server.baseUrlPath"))
+    """The server path of plotly.js (``/<baseUrlPath>/pvn/plotly.min.js?v=<hash>``, ``ui.server.routes``)."""
+    return routes.plotly_url()
 
 
 class PlainFigure(dict):

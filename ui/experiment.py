@@ -16,9 +16,10 @@ from pvnviz.runs.files import load_result
 from pvnviz.runs.pipeline import ExperimentConfig, ExperimentResult
 from pvnviz.runs.presets import preset_label
 from pvnviz.runs.store import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
-from ui import computed, jobs, result_store, run_panel, urlcheck
+from ui import computed, result_store, run_panel, urlcheck
 from ui.errors import guarded
 from ui.result_choice import ResultChoice, ShippedRuns, Source, choose_result
+from ui.server import queue as jobs
 from ui.server.limits import UPLOAD_MB
 from ui.settings import FIELDS, PRESET_CONFIGS, current_preset, sidebar_config, state_key  # noqa: F401 (pages)
 

@@ -16,10 +16,11 @@ from pvnviz.figures.replay import replay_steps, replay_variants
 from pvnviz.runs import archive
 from pvnviz.runs.live import replay_pairs_of, replays_key, values_digest
 from pvnviz.runs.pipeline import ExperimentResult
-from ui import gif_download, jobs, urlcheck, what_to_look_at
+from ui import gif_download, urlcheck, what_to_look_at
 from ui.beyond import render_beyond
 from ui.browser_player import Choice, play
 from ui.components import PlainFigure, chart, result_figure
+from ui.server import queue as jobs
 
 REPLAY_NAMES = ("before ascent", "after ascent (best seen)")  # the policies of pvnviz.runs.live.policy_pair, in order
 

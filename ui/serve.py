@@ -1,8 +1,8 @@
 """``make run``: the Streamlit server of the app, with its heavy modules imported before the first visitor.
 
 ``python -m ui.serve [streamlit run options]`` imports torch, plotly's figure builders and the run loaders
-(``WARM``), then runs ``streamlit run asgi.py`` (``app.py`` as Streamlit's ASGI application, with plotly.js started
-from each page's HTML and the run workers started with the server: ``ui/asgi.py``) in the same process. Without
+(``WARM``), then runs ``streamlit run asgi.py`` (``app.py`` as Streamlit's ASGI application with the app's routes:
+``ui/server/app.py``) in the same process. ``make dev`` adds ``--server.runOnSave true``. Without
 these imports the first visitor of a results page would wait for them (most of that page's first run); with them
 the server takes that time before it answers its health check, and every visitor finds them done. No page module
 is imported here: they register browser components, which needs a running server.
@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
+
+from ui.server import streamlit_internals
 
 # what a results page imports on its first run, slowest first (python -X importtime)
 WARM = (
@@ -33,7 +35,7 @@ WARM = (
 )
 
 
-ASGI_APP = Path(__file__).resolve().parents[1] / "asgi.py"  # app.py as an st.App: see that file and ui/asgi.py
+ASGI_APP = Path(__file__).resolve().parents[1] / "asgi.py"  # app.py as an st.App: see that file and ui/server/app.py
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -41,10 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     ``--server.port 8501``)."""
     for name in WARM:
         importlib.import_module(name)
-    from streamlit.web import cli
-
-    sys.argv = ["streamlit", "run", str(ASGI_APP), *(sys.argv[1:] if argv is None else argv)]
-    cli.main()
+    streamlit_internals.run_cli(["run", str(ASGI_APP), *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

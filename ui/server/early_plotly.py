@@ -1,4 +1,4 @@
-"""ASGI middleware that starts plotly.js from the HTML page Streamlit serves (UI only; ``ui/asgi.py`` uses it).
+"""ASGI middleware that starts plotly.js from the HTML page Streamlit serves (``ui.server.app`` uses it).
 
 ``EarlyPlotly`` puts a preload of plotly.js and a script into the ``<head>`` of the app's page: the components'
 shared prelude (``components/plotly_lib.js``, the page-wide ``pvnPlotly``) and
@@ -16,10 +16,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import plotly_js
+from ui.server import routes
 
-ROOT = Path(__file__).resolve().parents[1]
-EARLY_JS = plotly_js.COMPONENTS_DIR / "plotly_early.js"
+COMPONENTS_DIR = Path(__file__).resolve().parents[2] / "components"
+PRELUDE = COMPONENTS_DIR / "plotly_lib.js"  # pvnPlotly, the page-wide loader and registry (see that file)
+EARLY_JS = COMPONENTS_DIR / "plotly_early.js"
 MAX_HTML = 1 << 20  # bytes of an HTML response rewritten; a larger one (there is none) passes unchanged
 log = logging.getLogger(__name__)
 
@@ -27,9 +28,9 @@ log = logging.getLogger(__name__)
 def head_snippet(base_url_path: str) -> bytes:
     """What goes before ``</head>``: a preload of plotly.js (fetched while Streamlit's own scripts load) and the
     script that evaluates it when the first script run starts."""
-    url = html.escape(plotly_js.url(ROOT / "static", base_url_path))
+    url = html.escape(routes.plotly_url(base_url_path))
     # in a block: the prelude's `const pvnPlotly` stays out of the page's global scope, as in a component's module
-    code = "{\n" + "\n".join(f.read_text(encoding="utf-8") for f in (plotly_js.PRELUDE, EARLY_JS)) + "\n}"
+    code = "{\n" + "\n".join(f.read_text(encoding="utf-8") for f in (PRELUDE, EARLY_JS)) + "\n}"
     return f'<link rel="preload" as="script" href="{url}"><script data-plotly="{url}">{code}</script>'.encode()
 
 

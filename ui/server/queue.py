@@ -4,8 +4,12 @@ One ``pvnviz.workers.jobqueue.JobQueue`` per server (``st.cache_resource``) runs
 processes (``pvnviz.workers.pool``: a local pool, or the Ray cluster at ``$PVN_RAY_ADDRESS``). A session knows
 its jobs by id in ``st.session_state``; the queue counts it as waiting while its browser session is connected,
 and cancels a job once every session waiting on it has stopped or gone. A page follows its job's progress in the
-browser (``ui.job_progress``), from files ``progress_files`` writes. Finished results go into the shared
-result cache (``ui.result_store``), keyed like the pages look them up, so a page never waits on a worker.
+browser (``ui.job_progress``), from what ``describe`` says of it (through the server's store,
+``ui.server.store``). Finished results go into the shared result cache (``ui.result_store``), keyed like the pages
+look them up, so a page never waits on a worker.
+
+Names: a *run* is what the user starts (Run), a *job* is the queue's entry that computes it, a *task* the worker
+function the job calls (``pvnviz.workers.tasks``).
 """
 
 from __future__ import annotations
@@ -13,38 +17,34 @@ from __future__ import annotations
 import atexit
 import time
 import uuid
-from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import streamlit as st
 
 from pvnviz.core.progress import overall_text, time_left
+from pvnviz.figures.experiment import MODE_COLOR, MODE_LABEL
 from pvnviz.workers.backend import make_backend
 from pvnviz.workers.jobqueue import JobQueue
 from pvnviz.workers.jobs import Job, JobView
 from ui import remember, result_store
-
-if TYPE_CHECKING:  # ui.job_progress imports ui.components, which registers browser components: at first use only
-    from ui.job_progress import ProgressFiles
+from ui.server import streamlit_internals
 
 WAIT_POLL = 0.05  # seconds between two looks at a job a page waits for (``in_worker``)
+MAX_POINTS = 300  # per loss curve: a canvas 1,000 px wide shows no more
+CHART_TITLE = "PVN training (live)"
 
 
 def session_id() -> str:
     """The queue's name for this browser session: Streamlit's session id and a token of its own state
     (``AppTest`` gives every session one id)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
     token = st.session_state.setdefault("_queue_token", uuid.uuid4().hex[:8])
-    return f"{ctx.session_id if ctx is not None else 'no-session'}/{token}"
+    return f"{streamlit_internals.session_id() or 'no-session'}/{token}"
 
 
 def _session_alive(session: str) -> bool:
     """Whether the browser session behind a queue name is still connected (a closed tab is not)."""
-    from streamlit.runtime import Runtime
-
-    return Runtime.exists() and Runtime.instance().is_active_session(session.rsplit("/", 1)[0])
+    return streamlit_internals.session_connected(session.rsplit("/", 1)[0])
 
 
 @st.cache_resource(show_spinner=False)
@@ -70,21 +70,52 @@ def job_queue() -> JobQueue:
     return queue
 
 
-@st.cache_resource(show_spinner=False)
-def progress_files() -> ProgressFiles:
-    """The server's writer of its jobs' progress files, which the pages' job panels read in the browser
-    (``ui.job_progress``)."""
-    from ui.components import static_dir
-    from ui.job_progress import ProgressFiles
-
-    queue = job_queue()
-    return ProgressFiles(static_dir(), queue.view, waiting_text, fraction)
-
-
 def prepare_workers() -> None:
-    """Start the run workers now if they are not yet running: called by the pages with a Run button, so that a
-    first Run does not wait for them to start (``JobQueue.prepare``)."""
+    """Start the run workers now if they are not yet running (``JobQueue.prepare``): the server does it when it
+    starts, so that a first Run does not wait for them."""
     job_queue().prepare("run")
+
+
+def describe(job_id: str) -> dict[str, Any] | None:
+    """What a page shows of job ``job_id`` (``payload``), or None once the queue forgot it."""
+    job = job_queue().view(job_id)
+    return None if job is None else payload(job, waiting_text, fraction)
+
+
+def _thin(values: tuple, keep: list[int]) -> list[float]:
+    return [float(values[i]) for i in keep]
+
+
+def chart_data(history: dict[str, list[tuple[int, float, float]]], title: str = CHART_TITLE) -> dict | None:
+    """The loss chart's data: training (dotted) and validation (solid) KL per input, at most MAX_POINTS each;
+    None before the first loss."""
+    series = []
+    for mode, rows in history.items():
+        if not rows:
+            continue
+        steps, train, val = zip(*rows)
+        stride = max(1, -(-len(steps) // MAX_POINTS))
+        keep = sorted({*range(0, len(steps), stride), len(steps) - 1})
+        x = _thin(steps, keep)
+        color, label = MODE_COLOR[mode], MODE_LABEL[mode]
+        series.append({"name": f"{label}: train", "color": color, "dash": "dot", "x": x, "y": _thin(train, keep)})
+        series.append({"name": f"{label}: validation", "color": color, "dash": "solid", "x": x, "y": _thin(val, keep)})
+    if not series:
+        return None
+    return {"title": title, "xTitle": "training step (log scale; step 0 at 1)", "yTitle": "KL(target ‖ PVN)",
+            "series": series}  # fmt: skip
+
+
+def payload(job: JobView, text: Callable[[JobView], str], fraction: Callable[[JobView], float]) -> dict[str, Any]:
+    """What a page shows of ``job``: its state, the line of text and the bar's fraction, and its loss chart."""
+    return {
+        "id": job.id,
+        "state": job.state,
+        "active": job.active,
+        "text": text(job) if job.active else "",
+        "fraction": fraction(job),
+        "chart": chart_data(job.history) if job.active else None,
+    }
 
 
 def submit(key: Hashable, task: str, kwargs: dict[str, Any], *, lane: str, label: str, estimate: float) -> JobView:
