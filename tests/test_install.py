@@ -118,7 +118,8 @@ def test_the_wheel_holds_the_app_its_components_and_the_shipped_runs(wheel):
     listed = _listed_files()
     expected = {f"pvnviz_app/{n}" for n in APP_FILES}
     expected |= {f"pvnviz_app/{n}" for n in listed if n.startswith("data/")}
-    expected |= {f"pvnviz_app/{n}" for n in listed if n.startswith(("pages/", "ui/")) and n.endswith((".py", ".js"))}
+    app_code = ("pages/", "ui/", "components/")
+    expected |= {f"pvnviz_app/{n}" for n in listed if n.startswith(app_code) and n.endswith((".py", ".js"))}
     expected |= {n for n in listed if n.startswith("pvnviz/") and n.endswith(".py")}
     assert any(n.startswith("pvnviz_app/components/") for n in expected)
     assert expected - names == set(), "files the installed app needs are missing from the wheel"
@@ -190,6 +191,16 @@ def test_the_installed_app_serves_from_any_folder(venv, tmp_path):
         assert answer == "ok", proc.stdout.read().decode()[-3000:] if proc.poll() is not None else "no answer"
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
             assert response.status == 200 and b"<html" in response.read().lower()
+        page = urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Accept": "text/html"})
+        with urllib.request.urlopen(page, timeout=10) as response:  # the page starts plotly.js from the app's route
+            plotly_url = response.read().decode().split('data-plotly="', 1)[1].split('"', 1)[0]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{plotly_url}", timeout=30) as response:
+            import plotly
+
+            wheel_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+            assert response.status == 200 and response.read() == wheel_js.read_bytes()
+        installed = next(venv.rglob("pvnviz_app/app.py")).parent
+        assert not (installed / "static").exists()  # nothing written into site-packages: a read-only install works
     finally:
         proc.terminate()
         try:
