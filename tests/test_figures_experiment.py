@@ -26,7 +26,7 @@ def _ascents(modes=MODES) -> dict:
     """What ``ascent_figure`` reads of an AscentTrace: 3 scored steps x 4 starts per PVN, all different."""
     rng = np.random.default_rng(0)
     steps = np.array([0, 50, 100])
-    return {m: SimpleNamespace(eval_steps=steps, true_returns=rng.uniform(0, 100, (3, 4))) for m in modes}
+    return {m: SimpleNamespace(checked_steps=steps, true_returns=rng.uniform(0, 100, (3, 4))) for m in modes}
 
 
 def test_highlight_start_finds_its_lines_by_role_whatever_their_names():
@@ -74,7 +74,7 @@ def test_the_ascent_shows_the_best_check_so_far_which_never_falls():
     """A saw-tooth of checks reads as improvement through the mean over starts of each start's best so far."""
     checks = np.array([[10.0, 40.0], [30.0, 20.0], [5.0, 50.0], [20.0, 10.0]])  # (checks, starts)
     steps = np.array([0, 10, 20, 30])
-    fig = ascent.ascent_figure({"fingerprint": SimpleNamespace(eval_steps=steps, true_returns=checks)}, None)
+    fig = ascent.ascent_figure({"fingerprint": SimpleNamespace(checked_steps=steps, true_returns=checks)}, None)
     best = fig.data[roles(fig)["best:fingerprint"]]
     assert list(best.y) == pytest.approx([25.0, 35.0, 40.0, 40.0])  # (10,40) (30,40) (30,50) (30,50), averaged
     assert best.line.shape == "hv" and "best check so far" in best.name and list(best.x) == list(steps)

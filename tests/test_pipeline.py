@@ -54,7 +54,7 @@ def test_run_structure_and_filter(tiny_run):
     assert not set(r.split.train_idx) & set(r.split.val_idx)
     for mode in ("fingerprint", "flattened"):
         trace = r.traces[mode]
-        assert trace.true_returns.shape == (5, 3) and list(trace.eval_steps) == [0, 10, 20, 30, 40]
+        assert trace.true_returns.shape == (5, 3) and list(trace.checked_steps) == [0, 10, 20, 30, 40]
         np.testing.assert_array_equal(trace.params[0], r.traces["fingerprint"].params[0])  # same starts
     s = r.summary()
     assert s["num_policies"] == 120 and s["num_kept"] == kept.sum() and s["return_limit"] == 30.0
@@ -391,7 +391,7 @@ def test_early_checks_score_the_iterates_near_each_rounds_start():
     )
     result = run_experiment(config, seed=5)
     trace = result.traces["fingerprint"]
-    assert trace.eval_steps.tolist() == [0, 3, 7, 20, 40, 40, 43, 47, 60, 80]  # two rounds of 40 steps
+    assert trace.checked_steps.tolist() == [0, 3, 7, 20, 40, 40, 43, 47, 60, 80]  # two rounds of 40 steps
     # each early score is a Monte Carlo return of its iterate: gymnasium runs round 1's iterates of steps 3 and 7 anew
     episodes = 100
     gym = cartpole_episode_returns(config.arch(), trace.params[1:3].reshape(4, -1), episodes, config.horizon, seed=6)

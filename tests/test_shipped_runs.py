@@ -51,9 +51,9 @@ def test_shipped_cartpole_beyond_run_checks_round_ends_until_the_cap_and_holds_i
     config = result.config
     assert config == PRESETS["cartpole"]["beyond"]()
     trace = result.traces["fingerprint"]
-    rounds_run = len(trace.eval_steps) // 2
+    rounds_run = len(trace.checked_steps) // 2
     ends = [[r * config.ascent_steps, (r + 1) * config.ascent_steps] for r in range(rounds_run)]
-    np.testing.assert_array_equal(trace.eval_steps, np.ravel(ends))  # steps count on across rounds
+    np.testing.assert_array_equal(trace.checked_steps, np.ravel(ends))  # steps count on across rounds
     assert 10 < rounds_run < config.rounds  # the cap, not the round count, ended the rounds
     assert StepBudget(config).checks_per_round == 2
     # a CartPole return is its episode's length: the checks spent the sum of their returns times their episodes

@@ -44,7 +44,7 @@ def test_time_estimate_is_within_a_factor_of_two_of_the_measured_run(name):
 @pytest.mark.parametrize("env", ["cartpole", "swimmer"])
 def test_memory_estimate_of_the_scoring_batch_covers_a_measured_rollout(env):
     """Algorithm 3 scores every kept iterate in one batch: the estimate per episode bounds tracemalloc's peak."""
-    from pvnviz.core.ascent import evaluate_returns
+    from pvnviz.core.ascent import measure_returns
     from pvnviz.core.policies import PolicyArch, glorot_params
     from pvnviz.envs.registry import get_env
 
@@ -53,7 +53,7 @@ def test_memory_estimate_of_the_scoring_batch_covers_a_measured_rollout(env):
     k, b = (400, 100) if env == "cartpole" else (40, 5)
     params = glorot_params(arch, k, np.random.default_rng(0))
     tracemalloc.start()
-    evaluate_returns(spec, arch, params, b, 50, np.random.default_rng(1))
+    measure_returns(spec, arch, params, b, 50, np.random.default_rng(1))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak <= spec.bytes_per_episode * k * b, (peak, k * b)

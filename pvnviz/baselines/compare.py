@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from pvnviz.baselines.ars import EnvObjective, ars
-from pvnviz.core.ascent import evaluate_returns
+from pvnviz.core.ascent import measure_returns
 from pvnviz.core.policies import PolicyArch, glorot_params
 from pvnviz.envs.registry import get_env
 from pvnviz.runs.dataset import PolicyDataset
@@ -83,7 +83,7 @@ def _pvn_rows(seed: int, env_name: str, dataset: PolicyDataset | None) -> list[d
         if preset == setting.zero_shot:
             best = dataset.params[np.argmax(dataset.mean_returns)][None]
             fresh_rng = stage_rng(seed, "fresh")
-            fresh = evaluate_returns(env, config.arch(), best, setting.fresh_episodes, config.horizon, fresh_rng)
+            fresh = measure_returns(env, config.arch(), best, setting.fresh_episodes, config.horizon, fresh_rng)
             mean = float(fresh[0])
             rows.append(_row("best of random policies", env_name, seed, s["dataset_env_steps"], mean, mean))
     return rows
@@ -104,7 +104,7 @@ def _ars_row(seed: int, env_name: str, arch: PolicyArch, horizon: int, normalise
             final, num_policies=1, num_episodes=setting.fresh_episodes, horizon=horizon, rng=fresh_rng
         ).mean()
     else:
-        fresh = evaluate_returns(env, arch, result.theta[None], setting.fresh_episodes, horizon, fresh_rng)[0]
+        fresh = measure_returns(env, arch, result.theta[None], setting.fresh_episodes, horizon, fresh_rng)[0]
     version = "ARS V2-t" if normalise else "ARS V1-t"
     return _row(version, env_name, seed, int(result.env_steps[-1]), float(fresh), float(fresh))
 

@@ -59,7 +59,7 @@ class AscentTrace:
     """One ascent of A starts through one PVN."""
 
     input_mode: str
-    eval_steps: np.ndarray  # (E,) steps at which the iterates were scored
+    checked_steps: np.ndarray  # (E,) the ascent steps whose iterates were checked (scored by Monte Carlo)
     true_returns: np.ndarray  # (E, A) Monte Carlo mean return of each start's iterate
     predicted: np.ndarray  # (T + 1, A) J_hat of every iterate
     params: np.ndarray  # (E, A, P) the scored iterates
@@ -117,11 +117,11 @@ def remeasure(
     upwards (the maximum of noisy estimates). ``rng`` must be a stream that played no part
     in the choice; the fresh mean returns are stored as ``fresh_returns``.
     """
-    fresh = evaluate_returns(env, arch, trace.best_params, num_episodes, horizon, rng, on_progress)
+    fresh = measure_returns(env, arch, trace.best_params, num_episodes, horizon, rng, on_progress)
     return dataclasses.replace(trace, fresh_returns=fresh)
 
 
-def evaluate_returns(
+def measure_returns(
     env: Rollouts,
     arch: PolicyArch,
     params: np.ndarray,
@@ -191,12 +191,12 @@ def ascend(
         checked = set(check_steps(steps, eval_every, early_checks))
         kept_steps, kept, predicted, spreads = _climb(model, starts, steps, learning_rate, checked, on_progress)
         num_kept, num_starts, num_params = kept.shape
-        returns = evaluate_returns(
+        returns = measure_returns(
             env, model.arch, kept.reshape(-1, num_params), eval_episodes, horizon, rng, on_progress
         ).reshape(num_kept, num_starts)
     return AscentTrace(
         input_mode=model.input_mode,
-        eval_steps=np.array(kept_steps),
+        checked_steps=np.array(kept_steps),
         true_returns=returns,
         predicted=predicted,
         params=kept,
@@ -245,14 +245,14 @@ def join_rounds(traces: list[AscentTrace], explore_env_steps: int = 0) -> Ascent
     """
     steps, predicted, disagreement, offset = [], [], [], 0
     for i, t in enumerate(traces):
-        steps.append(t.eval_steps + offset)
+        steps.append(t.checked_steps + offset)
         predicted.append(t.predicted[0 if i == 0 else 1 :])
         if t.disagreement is not None:
             disagreement.append(t.disagreement[0 if i == 0 else 1 :])
         offset += len(t.predicted) - 1
     return AscentTrace(
         input_mode=traces[0].input_mode,
-        eval_steps=np.concatenate(steps),
+        checked_steps=np.concatenate(steps),
         true_returns=np.concatenate([t.true_returns for t in traces]),
         predicted=np.concatenate(predicted),
         params=np.concatenate([t.params for t in traces]),

@@ -52,7 +52,7 @@ def get_env(name: str) -> BatchedEnv:
 
 
 def replay_pairs(
-    env: str,
+    env_name: str,
     arch: Any,
     pairs: dict[str, np.ndarray],
     horizon: int,
@@ -61,10 +61,10 @@ def replay_pairs(
     on_progress: ProgressFn | None = None,
 ) -> dict:
     """``BatchedEnv.replay`` of every start's (before, after) policy pair, ``pairs[mode]`` (starts, 2, P), in
-    environment ``env``: ``pvnviz.envs.replay.replay_all``, run in a worker (the ``replays`` task). ``factory``
+    environment ``env_name``: ``pvnviz.envs.replay.replay_all``, run in a worker (the ``replays`` task). ``factory``
     registers an environment that the server registered and this process has not."""
     from pvnviz.envs.replay import replay_all
 
-    if factory is not None and env not in ENVIRONMENTS:
-        register(env, factory)
-    return replay_all(get_env(env).replay, arch, pairs, horizon, seed, on_progress)
+    if factory is not None and env_name not in ENVIRONMENTS:
+        register(env_name, factory)
+    return replay_all(get_env(env_name).replay, arch, pairs, horizon, seed, on_progress)

@@ -72,7 +72,7 @@ def _ascent_lines(fig: go.Figure, trace: AscentTrace, mode: str, col: int) -> No
     for a in range(trace.true_returns.shape[1]):
         fig.add_trace(
             go.Scatter(
-                x=trace.eval_steps,
+                x=trace.checked_steps,
                 y=trace.true_returns[:, a],
                 mode="lines",
                 line=dict(color=theme.rgba(color, 0.35), width=1.5),
@@ -86,7 +86,7 @@ def _ascent_lines(fig: go.Figure, trace: AscentTrace, mode: str, col: int) -> No
         )
     fig.add_trace(
         go.Scatter(
-            x=trace.eval_steps,
+            x=trace.checked_steps,
             y=trace.true_returns.mean(1),
             mode="lines",
             line=dict(color=color, width=4),
@@ -98,7 +98,7 @@ def _ascent_lines(fig: go.Figure, trace: AscentTrace, mode: str, col: int) -> No
     )
     fig.add_trace(
         go.Scatter(
-            x=trace.eval_steps,
+            x=trace.checked_steps,
             y=best_so_far(trace.true_returns),
             mode="lines",
             line=dict(color=color, width=3, dash="dash", shape="hv"),

@@ -34,7 +34,7 @@ def disagreement_figure(trace: AscentTrace, val_spread: float | None = None) -> 
                 showlegend=(a == 0),
             )
         )
-    chosen = trace.eval_steps[trace.best_index]
+    chosen = trace.checked_steps[trace.best_index]
     fig.add_trace(
         go.Scatter(
             x=chosen,

@@ -13,8 +13,8 @@ from pvnviz.polytope.experiment import ExactView, LearnedView, TrainedPolytopePV
 def polytope_loss_figure(trained: TrainedPolytopePVN) -> go.Figure:
     """Train and test MSE during PVN training (Fig. 2c)."""
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=trained.eval_steps, y=trained.train_loss, name="train", line=dict(color=theme.TRAIN)))
-    fig.add_trace(go.Scatter(x=trained.eval_steps, y=trained.test_loss, name="test", line=dict(color=theme.TEST)))
+    fig.add_trace(go.Scatter(x=trained.logged_steps, y=trained.train_loss, name="train", line=dict(color=theme.TRAIN)))
+    fig.add_trace(go.Scatter(x=trained.logged_steps, y=trained.test_loss, name="test", line=dict(color=theme.TEST)))
     fig.update_xaxes(title_text="training step")
     fig.update_yaxes(title_text="MSE of V (log scale)", type="log")
     return theme.style(fig, "PVN training curves", height=380)

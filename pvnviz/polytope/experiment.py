@@ -131,7 +131,7 @@ class TrainedPolytopePVN:
     test_policies: np.ndarray  # (num_test, 2)
     train_values: np.ndarray  # exact V, (num_train, 2)
     test_values: np.ndarray
-    eval_steps: np.ndarray  # (E,)
+    logged_steps: np.ndarray  # (E,) the training steps the losses were logged at
     train_loss: np.ndarray  # MSE on the whole train set, (E,)
     test_loss: np.ndarray
     seconds: float
@@ -220,12 +220,12 @@ def train_polytope_pvn(
     train_y, test_y = targets[: config.num_train], targets[config.num_train :]
     net = TinyMLP.init(rng, 2, config.hidden_size, 2)
     batches = rng.integers(0, config.num_train, size=(config.train_steps, config.batch_size))
-    eval_steps, train_loss, test_loss = [], [], []
+    logged_steps, train_loss, test_loss = [], [], []
     report_every = max(config.train_steps // 50, 1)
     last_report = [0]
 
     def evaluate(step: int) -> None:
-        eval_steps.append(step)
+        logged_steps.append(step)
         train_loss.append(float(np.mean((net.forward(train_x) - train_y) ** 2)))
         test_loss.append(float(np.mean((net.forward(test_x) - test_y) ** 2)))
         if step and (step - last_report[0] >= report_every or step == config.train_steps):
@@ -241,7 +241,7 @@ def train_polytope_pvn(
         test_policies=test_x,
         train_values=train_y,
         test_values=test_y,
-        eval_steps=np.array(eval_steps),
+        logged_steps=np.array(logged_steps),
         train_loss=np.array(train_loss),
         test_loss=np.array(test_loss),
         seconds=time.perf_counter() - start,

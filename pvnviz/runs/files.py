@@ -44,8 +44,8 @@ from pvnviz.runs.safe_files import ByteCap, check_directory, check_npz, open_reg
 from pvnviz.runs.schema import (
     CURVES,
     DATASET,
-    ENSEMBLE,
-    PVN,
+    ENSEMBLE_FILE,
+    PVN_FILE,
     SPLIT,
     check_arrays,
     expected_values,
@@ -229,9 +229,9 @@ def save_result(result: ExperimentResult, out_dir: str | Path) -> None:
     out = Path(out_dir)
     result.dataset.save(out / DATASET.name())
     for mode, trained in result.trained.items():
-        torch.save(trained.model.state_dict(), out / PVN.name(mode))
+        torch.save(trained.model.state_dict(), out / PVN_FILE.name(mode))
         if mode in result.ensembles:
-            torch.save(result.ensembles[mode].ensemble.state_dict(), out / ENSEMBLE.name(mode))
+            torch.save(result.ensembles[mode].ensemble.state_dict(), out / ENSEMBLE_FILE.name(mode))
         owners = {"trained": trained, "trace": result.traces[mode]}
         np.savez_compressed(out / CURVES.name(mode), **to_arrays(CURVES, owners))
     bins = result.split.bins
@@ -262,7 +262,7 @@ def load_result(path: str | Path, experiment: str | None = None, *, max_bytes: i
         for mode in config.inputs:
             shell = dataclasses.replace(config, probe_init="noise")  # saved probes replace these: no rollouts
             model = build_pvn(shell, bins, mode, info.seed)
-            model.load_state_dict(load_network(folder, PVN.name(mode), model.state_dict(), cap))
+            model.load_state_dict(load_network(folder, PVN_FILE.name(mode), model.state_dict(), cap))
             curves = checked.curves[mode]
             trained[mode] = TrainedPVN(model=model, input_mode=mode, **from_arrays(CURVES, curves, "trained"))
             traces[mode] = AscentTrace(
@@ -270,9 +270,9 @@ def load_result(path: str | Path, experiment: str | None = None, *, max_bytes: i
                 **from_arrays(CURVES, curves, "trace"),  # optional arrays absent from older runs: their defaults
                 start_counts=config.start_from == "dataset",
             )
-            if ENSEMBLE.needed(config):
+            if ENSEMBLE_FILE.needed(config):
                 ensemble = build_ensemble(shell, bins, mode, info.seed)
-                state = load_network(folder, ENSEMBLE.name(mode), ensemble.state_dict(), cap)
+                state = load_network(folder, ENSEMBLE_FILE.name(mode), ensemble.state_dict(), cap)
                 ensemble.load_state_dict(state)
                 ensembles[mode] = TrainedEnsemble(ensemble, trained[mode], spreads[mode])
     except RunError:

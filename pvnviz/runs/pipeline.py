@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from pvnviz.core.ascent import AscentTrace, ascend, evaluate_returns, join_rounds, remeasure
+from pvnviz.core.ascent import AscentTrace, ascend, join_rounds, measure_returns, remeasure
 from pvnviz.core.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
 from pvnviz.core.fingerprint import initial_probes
 from pvnviz.core.histogram import ReturnBins
@@ -263,7 +263,7 @@ def explore(
     rng = np.random.default_rng([seed, STAGES["ascent"], r, 1])
     delta = rng.standard_normal((config.round_perturbations, *best.shape)) * config.perturbation_std
     params = np.concatenate([best + delta, best - delta]).reshape(-1, best.shape[-1]).astype(np.float32)
-    means = evaluate_returns(env, config.arch(), params, config.eval_episodes, config.horizon, rng)
+    means = measure_returns(env, config.arch(), params, config.eval_episodes, config.horizon, rng)
     return params, means, env_steps(config.env, means, config.eval_episodes, config.horizon)
 
 
@@ -325,11 +325,12 @@ class ExperimentResult:
             if mode in self.ensembles:
                 fresh["ensemble_val_spread"] = self.ensembles[mode].val_spread
             if trace.disagreement is not None:
-                chosen = trace.disagreement[trace.eval_steps[trace.best_index], np.arange(trace.disagreement.shape[1])]
+                starts = np.arange(trace.disagreement.shape[1])
+                chosen = trace.disagreement[trace.checked_steps[trace.best_index], starts]
                 fresh["ascent_disagreement_chosen"] = chosen.round(3).tolist()
             per_input[mode] = {
                 **fresh,
-                "ascent_eval_steps": trace.eval_steps.tolist(),
+                "ascent_eval_steps": trace.checked_steps.tolist(),
                 "ascent_true_returns_per_start": trace.true_returns.T.round(3).tolist(),
                 "final_mean_return": float(trace.final_returns.mean()),
                 "best_mean_return": float(trace.best_returns.mean()),

@@ -36,7 +36,7 @@ SIZES = {
     "n": "num_probes in config.json",
     "L": "logged training steps, the length of steps",
     "S": "probe snapshots, the length of snapshot_steps",
-    "E": "scored ascent steps, the length of eval_steps",
+    "E": "checked ascent steps, the length of eval_steps",
     "T": "ascent steps + 1, the rows of predicted",
 }
 KIND_WORDS = {"f": "floating-point numbers", "iu": "integers", "iuf": "numbers", "U": "text"}
@@ -144,7 +144,9 @@ CURVES = RunFile(
             empty_is_none=True,
         ),
         _trained("seconds", "f", (), "one value", scalar=float),
-        _trace("eval_steps", "iu", ("E",), "the scored ascent steps", nonempty=True, low=0, below="T"),
+        _trace(
+            "eval_steps", "iu", ("E",), "the checked ascent steps", "checked_steps", nonempty=True, low=0, below="T"
+        ),
         _trace("true_returns", "f", ("E", "A"), "scored steps x num_starts", finite=True),
         _trace("predicted", "f", ("T", "A"), "ascent steps + 1 x num_starts", finite=True),
         _trace("params", "f", ("E", "A", "P"), "scored steps x starts x P", finite=True),
@@ -224,11 +226,11 @@ MANIFEST_FILE = RunFile("manifest.json", "json", "every other file's name, size 
 SPLIT = RunFile(
     "split.json", "json", "the training and validation policies, and the bins", keys=("train_idx", "val_idx", "bins")
 )
-PVN = RunFile("pvn_{input}.pt", "network", "the trained PVN (Algorithm 2)")
-ENSEMBLE = RunFile(
+PVN_FILE = RunFile("pvn_{input}.pt", "network", "the trained PVN (Algorithm 2)")
+ENSEMBLE_FILE = RunFile(
     "ensemble_{input}.pt", "network", "the trained ensemble", needed=lambda config: config.ensemble_size > 1
 )
-RUN_FILES = (CONFIG, SUMMARY, MANIFEST_FILE, SPLIT, DATASET, PVN, ENSEMBLE, CURVES)
+RUN_FILES = (CONFIG, SUMMARY, MANIFEST_FILE, SPLIT, DATASET, PVN_FILE, ENSEMBLE_FILE, CURVES)
 MANIFEST = MANIFEST_FILE.pattern
 
 
