@@ -347,7 +347,7 @@ def _replays_job(result: ExperimentResult) -> tuple[Hashable, str, dict, dict]:
     config, env, seed = result.config, result.config.env, result.seed
     pairs = replay_pairs_of(result)
     kwargs = {
-        "env": env,
+        "env_name": env,
         "arch": config.arch(),
         "pairs": pairs,
         "horizon": config.horizon,

@@ -182,8 +182,8 @@ class _Record:
             self.snapshots.append(probes)
 
     def progress(self, step: int, total: int) -> None:
-        m, mode = self.ensemble.size, self.ensemble.input_mode
-        what = f"{mode}, val KL" if m == 1 else f"{m} {mode} PVNs at once, mean val KL"
+        m, input_mode = self.ensemble.size, self.ensemble.input_mode
+        what = f"{input_mode}, val KL" if m == 1 else f"{m} {input_mode} PVNs at once, mean val KL"
         self.hooks.on_progress(step, total, Report(Stage.TRAIN_PVN, f"{what} {self.val[-1]:.3f}"))
 
 

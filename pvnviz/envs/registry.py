@@ -60,7 +60,7 @@ def replay_pairs(
     factory: Callable[[], BatchedEnv] | None = None,
     on_progress: ProgressFn | None = None,
 ) -> dict:
-    """``BatchedEnv.replay`` of every start's (before, after) policy pair, ``pairs[mode]`` (starts, 2, P), in
+    """``BatchedEnv.replay`` of every start's (before, after) policy pair, ``pairs[input_mode]`` (starts, 2, P), in
     environment ``env_name``: ``pvnviz.envs.replay.replay_all``, run in a worker (the ``replays`` task). ``factory``
     registers an environment that the server registered and this process has not."""
     from pvnviz.envs.replay import replay_all

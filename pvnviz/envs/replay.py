@@ -163,25 +163,26 @@ def replay_all(
     seed: int,
     on_progress: ProgressFn | None = None,
 ) -> dict[tuple[str, int], Replay]:
-    """``replay`` of every start's (before, after) pair, ``pairs[mode]`` (starts, 2, P): {(mode, start): Replay},
-    each from the same start state (``seed``), so a page can switch between them without computing again.
+    """``replay`` of every start's (before, after) pair, ``pairs[input_mode]`` (starts, 2, P):
+    {(input_mode, start): Replay}, each from the same start state (``seed``), so a page can switch between them
+    without computing again.
 
     A replay of deterministic policies with a ``many`` (the Swimmer's) makes them all in one batched rollout.
     """
-    jobs = [(mode, start) for mode, stack in pairs.items() for start in range(len(stack))]
+    jobs = [(input_mode, start) for input_mode, stack in pairs.items() for start in range(len(stack))]
     many = getattr(replay, "many", None)
     if many is not None and not arch.discrete and jobs:  # no random draws in the episodes: one batch is the same
         if on_progress is not None:
             on_progress(0, len(jobs), Report(Stage.REPLAYS, f"all {len(jobs)} in one batch"))
-        made = many(arch, [pairs[mode][start] for mode, start in jobs], horizon, seed)
+        made = many(arch, [pairs[input_mode][start] for input_mode, start in jobs], horizon, seed)
         if on_progress is not None:
             on_progress(len(jobs), len(jobs), Report(Stage.REPLAYS, "done"))
         return dict(zip(jobs, made, strict=True))
     out = {}
-    for done, (mode, start) in enumerate(jobs):
+    for done, (input_mode, start) in enumerate(jobs):
         if on_progress is not None:
-            on_progress(done, len(jobs), Report(Stage.REPLAYS, f"{mode} start {start + 1}"))
-        out[mode, start] = replay(arch, pairs[mode][start], horizon, seed)
+            on_progress(done, len(jobs), Report(Stage.REPLAYS, f"{input_mode} start {start + 1}"))
+        out[input_mode, start] = replay(arch, pairs[input_mode][start], horizon, seed)
     if on_progress is not None:
         on_progress(len(jobs), len(jobs), Report(Stage.REPLAYS, "done"))
     return out

@@ -15,9 +15,9 @@ from pvnviz.figures.experiment import MODE_COLOR, MODE_LABEL
 from pvnviz.figures.roles import roles
 
 
-def start_role(mode: str, start: int) -> str:
-    """The role of start ``start``'s (0-based) line in the ``mode`` panel of an ``ascent_figure``."""
-    return f"start:{mode}:{start}"
+def start_role(input_mode: str, start: int) -> str:
+    """The role of start ``start``'s (0-based) line in the ``input_mode`` panel of an ``ascent_figure``."""
+    return f"start:{input_mode}:{start}"
 
 
 def ascent_figure(
@@ -29,18 +29,18 @@ def ascent_figure(
 ) -> go.Figure:
     """True return along the ascent: each start light, the mean bold, the best check so far dashed, one panel per
     input (Fig. 4-5)."""
-    modes = list(traces)
+    input_modes = list(traces)
     fig = make_subplots(
         rows=1,
-        cols=len(modes),
+        cols=len(input_modes),
         shared_yaxes=True,
         horizontal_spacing=0.04,
-        subplot_titles=[f"through the {MODE_LABEL[m]}" for m in modes],
+        subplot_titles=[f"through the {MODE_LABEL[m]}" for m in input_modes],
     )
     shapes: list[dict] = []
     notes: list[dict] = list(fig.layout.annotations)  # the panels' titles
-    for col, mode in enumerate(modes, start=1):
-        _ascent_lines(fig, traces[mode], mode, col)
+    for col, input_mode in enumerate(input_modes, start=1):
+        _ascent_lines(fig, traces[input_mode], input_mode, col)
         _reference_lines(shapes, notes, col, return_limit, dataset_best, baselines)
         fig.update_xaxes(title_text="ascent step", row=1, col=col)
     if baselines:
@@ -65,10 +65,10 @@ def best_so_far(true_returns: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(np.asarray(true_returns, dtype=np.float64), axis=0).mean(1)
 
 
-def _ascent_lines(fig: go.Figure, trace: AscentTrace, mode: str, col: int) -> None:
+def _ascent_lines(fig: go.Figure, trace: AscentTrace, input_mode: str, col: int) -> None:
     """Panel ``col``'s lines: one light line per start, their mean in bold, and the best check so far (stepped,
     dashed: ``best_so_far``)."""
-    color = MODE_COLOR[mode]
+    color = MODE_COLOR[input_mode]
     for a in range(trace.true_returns.shape[1]):
         fig.add_trace(
             go.Scatter(
@@ -77,9 +77,9 @@ def _ascent_lines(fig: go.Figure, trace: AscentTrace, mode: str, col: int) -> No
                 mode="lines",
                 line=dict(color=theme.rgba(color, 0.35), width=1.5),
                 name="each start",
-                legendgroup=f"start-{mode}",
+                legendgroup=f"start-{input_mode}",
                 showlegend=(a == 0),
-                meta=start_role(mode, a),
+                meta=start_role(input_mode, a),
             ),
             row=1,
             col=col,
@@ -90,8 +90,8 @@ def _ascent_lines(fig: go.Figure, trace: AscentTrace, mode: str, col: int) -> No
             y=trace.true_returns.mean(1),
             mode="lines",
             line=dict(color=color, width=4),
-            name=f"mean: {MODE_LABEL[mode]}",
-            meta=f"mean:{mode}",
+            name=f"mean: {MODE_LABEL[input_mode]}",
+            meta=f"mean:{input_mode}",
         ),
         row=1,
         col=col,
@@ -102,8 +102,8 @@ def _ascent_lines(fig: go.Figure, trace: AscentTrace, mode: str, col: int) -> No
             y=best_so_far(trace.true_returns),
             mode="lines",
             line=dict(color=color, width=3, dash="dash", shape="hv"),
-            name=f"best check so far: {MODE_LABEL[mode]}",
-            meta=f"best:{mode}",
+            name=f"best check so far: {MODE_LABEL[input_mode]}",
+            meta=f"best:{input_mode}",
         ),
         row=1,
         col=col,
@@ -157,7 +157,9 @@ def highlight_start(fig: go.Figure | dict, start: int) -> go.Figure | dict:
     A go.Figure is changed in place; a plotly JSON dict (``fig.to_plotly_json()``, e.g. shared between sessions)
     is left as it is and a new dict returned, sharing its unchanged traces."""
     role = roles(fig)
-    lines = sorted(role[start_role(mode, start)] for mode in MODE_LABEL if start_role(mode, start) in role)
+    lines = sorted(
+        role[start_role(input_mode, start)] for input_mode in MODE_LABEL if start_role(input_mode, start) in role
+    )
     if isinstance(fig, dict):
         data = list(fig["data"])
         for n, index in enumerate(lines):

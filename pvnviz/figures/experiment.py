@@ -61,13 +61,15 @@ def returns_histogram(dataset: PolicyDataset, split: Split, return_limit: float 
 def loss_figure(
     curves: dict[str, tuple], title: str = "PVN training: KL divergence to the return histograms"
 ) -> go.Figure:
-    """Training (dotted) and validation (solid) KL per input; curves[mode] = (steps, train, val)."""
+    """Training (dotted) and validation (solid) KL per input; curves[input_mode] = (steps, train, val)."""
     fig = go.Figure()
-    for mode, (steps, train, val) in curves.items():
-        color = MODE_COLOR[mode]
+    for input_mode, (steps, train, val) in curves.items():
+        color = MODE_COLOR[input_mode]
         x = np.maximum(np.asarray(steps), 1)  # the log axis has no 0: step 0 is drawn at 1
-        fig.add_trace(go.Scatter(x=x, y=train, name=f"{MODE_LABEL[mode]}: train", line=dict(color=color, dash="dot")))
-        fig.add_trace(go.Scatter(x=x, y=val, name=f"{MODE_LABEL[mode]}: validation", line=dict(color=color)))
+        fig.add_trace(
+            go.Scatter(x=x, y=train, name=f"{MODE_LABEL[input_mode]}: train", line=dict(color=color, dash="dot"))
+        )
+        fig.add_trace(go.Scatter(x=x, y=val, name=f"{MODE_LABEL[input_mode]}: validation", line=dict(color=color)))
     # log steps: the KL falls fastest in the first hundred steps, which a linear axis squeezes into a few pixels
     fig.update_xaxes(title_text="training step (log scale; step 0 at 1)", type="log")
     fig.update_yaxes(title_text="KL(target ‖ PVN)")
@@ -76,21 +78,21 @@ def loss_figure(
 
 def trained_curves(trained: dict[str, TrainedPVN]) -> dict[str, tuple]:
     """The loss curves of trained PVNs, for ``loss_figure``."""
-    return {mode: (t.steps, t.train_loss, t.val_loss) for mode, t in trained.items()}
+    return {input_mode: (t.steps, t.train_loss, t.val_loss) for input_mode, t in trained.items()}
 
 
 def prediction_figure(predictions: dict[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
     """PVN's J_hat against the Monte Carlo mean return on the validation policies."""
     fig = go.Figure()
     lo, hi = np.inf, -np.inf
-    for mode, (true, pred) in predictions.items():
+    for input_mode, (true, pred) in predictions.items():
         fig.add_trace(
             go.Scatter(
                 x=true,
                 y=pred,
                 mode="markers",
-                name=MODE_LABEL[mode],
-                marker=dict(color=MODE_COLOR[mode], size=6, opacity=0.7),
+                name=MODE_LABEL[input_mode],
+                marker=dict(color=MODE_COLOR[input_mode], size=6, opacity=0.7),
             )
         )
         if len(true):
@@ -126,15 +128,15 @@ def distribution_figure(
             width=bins.width,
         )
     )
-    for mode, probs in predicted.items():
+    for input_mode, probs in predicted.items():
         fig.add_trace(
             go.Scatter(
                 x=bins.midpoints,
                 y=probs,
-                name=MODE_LABEL[mode],
-                meta=f"predicted:{mode}",
+                name=MODE_LABEL[input_mode],
+                meta=f"predicted:{input_mode}",
                 mode="lines+markers",
-                line=dict(color=MODE_COLOR[mode], width=2),
+                line=dict(color=MODE_COLOR[input_mode], width=2),
             )
         )
     fig.update_xaxes(title_text="return bin (midpoint)")
@@ -146,7 +148,7 @@ def distribution_frames(
     bins: ReturnBins, targets: np.ndarray, predicted: dict[str, np.ndarray], numbers: list[int], projector: bool
 ) -> dict:
     """``distribution_figure`` for K policies as one animation (``figures.frames``): frame k is policy
-    ``numbers[k]``, its histogram ``targets[k]`` against each PVN's ``predicted[mode][k]`` (arrays (K, m))."""
+    ``numbers[k]``, its histogram ``targets[k]`` against each PVN's ``predicted[input_mode][k]`` (arrays (K, m))."""
     first = distribution_figure(bins, targets[0], {m: p[0] for m, p in predicted.items()}, "")
     chars = int(theme.TITLE_CHARS / theme.PROJECTOR_SCALE) if projector else 10**6  # projector: wrapped alike
     title = lambda k: "<br>".join(theme.wrap_title(f"Policy #{numbers[k]}: return distribution", chars))  # noqa: E731

@@ -91,7 +91,7 @@ def _seconds(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
 
 
-def check_summary(summary: dict, modes: tuple[str, ...]) -> tuple[dict[str, float], dict[str, float]]:
+def check_summary(summary: dict, input_modes: tuple[str, ...]) -> tuple[dict[str, float], dict[str, float]]:
     """What a run's summary.json gives the page: its timings (seconds) and each ensemble's validation spread.
 
     RunError for a list or text where a number goes (``read_json`` has already refused NaN and huge numbers).
@@ -104,11 +104,11 @@ def check_summary(summary: dict, modes: tuple[str, ...]) -> tuple[dict[str, floa
     if not isinstance(inputs, dict) or not all(isinstance(v, dict) for v in inputs.values()):
         raise refuse(name, "inputs is not a table per PVN input")
     spreads = {}
-    for mode in modes:
-        spread = inputs.get(mode, {}).get("ensemble_val_spread", math.nan)
+    for input_mode in input_modes:
+        spread = inputs.get(input_mode, {}).get("ensemble_val_spread", math.nan)
         if not (_seconds(spread) or (isinstance(spread, float) and math.isnan(spread))):
-            raise refuse(name, f"{mode}'s ensemble_val_spread is not a number of 0 or more")
-        spreads[mode] = float(spread)
+            raise refuse(name, f"{input_mode}'s ensemble_val_spread is not a number of 0 or more")
+        spreads[input_mode] = float(spread)
     return {str(k): float(v) for k, v in timings.items()}, spreads
 
 
@@ -152,10 +152,10 @@ def check_split(folder: Path, config: Any, kept: np.ndarray) -> dict:
     return meta
 
 
-def check_curves(folder: Path, config: Any, mode: str, cap: ByteCap) -> dict[str, np.ndarray]:
+def check_curves(folder: Path, config: Any, input_mode: str, cap: ByteCap) -> dict[str, np.ndarray]:
     """curves_<input>.npz against the config (``schema.CURVES``: training curves of one length, Algorithm 3's
     arrays over num_starts starts); its arrays."""
-    name = CURVES.name(mode)
+    name = CURVES.name(input_mode)
     curves = _arrays(folder, name, cap)
     check_arrays(name, CURVES, curves, sizes_of(config), expected_values(config))
     return curves
@@ -216,7 +216,7 @@ def check_run(folder: Path, info: RunInfo, experiment: str | None = None, cap: B
     config = check_config(info, experiment)
     dataset = PolicyDataset(**from_arrays(DATASET, check_dataset(folder, config, cap), "dataset"))
     split = check_split(folder, config, dataset.kept(config.return_limit))
-    curves = {mode: check_curves(folder, config, mode, cap) for mode in config.inputs}
+    curves = {input_mode: check_curves(folder, config, input_mode, cap) for input_mode in config.inputs}
     return CheckedRun(config, dataset, split, curves)
 
 
@@ -228,12 +228,12 @@ def save_result(result: ExperimentResult, out_dir: str | Path) -> None:
     """
     out = Path(out_dir)
     result.dataset.save(out / DATASET.name())
-    for mode, trained in result.trained.items():
-        torch.save(trained.model.state_dict(), out / PVN_FILE.name(mode))
-        if mode in result.ensembles:
-            torch.save(result.ensembles[mode].ensemble.state_dict(), out / ENSEMBLE_FILE.name(mode))
-        owners = {"trained": trained, "trace": result.traces[mode]}
-        np.savez_compressed(out / CURVES.name(mode), **to_arrays(CURVES, owners))
+    for input_mode, trained in result.trained.items():
+        torch.save(trained.model.state_dict(), out / PVN_FILE.name(input_mode))
+        if input_mode in result.ensembles:
+            torch.save(result.ensembles[input_mode].ensemble.state_dict(), out / ENSEMBLE_FILE.name(input_mode))
+        owners = {"trained": trained, "trace": result.traces[input_mode]}
+        np.savez_compressed(out / CURVES.name(input_mode), **to_arrays(CURVES, owners))
     bins = result.split.bins
     split = (result.split.train_idx.tolist(), result.split.val_idx.tolist(), [bins.g_min, bins.g_max, bins.num_bins])
     (out / SPLIT.name()).write_text(json.dumps(dict(zip(SPLIT.keys, split, strict=True))))
@@ -259,22 +259,24 @@ def load_result(path: str | Path, experiment: str | None = None, *, max_bytes: i
             np.array(meta["val_idx"], dtype=int),
         )
         trained, traces, ensembles = {}, {}, {}
-        for mode in config.inputs:
+        for input_mode in config.inputs:
             shell = dataclasses.replace(config, probe_init="noise")  # saved probes replace these: no rollouts
-            model = build_pvn(shell, bins, mode, info.seed)
-            model.load_state_dict(load_network(folder, PVN_FILE.name(mode), model.state_dict(), cap))
-            curves = checked.curves[mode]
-            trained[mode] = TrainedPVN(model=model, input_mode=mode, **from_arrays(CURVES, curves, "trained"))
-            traces[mode] = AscentTrace(
-                input_mode=mode,
+            model = build_pvn(shell, bins, input_mode, info.seed)
+            model.load_state_dict(load_network(folder, PVN_FILE.name(input_mode), model.state_dict(), cap))
+            curves = checked.curves[input_mode]
+            trained[input_mode] = TrainedPVN(
+                model=model, input_mode=input_mode, **from_arrays(CURVES, curves, "trained")
+            )
+            traces[input_mode] = AscentTrace(
+                input_mode=input_mode,
                 **from_arrays(CURVES, curves, "trace"),  # optional arrays absent from older runs: their defaults
                 start_counts=config.start_from == "dataset",
             )
             if ENSEMBLE_FILE.needed(config):
-                ensemble = build_ensemble(shell, bins, mode, info.seed)
-                state = load_network(folder, ENSEMBLE_FILE.name(mode), ensemble.state_dict(), cap)
+                ensemble = build_ensemble(shell, bins, input_mode, info.seed)
+                state = load_network(folder, ENSEMBLE_FILE.name(input_mode), ensemble.state_dict(), cap)
                 ensemble.load_state_dict(state)
-                ensembles[mode] = TrainedEnsemble(ensemble, trained[mode], spreads[mode])
+                ensembles[input_mode] = TrainedEnsemble(ensemble, trained[input_mode], spreads[input_mode])
     except RunError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as err:

@@ -35,7 +35,7 @@ def policy_pair(trace: AscentTrace, start: int) -> np.ndarray:
 
 
 def replay_pairs_of(result: ExperimentResult) -> dict[str, np.ndarray]:
-    """{mode: (starts, 2, P)}: each start's policy before and after its ascent through that PVN."""
+    """{input_mode: (starts, 2, P)}: each start's policy before and after its ascent through that PVN."""
     return {m: np.stack([policy_pair(t, s) for s in range(t.params.shape[1])]) for m, t in result.traces.items()}
 
 
@@ -58,7 +58,7 @@ def replays_key(result: ExperimentResult, pairs: dict[str, np.ndarray] | None = 
 
 @dataclass(frozen=True)
 class LiveRun:
-    """A live run's result and its replays ({(mode, start): Replay}; None for an environment without a replay
+    """A live run's result and its replays ({(input_mode, start): Replay}; None for an environment without a replay
     or a run without ascent traces)."""
 
     result: ExperimentResult

@@ -64,21 +64,21 @@ def run_experiment(
     parts = split(config, dataset, seed)
     env = get_env(config.env)
     trained, traces, ensembles = {}, {}, {}
-    for mode in config.inputs:
+    for input_mode in config.inputs:
         t0 = time.perf_counter()
-        fitted = fit(config, dataset, parts, mode, seed, hooks)
-        timings[f"train_{mode}"] = time.perf_counter() - t0
+        fitted = fit(config, dataset, parts, input_mode, seed, hooks)
+        timings[f"train_{input_mode}"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         trace = ascend_in_rounds(config, fitted.ensemble, seed, dataset, parts, hooks)
         if config.fresh_episodes > 0:
             fresh, arch = stage_rng(seed, "fresh"), config.arch()
             trace = remeasure(trace, env, arch, config.fresh_episodes, config.horizon, fresh, hooks.on_progress)
-        timings[f"ascent_{mode}"] = time.perf_counter() - t0
-        traces[mode] = trace
+        timings[f"ascent_{input_mode}"] = time.perf_counter() - t0
+        traces[input_mode] = trace
         # The PVN as the rounds left it (its curves are the first fit's); more than one member is also kept whole.
-        trained[mode] = dataclasses.replace(fitted.summary, model=fitted.ensemble.member(0))
+        trained[input_mode] = dataclasses.replace(fitted.summary, model=fitted.ensemble.member(0))
         if fitted.ensemble.size > 1:
-            ensembles[mode] = dataclasses.replace(fitted, summary=trained[mode])
+            ensembles[input_mode] = dataclasses.replace(fitted, summary=trained[input_mode])
     timings["total"] = sum(timings.values())
     return ExperimentResult(config, seed, dataset, parts, trained, traces, timings, ensembles)
 
@@ -313,7 +313,7 @@ class ExperimentResult:
         """summary.json: exactly the keys ``pvnviz.runs.schema.SUMMARY_KEYS`` and ``SUMMARY_INPUT_KEYS`` declare (and
         the ``SUMMARY_INPUT_OPTIONAL_KEYS`` that apply); AssertionError if they disagree."""
         per_input = {}
-        for mode, trace in self.traces.items():
+        for input_mode, trace in self.traces.items():
             checks = env_steps(self.config.env, trace.true_returns, self.config.eval_episodes, self.config.horizon)
             fresh = {}
             if trace.fresh_returns is not None:
@@ -322,13 +322,13 @@ class ExperimentResult:
                     "fresh_mean_return": float(trace.fresh_returns.mean()),
                     "fresh_episodes": self.config.fresh_episodes,
                 }
-            if mode in self.ensembles:
-                fresh["ensemble_val_spread"] = self.ensembles[mode].val_spread
+            if input_mode in self.ensembles:
+                fresh["ensemble_val_spread"] = self.ensembles[input_mode].val_spread
             if trace.disagreement is not None:
                 starts = np.arange(trace.disagreement.shape[1])
                 chosen = trace.disagreement[trace.checked_steps[trace.best_index], starts]
                 fresh["ascent_disagreement_chosen"] = chosen.round(3).tolist()
-            per_input[mode] = {
+            per_input[input_mode] = {
                 **fresh,
                 "ascent_eval_steps": trace.checked_steps.tolist(),
                 "ascent_true_returns_per_start": trace.true_returns.T.round(3).tolist(),
@@ -345,7 +345,9 @@ class ExperimentResult:
                     (checks + trace.explore_env_steps) / max(self.dataset.num_env_steps, 1), 4
                 ),
                 "final_val_kl": float(
-                    self.trained[mode].val_loss.min() if self.config.keep_best else self.trained[mode].val_loss[-1]
+                    self.trained[input_mode].val_loss.min()
+                    if self.config.keep_best
+                    else self.trained[input_mode].val_loss[-1]
                 ),
             }
         kept = self.split.kept

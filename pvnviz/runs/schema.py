@@ -91,8 +91,8 @@ class RunFile:
     def per_input(self) -> bool:
         return "{input}" in self.pattern
 
-    def name(self, mode: str = "") -> str:
-        return self.pattern.format(input=mode)
+    def name(self, input_mode: str = "") -> str:
+        return self.pattern.format(input=input_mode)
 
     def array(self, name: str) -> Array:
         return next(a for a in self.arrays if a.name == name)
@@ -214,9 +214,9 @@ def summary_key_problems(summary: dict[str, Any]) -> list[str]:
     problems = [f"missing {k}" for k in SUMMARY_KEYS if k not in summary]
     problems += [f"undeclared {k}" for k in summary if k not in SUMMARY_KEYS]
     allowed = {**SUMMARY_INPUT_KEYS, **SUMMARY_INPUT_OPTIONAL_KEYS}
-    for mode, keys in (summary.get("inputs") or {}).items():
-        problems += [f"missing inputs.{mode}.{k}" for k in SUMMARY_INPUT_KEYS if k not in keys]
-        problems += [f"undeclared inputs.{mode}.{k}" for k in keys if k not in allowed]
+    for input_mode, keys in (summary.get("inputs") or {}).items():
+        problems += [f"missing inputs.{input_mode}.{k}" for k in SUMMARY_INPUT_KEYS if k not in keys]
+        problems += [f"undeclared inputs.{input_mode}.{k}" for k in keys if k not in allowed]
     return problems
 
 
@@ -236,8 +236,8 @@ MANIFEST = MANIFEST_FILE.pattern
 
 def file_names(config: Any) -> list[str]:
     """Every file a complete run folder of ``config`` holds."""
-    modes = config.inputs
-    return [f.name(m) for f in RUN_FILES if f.needed(config) for m in (modes if f.per_input else ("",))]
+    input_modes = config.inputs
+    return [f.name(m) for f in RUN_FILES if f.needed(config) for m in (input_modes if f.per_input else ("",))]
 
 
 def member_pattern() -> re.Pattern:

@@ -139,9 +139,9 @@ def estimate(config: Any) -> Estimate:
     }
     pvn_inputs = {"fingerprint": config.num_probes * env.act_dim, "flattened": policy_params}
     flops, pvn_bytes = 0.0, 0
-    for mode in config.inputs:
-        pvn = _mlp_params([pvn_inputs.get(mode, policy_params), *config.pvn_hidden, config.num_bins])
-        extra = config.num_probes * policy_params if mode == "fingerprint" else 0
+    for input_mode in config.inputs:
+        pvn = _mlp_params([pvn_inputs.get(input_mode, policy_params), *config.pvn_hidden, config.num_bins])
+        extra = config.num_probes * policy_params if input_mode == "fingerprint" else 0
         flops = max(flops, 6.0 * (pvn + extra))
         pvn_bytes = max(pvn_bytes, 4 * 4 * pvn * members)  # weights, gradients, two Adam moments
     memory["pvn_hidden"] = pvn_bytes + config.batch_size * flops  # activations of one minibatch, generously

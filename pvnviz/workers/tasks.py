@@ -86,9 +86,9 @@ class Reporter:
         self.flush()
         self.emit("progress", message)
 
-    def on_metrics(self, mode: str, step: int, train: float, val: float) -> None:
-        self._check(f"{mode} PVN at step {step}")
-        self._rows.append((str(mode), int(step), float(train), float(val)))
+    def on_metrics(self, input_mode: str, step: int, train: float, val: float) -> None:
+        self._check(f"{input_mode} PVN at step {step}")
+        self._rows.append((str(input_mode), int(step), float(train), float(val)))
         if time.monotonic() - self._rows_sent >= self.interval:
             self.flush()
 
