@@ -242,10 +242,7 @@ def train_ensemble(
             record.probes(step)
     if keep_best and record.best and len(vx):
         ensemble.load_state_dict(record.best)
-    return _trained(ensemble, record, vx, time.perf_counter() - start)
-
-
-def _trained(ensemble: PVNEnsemble, record: _Record, vx: torch.Tensor, seconds: float) -> TrainedEnsemble:
+    seconds = time.perf_counter() - start
     with torch.no_grad():
         val_spread = float(ensemble.spread(vx).mean()) if len(vx) else float("nan")
     first = ensemble.member(0)

@@ -1,7 +1,7 @@
 """Datasets of random policies and their Monte Carlo returns (Appendix C, Algorithm 1).
 
 K policies are Glorot-initialised (``pvnviz.core.policies``) and each is rolled out B times;
-all K x B episodes advance in lockstep in the batched environment, in chunks
+all K x B episodes advance in lockstep in the batched environment (``pvnviz.core.collect``), in chunks
 of policies that do not change the data (``pvnviz.runs.collection.collect_dataset``). The dataset keeps
 the list of returns per policy; a training-set filter (Section 6.2) drops the policies
 whose mean return exceeds a limit, and the dropped ones are kept for the histogram.

@@ -10,8 +10,10 @@
                                          on the data plus the checked iterates, ascend again from the best
         trace = remeasure(...)           the chosen policies on fresh episodes, an unbiased estimate
 
-Every stage draws from its own child of ``SeedSequence(seed)``, so changing a later
-stage's settings never changes an earlier stage's result.
+Each algorithm is one module of ``pvnviz.core``: Algorithm 1's loop ``pvnviz.core.collect`` (run in chunks by
+``pvnviz.runs.collection``), Algorithm 2 ``pvnviz.core.ensemble`` (the network: ``pvnviz.core.pvn``), Algorithm 3
+and the rounds' traces ``pvnviz.core.ascent``. Every stage draws from its own child of ``SeedSequence(seed)``, so
+changing a later stage's settings never changes an earlier stage's result.
 """
 
 from __future__ import annotations
