@@ -5,13 +5,11 @@ reads it, with a 4xx and a short log line.
 percent-encoded path (``raw_path``), each of its segments decoded, the query string and the ``Content-Length``;
 then it counts the body's bytes as the application reads them. The caps are ``ui.server.limits``'s:
 
-======================================================  ======================================================
-a path over ``PATH_BYTES`` or a query over ``QUERY_BYTES``  414 URI Too Long
-a segment over ``SEGMENT_BYTES`` (no file has such a name)    404 Not Found
-a ``..`` or ``.`` segment, a backslash or a NUL byte         400 Bad Request
-a body over its cap, by ``Content-Length`` (not read)         413 Content Too Large
-a body over its cap as it streams (no ``Content-Length``)     413, once the cap is passed: the rest is not read
-======================================================  ======================================================
+- a path over ``PATH_BYTES``, or a query over ``QUERY_BYTES``: 414 URI Too Long;
+- a path segment over ``SEGMENT_BYTES`` (no file has such a name): 404 Not Found;
+- a ``..`` or ``.`` segment (an escaped ``/`` splits too), a backslash or a NUL byte: 400 Bad Request;
+- a body over its cap by its ``Content-Length``: 413 Content Too Large, its body not read;
+- a body with no ``Content-Length`` (chunked): 413 once it passes its cap, the rest not read.
 
 A body's cap is ``UPLOAD_BODY_BYTES`` on Streamlit's upload path and ``BODY_BYTES`` elsewhere. A refused
 websocket is closed before it is accepted (the server answers its handshake with 403). Each refusal is answered
