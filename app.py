@@ -11,7 +11,7 @@ from ui.errors import boundary
 from ui.server import store
 
 ui_navigation.page_config()  # title, the tab's icon (an image the app serves), wide layout
-if store.current() is None:  # not served by the app's server (ui/server/app.py): no routes for Run, Stop, players
+if not store.started():  # not served by the app's server (ui/server/app.py): no routes for Run, Stop, players
     st.error("PVN Lab runs only on its own server: start it with `make run` (or `make dev`), not `streamlit run`.")
     st.stop()
 

@@ -31,7 +31,7 @@ def server_state():
     which ``app.py`` refuses to run without. One per test session; a test that starts its own leaves a new one."""
     from ui.server import store
 
-    if store.current() is None:
+    if not store.started():
         store.start(ui.server.queue.describe)
     yield store.current()
 

@@ -63,8 +63,6 @@ def follow(job: JobView, stop: Callable[[], None], token: str | None = None) -> 
     """What a page needs to follow ``job``: its progress's URL and content now, and its Stop's URL, whose
     ``token`` (new if None) runs ``stop`` in the server's Stop route (``ui.server.store.Store.allow_stop``)."""
     kept = store.current()
-    if kept is None:
-        raise RuntimeError("a job's progress needs the app's server (ui.server.app): `make run`")
     name, content = kept.watch(job.id)
     token = token or secrets.token_urlsafe(16)
     kept.allow_stop(name, token, stop)

@@ -157,7 +157,7 @@ def _run_in_server(
         if job is None:
             return REFUSED
         followed = follow(job, functools.partial(queue.detach, job.id, session))
-        earlier = _store().hand_over((session, env_name), (job.id, followed.pop("stopToken"), job.key))
+        earlier = store.current().hand_over((session, env_name), (job.id, followed.pop("stopToken"), job.key))
         if earlier is not None and earlier[0] != job.id:
             queue.detach(earlier[0], session)
         followed["settings"] = settings_id(config, seed)
@@ -167,23 +167,15 @@ def _run_in_server(
         return REFUSED
 
 
-def _store() -> store.Store:
-    """The server's store (``ui.server.store``); app.py refuses to run without it."""
-    kept = store.current()
-    if kept is None:
-        raise RuntimeError("the Run panel needs the app's server (ui.server.app): `make run`")
-    return kept
-
-
 def _adopt(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
     """Take over the job this session's browser queued with no script run (``_run_in_server``), if any: from now on
-    it is this session's job, as if its Run had been a Streamlit button. Every script run of the panel calls this
+    it is this session's job, as if a script run had queued it (``_start``). Every script run of the panel calls this
     first, with the settings the page shows (the one place a job is adopted).
 
     A Run that reached the server with the settings its page showed before the last change (a setting typed, then
     Run at once: the click's POST outran the rerun the typing asked for) was meant for these settings: its job is
     left, and these are queued instead (unless the session already has a job, or these cannot run)."""
-    started = _store().take_over((server_queue.session_id(), env_name))
+    started = store.current().take_over((server_queue.session_id(), env_name))
     if started is None:
         return
     job_id, token, key = started
@@ -340,14 +332,14 @@ def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None
     }
     session = server_queue.session_id()
     if disabled:  # a token an earlier script run gave is no longer good either
-        _store().revoke_run((session, env_name))
+        store.current().revoke_run((session, env_name))
     else:
         token = secrets.token_urlsafe(16)
         start = functools.partial(
             _run_in_server, server_queue.job_queue(), result_store(), session, env_name, _job_id(env_name),
             config, seed,
         )  # fmt: skip
-        _store().allow_run((session, env_name), token, start)
+        store.current().allow_run((session, env_name), token, start)
         run["startUrl"] = f"{routes.url('run')}?token={token}"
     on_run = functools.partial(_start, env_name, config, seed)
     _show(env_name, (config, seed), job if active else None, state_key(env_name, "progress"), run, on_run)

@@ -74,7 +74,7 @@ def _refused(request: Request, *names: str) -> Response | None:
     for name in names:
         if len(name) > MAX_NAME or not NAME.fullmatch(name) or name.startswith("."):
             return Response("bad name", status_code=400)
-    if store.current() is None:
+    if not store.started():
         return Response("not started", status_code=503)
     return None
 

@@ -14,8 +14,8 @@ It holds, all bounded:
   recently used first out.
 
 ``start`` makes the process's store (the server's lifespan does, ``ui.server.app``; tests do it with a fixture),
-``current`` returns it (None when nothing started it: the app then refuses to run), ``stop`` ends it. No
-Streamlit here.
+``current`` returns it, ``started`` says whether there is one (``app.py`` refuses to run without it), ``stop`` ends
+it. No Streamlit here.
 """
 
 from __future__ import annotations
@@ -279,9 +279,16 @@ def start(describe: Describe) -> Store:
     return _CURRENT[0]
 
 
-def current() -> Store | None:
-    """The process's store, or None if nothing started it (``streamlit run app.py``)."""
-    return _CURRENT[0] if _CURRENT else None
+def started() -> bool:
+    """Whether the process's store is started (not under ``streamlit run app.py``)."""
+    return bool(_CURRENT)
+
+
+def current() -> Store:
+    """The process's store; RuntimeError if nothing started it."""
+    if not _CURRENT:
+        raise RuntimeError("the app's store is not started: serve the app with `make run` (ui.server.app)")
+    return _CURRENT[0]
 
 
 def stop() -> None:
