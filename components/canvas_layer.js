@@ -1,4 +1,5 @@
-// Plotly traces painted on a canvas under plotly's SVG (for components/polytope.js).
+// Plotly traces painted on a canvas under plotly's SVG (for components/polytope.js). Where plotly put the axes
+// comes from plotly_adapter.js.
 
 // ---- a canvas under plotly's SVG for the thousands of points and arrows --------------------------------------
 // Plotly redraws every SVG point (or a software-WebGL scene) on each update: 5,000 cloud points and three
@@ -54,9 +55,21 @@ function extent(values) {
 }
 
 function paint(gd, traces) {
+  // Paints `traces` (split's `painted`) on the canvas under `gd`'s SVG, in plotly's own axis coordinates; the
+  // text labels painted go to gd.pvnNotes, {text, left, top, width, height} in figure pixels, apart.
+  const box = plotlyFigureBox(gd);
   const container = gd.querySelector(".svg-container");
-  const full = gd._fullLayout;
-  if (!container || !full) return;
+  if (!container || !box) return;
+  const ctx = layerContext(container, box);
+  gd.pvnNotes = [];
+  for (const item of traces) {
+    if (item.shape || item.note) paintNote(ctx, gd, box, item, gd.pvnNotes);
+    else paintTrace(ctx, gd, item);
+  }
+}
+
+function layerContext(container, { width: w, height: h }) {
+  // The canvas under plotly's SVG (made once), sized to the figure at the screen's pixel ratio, cleared.
   let canvas = container.querySelector("canvas.pvn-layer");
   if (!canvas) {
     canvas = document.createElement("canvas");
@@ -65,7 +78,6 @@ function paint(gd, traces) {
     container.insertBefore(canvas, container.firstChild);
   }
   const dpr = window.devicePixelRatio || 1;
-  const [w, h] = [full.width, full.height];
   if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
     canvas.width = Math.round(w * dpr);
     canvas.height = Math.round(h * dpr);
@@ -75,126 +87,149 @@ function paint(gd, traces) {
   const ctx = canvas.getContext("2d");
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, w, h);
-  gd.pvnNotes = []; // the text labels painted, {text, left, top, width, height} in figure pixels, apart
-  for (const item of traces) {
-    if (item.shape || item.note) {
-      paintNote(ctx, full, item, gd.pvnNotes);
+  return ctx;
+}
+
+function paintTrace(ctx, gd, trace) {
+  // One scatter trace, clipped to its plot area (markers drawn over the axes' edges when cliponaxis is false).
+  const xa = plotlyAxis(gd, trace.xaxis || "x");
+  const ya = plotlyAxis(gd, trace.yaxis || "y");
+  if (!xa || !ya) return;
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(xa.offset, ya.offset, xa.length, ya.length);
+  ctx.clip();
+  const at = { X: xa.toPixel, Y: ya.toPixel };
+  const mode = trace.mode ?? (trace.x.length < 20 ? "lines+markers" : "lines"); // plotly's default mode
+  if (mode.includes("lines")) strokeLines(ctx, trace, at);
+  if (mode.includes("markers")) {
+    if (trace.cliponaxis === false) ctx.restore(), ctx.save();
+    paintMarkers(ctx, trace, at);
+  }
+  ctx.restore();
+}
+
+function strokeLines(ctx, trace, { X, Y }) {
+  // The trace's line, broken at every non-finite point (plotly's connectgaps: false).
+  const { x, y } = trace;
+  const line = trace.line || {};
+  ctx.globalAlpha = (trace.opacity ?? 1) * (trace.fade ?? 1);
+  ctx.strokeStyle = line.color || "#444";
+  ctx.lineWidth = line.width ?? 2;
+  ctx.setLineDash(line.dash === "dot" ? [2, 3] : line.dash === "dash" ? [6, 4] : []);
+  ctx.beginPath();
+  let pen = false;
+  for (let k = 0; k < x.length; k++) {
+    if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) {
+      pen = false;
       continue;
     }
-    const trace = item;
-    const xa = full[(trace.xaxis || "x").replace("x", "xaxis")];
-    const ya = full[(trace.yaxis || "y").replace("y", "yaxis")];
-    if (!xa || !ya) continue;
-    ctx.save();
+    if (pen) ctx.lineTo(X(x[k]), Y(y[k]));
+    else ctx.moveTo(X(x[k]), Y(y[k]));
+    pen = true;
+  }
+  ctx.stroke();
+  ctx.setLineDash([]);
+}
+
+function paintMarkers(ctx, trace, at) {
+  const m = trace.marker || {};
+  ctx.globalAlpha = (m.opacity ?? 1) * (trace.opacity ?? 1) * (trace.fade ?? 1);
+  const colors = m.color;
+  const numeric = colors && typeof colors !== "string" && typeof colors[0] === "number";
+  if (numeric && !m.line?.width && !m.symbol) fillColorLevels(ctx, trace, at);
+  else paintEachMarker(ctx, trace, at, numeric);
+}
+
+function fillColorLevels(ctx, trace, { X, Y }) {
+  // The cloud: one path per colour (64 levels of the scale), filled once: 5,000 points in a few ms.
+  const { x, y } = trace;
+  const colors = trace.marker.color;
+  const r = (trace.marker.size ?? 6) / 2;
+  const span = (trace.cmax - trace.cmin) || 1;
+  const bins = Array.from({ length: 64 }, () => []);
+  for (let k = 0; k < x.length; k++) {
+    if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) continue;
+    const u = Math.min(Math.max((colors[k] - trace.cmin) / span, 0), 1);
+    bins[Math.round(u * 63)].push(k);
+  }
+  bins.forEach((ks, b) => {
+    if (!ks.length) return;
     ctx.beginPath();
-    ctx.rect(xa._offset, ya._offset, xa._length, ya._length);
-    ctx.clip();
-    const X = (v) => xa._offset + xa.l2p(v);
-    const Y = (v) => ya._offset + ya.l2p(v);
-    const { x, y } = trace;
-    const mode = trace.mode ?? (x.length < 20 ? "lines+markers" : "lines"); // plotly's default mode
-    if (mode.includes("lines")) {
-      const line = trace.line || {};
-      ctx.globalAlpha = (trace.opacity ?? 1) * (trace.fade ?? 1);
-      ctx.strokeStyle = line.color || "#444";
-      ctx.lineWidth = line.width ?? 2;
-      ctx.setLineDash(line.dash === "dot" ? [2, 3] : line.dash === "dash" ? [6, 4] : []);
-      ctx.beginPath();
-      let pen = false;
-      for (let k = 0; k < x.length; k++) {
-        if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) {
-          pen = false;
-          continue;
-        }
-        if (pen) ctx.lineTo(X(x[k]), Y(y[k]));
-        else ctx.moveTo(X(x[k]), Y(y[k]));
-        pen = true;
-      }
+    for (const k of ks) {
+      const [cx, cy] = [X(x[k]), Y(y[k])];
+      ctx.moveTo(cx + r, cy);
+      ctx.arc(cx, cy, r, 0, 2 * Math.PI);
+    }
+    ctx.fillStyle = viridis(b / 63);
+    ctx.fill();
+  });
+}
+
+function paintEachMarker(ctx, trace, { X, Y }, numeric) {
+  // Markers one by one: circles, squares, stars and crosses, each in its colour, outlined if the marker says so.
+  const { x, y } = trace;
+  const m = trace.marker || {};
+  const r = (m.size ?? 6) / 2;
+  const colors = m.color;
+  const span = (trace.cmax - trace.cmin) || 1;
+  const outline = m.line?.width ? m.line : null;
+  for (let k = 0; k < x.length; k++) {
+    if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) continue;
+    const color = numeric ? viridis((colors[k] - trace.cmin) / span)
+      : typeof colors === "string" ? colors : colors?.[k] || trace.line?.color || "#1f77b4";
+    const [cx, cy] = [X(x[k]), Y(y[k])];
+    ctx.beginPath();
+    if (m.symbol === "x") {
+      strokeCross(ctx, cx, cy, r, color, outline);
+      continue;
+    }
+    markerPath(ctx, m.symbol, cx, cy, r);
+    ctx.fillStyle = color;
+    ctx.fill();
+    if (outline) {
+      ctx.strokeStyle = outline.color || "#444";
+      ctx.lineWidth = outline.width;
       ctx.stroke();
-      ctx.setLineDash([]);
     }
-    if (mode.includes("markers")) {
-      if (trace.cliponaxis === false) ctx.restore(), ctx.save(); // drawn over the axes' edges too
-      const m = trace.marker || {};
-      ctx.globalAlpha = (m.opacity ?? 1) * (trace.opacity ?? 1) * (trace.fade ?? 1);
-      const r = (m.size ?? 6) / 2;
-      const colors = m.color;
-      const numeric = colors && typeof colors !== "string" && typeof colors[0] === "number";
-      const span = (trace.cmax - trace.cmin) || 1;
-      const outline = m.line?.width ? m.line : null;
-      if (numeric && !outline && !m.symbol) {
-        // The cloud: one path per colour (64 levels of the scale), filled once: 5,000 points in a few ms.
-        const bins = Array.from({ length: 64 }, () => []);
-        for (let k = 0; k < x.length; k++) {
-          if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) continue;
-          const u = Math.min(Math.max((colors[k] - trace.cmin) / span, 0), 1);
-          bins[Math.round(u * 63)].push(k);
-        }
-        bins.forEach((ks, b) => {
-          if (!ks.length) return;
-          ctx.beginPath();
-          for (const k of ks) {
-            const [cx, cy] = [X(x[k]), Y(y[k])];
-            ctx.moveTo(cx + r, cy);
-            ctx.arc(cx, cy, r, 0, 2 * Math.PI);
-          }
-          ctx.fillStyle = viridis(b / 63);
-          ctx.fill();
-        });
-        ctx.restore();
-        continue;
-      }
-      for (let k = 0; k < x.length; k++) {
-        if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) continue;
-        const color = numeric ? viridis((colors[k] - trace.cmin) / span)
-          : typeof colors === "string" ? colors : colors?.[k] || trace.line?.color || "#1f77b4";
-        const [cx, cy] = [X(x[k]), Y(y[k])];
-        ctx.beginPath();
-        if (m.symbol === "x") {
-          ctx.strokeStyle = outline?.color || color;
-          ctx.lineWidth = r * 0.7 + (outline?.width || 0);
-          ctx.moveTo(cx - r, cy - r);
-          ctx.lineTo(cx + r, cy + r);
-          ctx.moveTo(cx + r, cy - r);
-          ctx.lineTo(cx - r, cy + r);
-          ctx.stroke();
-          ctx.strokeStyle = color;
-          ctx.lineWidth = r * 0.7;
-          ctx.stroke();
-          continue;
-        }
-        if (m.symbol === "square") ctx.rect(cx - r, cy - r, 2 * r, 2 * r);
-        else if (m.symbol === "star") {
-          for (let p = 0; p < 10; p++) {
-            const a = -Math.PI / 2 + (p * Math.PI) / 5;
-            const rr = p % 2 ? r * 0.45 : r * 1.1;
-            ctx.lineTo(cx + rr * Math.cos(a), cy + rr * Math.sin(a));
-          }
-          ctx.closePath();
-        } else ctx.arc(cx, cy, r, 0, 2 * Math.PI);
-        ctx.fillStyle = color;
-        ctx.fill();
-        if (outline) {
-          ctx.strokeStyle = outline.color || "#444";
-          ctx.lineWidth = outline.width;
-          ctx.stroke();
-        }
-      }
-    }
-    ctx.restore();
   }
 }
 
-function paintNote(ctx, full, { shape, note }, placed = []) {
-  // A horizontal line across its plot (add_hline's shape) or a text label (an annotation at data coordinates). A
-  // label stays inside the figure and clear of the labels in `placed` (corners of a polytope can be close): it
-  // moves away from its point, a line at a time, and is added to `placed`.
+function strokeCross(ctx, cx, cy, r, color, outline) {
+  // plotly's "x" symbol: its outline's colour first, wider, then the cross in its own colour over it.
+  ctx.strokeStyle = outline?.color || color;
+  ctx.lineWidth = r * 0.7 + (outline?.width || 0);
+  ctx.moveTo(cx - r, cy - r);
+  ctx.lineTo(cx + r, cy + r);
+  ctx.moveTo(cx + r, cy - r);
+  ctx.lineTo(cx - r, cy + r);
+  ctx.stroke();
+  ctx.strokeStyle = color;
+  ctx.lineWidth = r * 0.7;
+  ctx.stroke();
+}
+
+function markerPath(ctx, symbol, cx, cy, r) {
+  // A square, a five-pointed star or (any other symbol) a circle of radius r around (cx, cy).
+  if (symbol === "square") ctx.rect(cx - r, cy - r, 2 * r, 2 * r);
+  else if (symbol === "star") {
+    for (let p = 0; p < 10; p++) {
+      const a = -Math.PI / 2 + (p * Math.PI) / 5;
+      const rr = p % 2 ? r * 0.45 : r * 1.1;
+      ctx.lineTo(cx + rr * Math.cos(a), cy + rr * Math.sin(a));
+    }
+    ctx.closePath();
+  } else ctx.arc(cx, cy, r, 0, 2 * Math.PI);
+}
+
+function paintNote(ctx, gd, box, { shape, note }, placed = []) {
+  // A horizontal line across its plot (add_hline's shape) or a text label (an annotation at data coordinates).
   const item = shape || note;
-  const xa = full[(item.xref || "x").split(" ")[0].replace("x", "xaxis")];
-  const ya = full[(item.yref || "y").split(" ")[0].replace("y", "yaxis")];
+  const xa = plotlyAxis(gd, item.xref || "x");
+  const ya = plotlyAxis(gd, item.yref || "y");
   if (!xa || !ya) return;
   const yDomain = (item.yref || "").endsWith("domain");
-  const Y = yDomain ? ya._offset + (1 - note.y) * ya._length : ya._offset + ya.l2p(shape ? shape.y0 : note.y);
+  const Y = yDomain ? ya.offset + (1 - note.y) * ya.length : ya.toPixel(shape ? shape.y0 : note.y);
   ctx.save();
   if (shape) {
     const line = shape.line || {};
@@ -202,33 +237,38 @@ function paintNote(ctx, full, { shape, note }, placed = []) {
     ctx.lineWidth = line.width ?? 2;
     ctx.setLineDash(line.dash === "dash" ? [9, 9] : line.dash === "dot" ? [3, 3] : []);
     ctx.beginPath();
-    ctx.moveTo(xa._offset, Y);
-    ctx.lineTo(xa._offset + xa._length, Y);
+    ctx.moveTo(xa.offset, Y);
+    ctx.lineTo(xa.offset + xa.length, Y);
     ctx.stroke();
   } else {
-    const font = note.font || {};
-    ctx.font = `${note.text.startsWith("<i>") ? "italic " : ""}${font.size || 12}px ${full.font?.family || "sans-serif"}`;
-    const domain = (note.xref || "").endsWith("domain");
-    const X = domain ? xa._offset + note.x * xa._length : xa._offset + xa.l2p(note.x);
-    const text = String(note.text).replace(/<[^>]+>/g, "");
-    const w = ctx.measureText(text).width;
-    const h = (font.size || 12) * 1.2;
-    const left = Math.min(Math.max(note.xanchor === "left" ? X : X - w / 2, 2), full.width - w - 2);
-    let top = note.yanchor === "top" ? Y + 2 : Y - (note.yshift || 0) - h / 2;
-    const away = (note.yshift || 0) >= 0 ? -1 : 1; // a label above its point moves up, one below it down
-    const clash = (t) => placed.some((p) => left - 2 < p.left + p.width + 2 && p.left - 2 < left + w + 2
-      && t < p.top + p.height + 2 && p.top < t + h + 2);
-    for (let k = 0; clash(top) && k < placed.length * 2; k++) top += away * (h + 3);
-    placed.push({ text, left, top, width: w, height: h });
-    if (note.bgcolor) {
-      ctx.fillStyle = note.bgcolor;
-      ctx.fillRect(left - 2, top, w + 4, h);
-    }
-    ctx.fillStyle = font.color || full.font?.color || "#444";
-    ctx.textBaseline = "middle";
-    ctx.fillText(text, left, top + h / 2);
+    const X = (note.xref || "").endsWith("domain") ? xa.offset + note.x * xa.length : xa.toPixel(note.x);
+    paintLabel(ctx, box, note, X, Y, placed);
   }
   ctx.restore();
+}
+
+function paintLabel(ctx, box, note, X, Y, placed) {
+  // A label stays inside the figure and clear of the labels in `placed` (corners of a polytope can be close): it
+  // moves away from its point, a line at a time, and is added to `placed`.
+  const font = note.font || {};
+  ctx.font = `${note.text.startsWith("<i>") ? "italic " : ""}${font.size || 12}px ${box.fontFamily || "sans-serif"}`;
+  const text = String(note.text).replace(/<[^>]+>/g, "");
+  const w = ctx.measureText(text).width;
+  const h = (font.size || 12) * 1.2;
+  const left = Math.min(Math.max(note.xanchor === "left" ? X : X - w / 2, 2), box.width - w - 2);
+  let top = note.yanchor === "top" ? Y + 2 : Y - (note.yshift || 0) - h / 2;
+  const away = (note.yshift || 0) >= 0 ? -1 : 1; // a label above its point moves up, one below it down
+  const clash = (t) => placed.some((p) => left - 2 < p.left + p.width + 2 && p.left - 2 < left + w + 2
+    && t < p.top + p.height + 2 && p.top < t + h + 2);
+  for (let k = 0; clash(top) && k < placed.length * 2; k++) top += away * (h + 3);
+  placed.push({ text, left, top, width: w, height: h });
+  if (note.bgcolor) {
+    ctx.fillStyle = note.bgcolor;
+    ctx.fillRect(left - 2, top, w + 4, h);
+  }
+  ctx.fillStyle = font.color || box.fontColor || "#444";
+  ctx.textBaseline = "middle";
+  ctx.fillText(text, left, top + h / 2);
 }
 
 function axisRanges(layout) {

@@ -2,7 +2,7 @@
 discount being dragged rescales the axes and updates the legend's optimum as it goes.
 
 A refused value leaves every figure, the legend, the URL and the badges on the last valid view, and the field
-says the range and the value the figures keep (`components/polytope.js`, `changed`).
+says the range and the value the figures keep (`components/polytope_controls.js`, `refuseValue`).
 """
 
 import pytest

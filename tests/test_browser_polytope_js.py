@@ -20,10 +20,11 @@ from conftest import require_chromium
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.experiment import PolytopeConfig, learned_view, train_polytope_pvn
 from ui.components import js_module
+from ui.polytope_instrument import MODULES
 
 pytestmark = pytest.mark.browser
 
-MODULE = ("controls_lib.js", "mdp.js", "polytope_views.js", "canvas_layer.js", "polytope.js")  # as the page loads it
+MODULE = MODULES  # as the page loads it
 
 RUN = """(text) => JSON.stringify(JSON.parse(text).map((k) => {
   const M = window.MDP, A = (a) => Array.from(a);

@@ -62,7 +62,12 @@ class Choice(NamedTuple):
     options: Sequence[str]
 
 
-_player = component("pvn_player", js=js_module("controls_lib.js", "player.js"), css=CSS, isolate_styles=False)
+_player = component(
+    "pvn_player",
+    js=js_module("controls_lib.js", "player_frames.js", "player_draw.js", "player_controls.js", "player.js"),
+    css=CSS,
+    isolate_styles=False,
+)
 _BUILT = itertools.count(1)  # animation ids: a new id makes the browser take the new frames
 # (key, signature, projector, frames) -> (id, animation, its JSON, the name it is served at), once made: each page run
 # sends the URL

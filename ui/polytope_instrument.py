@@ -8,7 +8,7 @@ once), for the learned field and the learned ascent. The thousands of points and
 under plotly, which keeps the axes, legends and titles; the modebar's camera downloads the whole figure.
 
 The server's part: the figures' look (``pvnviz.figures`` builds them; the browser replaces their data, finding
-each trace by its ``meta``), the PVN's training (in a worker, ``ui.jobs``) and the URL. When a control is released
+each trace by its ``meta``), the PVN's training (a worker, ``ui.server.queue``) and the URL. When a control is released
 the browser sends the view back (state ``view``); the controls go into the session and the URL, and a changed MDP
 retrains the PVN. Control values are kept under the same session keys and query parameters as the widgets they
 replace, so old links still open, and ``ui.urlcheck`` names a link value that cannot be used.
@@ -271,9 +271,26 @@ def templates(exact: ExactView, trained: TrainedPolytopePVN, learned: LearnedVie
     return out
 
 
+# The instrument's JavaScript, in the order js_module concatenates it into one module (a Blob-URL module imports
+# nothing): plotly's internals through one adapter, the shared player parts, the exact math, the views and figures,
+# the canvas under plotly, then the instrument's state, controls, ascent player and drawing loop; polytope.js last
+# (its default export is the component).
+MODULES = (
+    "plotly_adapter.js",
+    "controls_lib.js",
+    "mdp.js",
+    "polytope_views.js",
+    "canvas_layer.js",
+    "polytope_state.js",
+    "polytope_controls.js",
+    "polytope_player.js",
+    "polytope_draw.js",
+    "polytope.js",
+)
+
 _instrument = component(
     "pvn_polytope",
-    js=js_module("controls_lib.js", "mdp.js", "polytope_views.js", "canvas_layer.js", "polytope.js"),
+    js=js_module(*MODULES),
     css=PLAYER_CSS
     + """
 .pvn-poly { outline: none; font-family: var(--st-font); color: var(--st-text-color); }
