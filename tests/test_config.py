@@ -25,7 +25,7 @@ CARTPOLE, SWIMMER = TINY_CARTPOLE, TINY_SWIMMER
         (dict(horizon=0), "horizon"),
         (dict(num_policies=0), "num_policies"),
         (dict(inputs=("pixels",)), "inputs"),
-        (dict(env="pong"), "env"),
+        (dict(env_name="pong"), "env_name must be one of cartpole, swimmer"),
     ],
 )
 def test_bad_settings_are_refused(changes, message):
@@ -64,3 +64,16 @@ def test_the_advice_of_a_refused_split_is_exact_and_following_it_gives_a_finite_
     empty = train_ensemble(one, params=x, targets=y, val_params=x[:0], val_targets=y[:0],
                            train_steps=2, batch_size=4, learning_rate=1e-3, rng=np.random.default_rng(0))  # fmt: skip
     assert np.isnan(empty.summary.val_loss).all()
+
+
+def test_a_saved_config_with_the_setting_env_still_opens_and_is_saved_as_env_name():
+    """config.json written with ``env`` (the shipped runs) reads into ``env_name``; ``--set env=`` does too."""
+    from pvnviz.core.config_fields import apply_overrides, from_dict, to_dict
+
+    saved = {**to_dict(SWIMMER)}
+    saved["env"] = saved.pop("env_name")
+    assert from_dict(ExperimentConfig, saved) == SWIMMER
+    assert "env_name" in to_dict(SWIMMER) and "env" not in to_dict(SWIMMER)
+    assert apply_overrides(CARTPOLE, ["env=swimmer"]).env_name == "swimmer"
+    with pytest.raises(ConfigError, match="env_name must be one of"):
+        from_dict(ExperimentConfig, {**saved, "env": "pong"})

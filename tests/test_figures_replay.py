@@ -33,7 +33,7 @@ def test_replay_frames_equal_a_replay_figure_per_time_step_for_every_start(run):
     replays, titles = {}, {}
     for start in range(3):
         pair = np.stack([trace.params[0, start], trace.best_params[start]])
-        replays[start] = get_env(result.config.env).replay(result.config.arch(), pair, result.config.horizon, 0)
+        replays[start] = get_env(result.config.env_name).replay(result.config.arch(), pair, result.config.horizon, 0)
         titles[start] = [f"before {start}", f"after {start}"]
     made = replay_variants(replays, titles, "r")
     for start, replay in replays.items():

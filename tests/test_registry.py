@@ -17,7 +17,7 @@ from pvnviz.runs.pipeline import ExperimentConfig
 from pvnviz.runs.presets import PRESETS
 
 SETTINGS = dict(
-    env="line",
+    env_name="line",
     policy_hidden=(8,),
     num_policies=80,
     num_episodes=4,

@@ -34,7 +34,7 @@ def _fresh(result: ExperimentResult, mode: str, trace, column) -> None:
     """The ``mode`` PVN's chosen iterates, selection estimate against fresh episodes, in ``column``."""
     from pvnviz.figures import beyond
 
-    env = result.config.env
+    env = result.config.env_name
     label = figs.MODE_LABEL[mode]
     fresh = result_figure(result, ("fresh", mode), lambda: beyond.fresh_figure(trace, label))
     chart(fresh, f"{env}-fresh-{mode}", column, key=f"{env}_fresh_{mode}")
@@ -56,9 +56,9 @@ def _disagreement(result: ExperimentResult, mode: str, trace, column) -> None:
     spread = ens.val_spread if ens else None
     chart(
         result_figure(result, ("disagreement", mode), lambda: beyond.disagreement_figure(trace, spread)),
-        f"{result.config.env}-disagreement-{mode}",
+        f"{result.config.env_name}-disagreement-{mode}",
         column,
-        key=f"{result.config.env}_disagree_{mode}",
+        key=f"{result.config.env_name}_disagree_{mode}",
     )
     with column:
         what_to_look_at(

@@ -32,7 +32,7 @@ def render_results(
     baseline_source: str = "",
 ) -> None:
     """Every figure of the experiment, each with its 'what to look at', in page order."""
-    replay = get_env(result.config.env).replay
+    replay = get_env(result.config.env_name).replay
     if replay is not None and result.traces:  # a worker replays every start while the figures above are drawn
         key, task, kwargs, extra = _replays_job(result)
         jobs.prefetch(key, task, kwargs, **extra)
@@ -62,7 +62,7 @@ def _render_download(result: ExperimentResult) -> None:
     st.download_button(
         "Download this run (zip: config, summary, arrays, PVN weights)",
         data=lambda: archive.run_zip(result),
-        file_name=f"pvn-{result.config.env}-seed{result.seed}.zip",
+        file_name=f"pvn-{result.config.env_name}-seed{result.seed}.zip",
         mime="application/zip",
         on_click="ignore",
         help="Open it again with 'Open a run zip' in the sidebar, here or on another server.",
@@ -96,7 +96,7 @@ def _render_dataset_and_training(result: ExperimentResult) -> None:
         histogram = result_figure(
             result, "dataset", lambda: figs.returns_histogram(result.dataset, result.split, config.return_limit)
         )
-        chart(histogram, f"{config.env}-dataset")
+        chart(histogram, f"{config.env_name}-dataset")
     with left:
         if config.return_limit is not None:
             what_to_look_at(
@@ -111,7 +111,7 @@ def _render_dataset_and_training(result: ExperimentResult) -> None:
             )
     with right:
         losses = result_figure(result, "pvn-training", lambda: figs.loss_figure(figs.trained_curves(result.trained)))
-        chart(losses, f"{config.env}-pvn-training")
+        chart(losses, f"{config.env_name}-pvn-training")
     with right:
         what_to_look_at(
             "Algorithm 2. KL divergence between each policy's return histogram and the PVN's prediction, "
@@ -140,7 +140,7 @@ def _render_ascent(
 
     figure = result_figure(result, ("ascent", best, tuple((baselines or {}).items()), baseline_source), build)
     # a copy with the replayed start brought out, sharing the encoded figure's other traces
-    chart(PlainFigure(ascent_figs.highlight_start(figure, highlighted)), f"{config.env}-ascent")
+    chart(PlainFigure(ascent_figs.highlight_start(figure, highlighted)), f"{config.env_name}-ascent")
     what_to_look_at(paper_note)
 
 
@@ -152,7 +152,8 @@ def _render_validation(result: ExperimentResult) -> None:
         st.caption("No validation policies (validation share 0): prediction panels are skipped.")
     else:
         with left:
-            chart(result_figure(result, "predictions", lambda: _prediction_figure(result)), f"{config.env}-predictions")
+            figure = result_figure(result, "predictions", lambda: _prediction_figure(result))
+            chart(figure, f"{config.env_name}-predictions")
     with left:
         what_to_look_at(
             "Validation policies, never trained on: the PVN's Ĵ (the histogram's mean, Section 3) against "
@@ -160,7 +161,7 @@ def _render_validation(result: ExperimentResult) -> None:
         )
     with right:
         if len(split.val_idx):
-            _validation_distributions(result, config.env)
+            _validation_distributions(result, config.env_name)
             what_to_look_at(
                 "Section 3: the PVN predicts a whole distribution over return bins; bars are this "
                 "policy's empirical histogram from its rollouts."
@@ -180,22 +181,22 @@ def _prediction_figure(result: ExperimentResult) -> dict:
 def _render_probes(result: ExperimentResult) -> None:
     """The probing states moving through training (Section 4), in a player that picks its axes in the page."""
     config, trained = result.config, result.trained["fingerprint"]
-    env = get_env(config.env)
+    env = get_env(config.env_name)
     st.subheader("Probing states")
     labels = list(env.state_labels)
     defaults = {"x": 0, "y": min(2, env.obs_dim - 1)}
-    dims = {axis: _held(f"{config.env}_probe_{axis}", env.obs_dim, default) for axis, default in defaults.items()}
+    dims = {axis: _held(f"{config.env_name}_probe_{axis}", env.obs_dim, default) for axis, default in defaults.items()}
 
     def keep(choice: dict[str, int]) -> None:
         for axis, default in defaults.items():
-            _keep(f"{config.env}_probe_{axis}", choice[axis], default)
+            _keep(f"{config.env_name}_probe_{axis}", choice[axis], default)
 
     gif_download(
         "Download the probing states (GIF)",
         lambda: gif.probes_gif(trained, (dims["x"], dims["y"]), (labels[dims["x"]], labels[dims["y"]])),
-        f"{config.env}-probes.gif",
+        f"{config.env_name}-probes.gif",
     )
-    key = f"{config.env}_probes"
+    key = f"{config.env_name}_probes"
     snapshots = len(trained.probe_snapshots)
     play(
         key,
@@ -275,7 +276,7 @@ def replay_choice(result: ExperimentResult) -> tuple[str, int]:
     """The replay's PVN and start (0-based): this session's, else the link's, else the first PVN's best start
     (highest true return seen). The start is always in the URL, the opening one too: which start a page opens on
     depends on the result, so a link without it could open another start than the one on screen."""
-    env, modes = result.config.env, list(result.traces)
+    env, modes = result.config.env_name, list(result.traces)
     held = st.session_state.get(f"{env}_replay_mode")
     if held not in modes:
         asked = st.query_params.get(f"{env}_replay_mode", "")
@@ -291,7 +292,7 @@ def render_replay(result: ExperimentResult) -> None:
     """The environment's replay (``BatchedEnv.replay``) of every start before and after its ascent, through each
     PVN, sent once to a player that switches start and PVN in the page; GIF/MP4 downloads and the caption."""
     config = result.config
-    env, modes = config.env, list(result.traces)
+    env, modes = config.env_name, list(result.traces)
     job_key, task, kwargs, extra = _replays_job(result)
     pairs, digest = kwargs["pairs"], job_key[3]  # the pairs' values digested, as the key has them
     try:
@@ -344,7 +345,7 @@ def _replays_job(result: ExperimentResult) -> tuple[Hashable, str, dict, dict]:
     run's own seed: every session showing the run shares one job and one animation, whatever its sidebar's seed
     (a page whose settings have not been run shows seed 0's run; each visitor's seed made its replays again).
     A live run made them in its own worker (``pvnviz.runs.live``), under the same key: then they are cached."""
-    config, env, seed = result.config, result.config.env, result.seed
+    config, env, seed = result.config, result.config.env_name, result.seed
     pairs = replay_pairs_of(result)
     kwargs = {
         "env_name": env,

@@ -321,7 +321,7 @@ def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> E
         st.rerun()
     try:
         values = {f: _from_widget(kind, v, label) for f, (kind, v, label) in changes.items()}
-        return dataclasses.replace(base, env=env_name, **values)
+        return dataclasses.replace(base, env_name=env_name, **values)
     except (ConfigError, ValueError) as err:
         st.error(f"Please change a setting: {err}")
         return None

@@ -53,7 +53,7 @@ def collects(config: Any) -> bool:
     """Whether the experiment starts with Algorithm 1 (CartPole and Swimmer)."""
     from pvnviz.envs.registry import ENVIRONMENTS
 
-    return getattr(config, "env", None) in ENVIRONMENTS and hasattr(config, "num_policies")
+    return getattr(config, "env_name", None) in ENVIRONMENTS and hasattr(config, "num_policies")
 
 
 class ChunkBar:

@@ -302,8 +302,8 @@ def _run(args: argparse.Namespace, where: _Where) -> int:
     where.out = check_out(args.out)
     listing.check_preset(args.experiment, experiment.presets, args.preset)
     config = apply_overrides(experiment.presets[args.preset](), args.overrides)
-    if getattr(config, "env", args.experiment) != args.experiment:
-        raise ConfigError(f"env is fixed by the experiment name: run `{config.env}` instead of --set env=...")
+    if getattr(config, "env_name", args.experiment) != args.experiment:
+        raise ConfigError(f"the experiment name fixes env_name: run `{config.env_name}` instead of --set env_name=...")
     collect_run.check_arguments(args, config)
     estimate = check_memory(config)  # sized before anything is allocated
     if not args.quiet and sys.stderr.isatty():  # beside the progress bars; a pipe gets the one-line endings only

@@ -49,7 +49,7 @@ def run_zip(result) -> bytes:
         from pvnviz.runs.files import save_result  # brings torch
 
         save_result(result, folder)
-        write_run(folder, result.config.env, result.seed, result.config, result.summary())
+        write_run(folder, result.config.env_name, result.seed, result.config, result.summary())
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(folder.iterdir()):

@@ -58,7 +58,7 @@ class StepBudget:
     def spent(self, trace: AscentTrace) -> int:
         """Environment steps a trace spent: its checks' episodes and its perturbations' (counted apart)."""
         c = self.config
-        return env_steps(c.env, trace.true_returns, c.eval_episodes, c.horizon) + trace.explore_env_steps
+        return env_steps(c.env_name, trace.true_returns, c.eval_episodes, c.horizon) + trace.explore_env_steps
 
     def allows_another_round(self, trace: AscentTrace) -> bool:
         """Whether one more round, at its most, keeps the spending within the cap."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pvnviz.core.config_fields import ConfigError, check, check_finite, check_limits, param
 from pvnviz.core.fingerprint import PROBE_INITS
@@ -26,7 +27,10 @@ START_FROM = ("random", "dataset")  # where Algorithm 3's ascent starts (Experim
 class ExperimentConfig:
     """Settings of a PVN experiment on an environment; defaults are CartPole MLP (Appendix B)."""
 
-    env: str = param("cartpole", "Environment: cartpole or swimmer.")
+    # saved name -> field: config.json of runs written with the setting ``env``, and ``--set env=``, still read
+    RENAMED: ClassVar[dict[str, str]] = {"env": "env_name"}
+
+    env_name: str = param("cartpole", "Environment: cartpole or swimmer.")
     policy_hidden: tuple[int, ...] = param((30,), "Hidden layer sizes of the policies; () is a linear policy.")
     num_policies: int = param(1000, "Random policies in the dataset (K).")
     num_episodes: int = param(100, "Monte Carlo rollouts per policy (B).")
@@ -82,7 +86,9 @@ class ExperimentConfig:
     def __post_init__(self) -> None:
         check_finite(self)
         check_limits(self, LIMITS)  # every count and layer size within pvnviz.runs.sizing.LIMITS
-        check(self.env in ENVIRONMENTS, f"env must be one of {', '.join(ENVIRONMENTS)}; got {self.env!r}.")
+        check(
+            self.env_name in ENVIRONMENTS, f"env_name must be one of {', '.join(ENVIRONMENTS)}; got {self.env_name!r}."
+        )
         for name in (
             "num_policies",
             "num_episodes",
@@ -150,7 +156,7 @@ class ExperimentConfig:
         )
 
     def arch(self) -> PolicyArch:
-        env = get_env(self.env)
+        env = get_env(self.env_name)
         return PolicyArch(env.obs_dim, env.act_dim, tuple(self.policy_hidden), env.discrete)
 
 
@@ -170,7 +176,7 @@ def _least_split(val_fraction: float, num_policies: int) -> tuple[float, int]:
     return fraction, policies
 
 
-DATASET_FIELDS = ("env", "policy_hidden", "num_policies", "num_episodes", "horizon")
+DATASET_FIELDS = ("env_name", "policy_hidden", "num_policies", "num_episodes", "horizon")
 
 
 def dataset_config(config: ExperimentConfig) -> ExperimentConfig:

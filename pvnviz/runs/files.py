@@ -82,8 +82,8 @@ def check_config(info: RunInfo, experiment: str | None) -> ExperimentConfig:
         config = from_dict(ExperimentConfig, info.config)
     except (ConfigError, TypeError, ValueError) as err:
         raise refuse("config.json", str(err).rstrip(".")) from None
-    if experiment is not None and config.env != experiment:
-        raise RunError(f"this is a {config.env} run, not a {experiment} run.")
+    if experiment is not None and config.env_name != experiment:
+        raise RunError(f"this is a {config.env_name} run, not a {experiment} run.")
     return config
 
 

@@ -73,7 +73,7 @@ def run_plan(config: ExperimentConfig, collect: bool = True) -> list[Segment]:
     from pvnviz.runs.budget import StepBudget
     from pvnviz.runs.sizing import ASCENT_STEP_S, estimate
 
-    env = get_env(config.env)
+    env = get_env(config.env_name)
     rate, h = env.steps_per_second, config.horizon
     parts = estimate(config).parts
     plan = []
@@ -108,14 +108,18 @@ def run_live(
     hooks = Hooks(overall.wrap(hooks.on_progress), hooks.on_metrics)
 
     result = run_experiment(config, seed, hooks=hooks, dataset=dataset)
-    if get_env(config.env).replay is None or not result.traces:
+    if get_env(config.env_name).replay is None or not result.traces:
         return LiveRun(result, None)
     pairs = replay_pairs_of(result)
     try:
-        replays = replay_pairs(config.env, config.arch(), pairs, config.horizon, seed, on_progress=hooks.on_progress)
+        replays = replay_pairs(
+            config.env_name, config.arch(), pairs, config.horizon, seed, on_progress=hooks.on_progress
+        )
     except Cancelled:
         raise
     except Exception:  # noqa: BLE001 - minutes of training are not lost to the replays; the page retries them
-        log.exception("the replays of a live run (%s, seed %s) failed; the run is kept without them", config.env, seed)
+        log.exception(
+            "the replays of a live run (%s, seed %s) failed; the run is kept without them", config.env_name, seed
+        )
         return LiveRun(result, None)
     return LiveRun(result, replays)

@@ -64,7 +64,7 @@ def run_experiment(
         dataset = collect(config, seed, hooks.on_progress)
     timings["collect"] = dataset.seconds
     parts = split(config, dataset, seed)
-    env = get_env(config.env)
+    env = get_env(config.env_name)
     trained, traces, ensembles = {}, {}, {}
     for input_mode in config.inputs:
         t0 = time.perf_counter()
@@ -88,7 +88,7 @@ def run_experiment(
 def collect(config: ExperimentConfig, seed: int, on_progress: ProgressFn = no_progress, **chunking) -> PolicyDataset:
     """Stage 1: the dataset of random policies and their returns (``chunking``: see ``collect_dataset``)."""
     return collect_dataset(
-        get_env(config.env),
+        get_env(config.env_name),
         config.arch(),
         config.num_policies,
         config.num_episodes,
@@ -163,7 +163,7 @@ def build_ensemble(config: ExperimentConfig, bins: ReturnBins, input_mode: str, 
 
 
 def build_pvn(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed: int, member: int = 0) -> PVN:
-    env = get_env(config.env)
+    env = get_env(config.env_name)
     rng = stage_rng(seed, "probes") if member == 0 else np.random.default_rng([seed, STAGES["probes"], member])
     probes = initial_probes(config.num_probes, env.obs_dim, config.probe_init, rng, env.visited_states)
     generator = torch.Generator().manual_seed(int(rng.integers(2**31)) + INPUT_MODES.index(input_mode))
@@ -194,7 +194,7 @@ def ascend_in_rounds(
     The returned trace holds every round's checks, all counted; its ``best_index`` chooses across rounds.
     The PVN is refitted in place.
     """
-    env = get_env(config.env)
+    env = get_env(config.env_name)
     budget = StepBudget(config, dataset.num_env_steps)
     starts = starting_policies(config, seed, dataset, parts)
     traces = [ascend_round(config, env, pvn, starts, seed, 0, hooks)]
@@ -266,7 +266,7 @@ def explore(
     delta = rng.standard_normal((config.round_perturbations, *best.shape)) * config.perturbation_std
     params = np.concatenate([best + delta, best - delta]).reshape(-1, best.shape[-1]).astype(np.float32)
     means = measure_returns(env, config.arch(), params, config.eval_episodes, config.horizon, rng)
-    return params, means, env_steps(config.env, means, config.eval_episodes, config.horizon)
+    return params, means, env_steps(config.env_name, means, config.eval_episodes, config.horizon)
 
 
 def refit(
@@ -316,7 +316,7 @@ class ExperimentResult:
         the ``SUMMARY_INPUT_OPTIONAL_KEYS`` that apply); AssertionError if they disagree."""
         per_input = {}
         for input_mode, trace in self.traces.items():
-            checks = env_steps(self.config.env, trace.true_returns, self.config.eval_episodes, self.config.horizon)
+            checks = env_steps(self.config.env_name, trace.true_returns, self.config.eval_episodes, self.config.horizon)
             fresh = {}
             if trace.fresh_returns is not None:
                 fresh = {
@@ -354,7 +354,7 @@ class ExperimentResult:
             }
         kept = self.split.kept
         summary = {
-            "experiment": self.config.env,
+            "experiment": self.config.env_name,
             "seed": self.seed,
             "num_policies": int(len(kept)),
             "num_kept": int(kept.sum()),

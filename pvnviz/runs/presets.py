@@ -20,7 +20,7 @@ from pvnviz.runs.pipeline import ExperimentConfig
 # steps, about 8 hours of collection on 2 cores here; not run in this project), 51 bins, 5000 training
 # steps, ascent Adam lr 0.002 for 1000 steps, no training-set limit.
 SWIMMER_PAPER = ExperimentConfig(
-    env="swimmer",
+    env_name="swimmer",
     policy_hidden=(30,),
     num_policies=2000,
     num_episodes=500,

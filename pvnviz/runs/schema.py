@@ -109,7 +109,7 @@ DATASET = RunFile(
     (
         _dataset_array("params", "f", ("K", "P"), "num_policies x the policy's parameters", finite=True),
         _dataset_array("returns", "f", ("K", "B"), "num_policies x num_episodes", finite=True),
-        _dataset_array("env_name", "U", (), "one value", scalar=str, equals="env"),
+        _dataset_array("env_name", "U", (), "one value", scalar=str, equals="env_name"),
         _dataset_array("horizon", "iu", (), "one value", scalar=int, equals="horizon"),
         _dataset_array("seconds", "f", (), "one value", scalar=float),
         _dataset_array(
@@ -267,7 +267,7 @@ def sizes_of(config: Any) -> dict[str, int]:
 
 def expected_values(config: Any) -> dict[str, Any]:
     """What arrays declared ``equals`` must hold: config.json's environment, horizon and architecture."""
-    return {"env": config.env, "horizon": config.horizon, "arch": arch_vector(config.arch()).tolist()}
+    return {"env_name": config.env_name, "horizon": config.horizon, "arch": arch_vector(config.arch()).tolist()}
 
 
 def refuse(name: str, problem: str) -> RunError:

@@ -118,10 +118,10 @@ def estimate(config: Any) -> Estimate:
     from pvnviz.runs.budget import StepBudget
     from pvnviz.runs.collection import DEFAULT_CHUNK_STEPS  # one collection chunk is what runs at once
 
-    if not hasattr(config, "env"):
+    if not hasattr(config, "env_name"):
         return estimate_polytope(config)
 
-    env = get_env(config.env)
+    env = get_env(config.env_name)
     rate, per_episode = env.steps_per_second, env.bytes_per_episode  # measured per environment (its module)
     policy_params = config.arch().num_params
     k, b, h = config.num_policies, config.num_episodes, config.horizon
@@ -196,7 +196,7 @@ def check_budget(config: Any, budget_seconds: float, est: Estimate | None = None
             "collect": "num_policies, num_episodes or horizon",
             "train": "train_steps, batch_size, num_probes or pvn_hidden",
             "ascent": "ascent_steps, num_starts or eval_episodes (or raise eval_every)",
-        }[slowest] if hasattr(config, "env") else "train_steps, batch_size or hidden_size"
+        }[slowest] if hasattr(config, "env_name") else "train_steps, batch_size or hidden_size"
         raise ConfigError(
             f"this run would take {format_seconds(est.seconds)} ({slowest} {format_seconds(est.parts[slowest])}), "
             f"over the {format_seconds(budget_seconds)} budget for live runs; lower {hint}, "
