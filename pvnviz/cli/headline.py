@@ -60,6 +60,19 @@ def _polytope(s: dict[str, Any]) -> list[str]:
         f"{_policy(s.get('learned_ascent_final_policy'))} (the PVN's test MSE "
         f"{_number(s.get('pvn_final_test_loss'), 5)})",
         f"  the optimum:    J = {_number(optimum, 3)} at {_policy(s.get('optimal_policy'))}",
+        *_polytope_beyond(s),
+    ]
+
+
+def _polytope_beyond(s: dict[str, Any]) -> list[str]:
+    """The active rounds' line of a ``--preset beyond`` run (none for the paper's)."""
+    if "beyond_checks" not in s:
+        return []
+    episodes = s.get("beyond_check_episodes")
+    how = "exact checks" if episodes == 0 else f"checks of {episodes} episodes per state"
+    return [
+        f"  active rounds:  J = {_number(s.get('beyond_best_exact_J'), 3)} at {_policy(s.get('beyond_best_policy'))}, "
+        f"the best of {s.get('beyond_checks')} {how} in {s.get('beyond_rounds')} rounds"
     ]
 
 

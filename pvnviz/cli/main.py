@@ -3,6 +3,7 @@
 The ``pvnviz`` command, also ``python -m pvnviz``:
 
     pvnviz run polytope --seed 0 --out runs/polytope
+    pvnviz run polytope --preset beyond --checks 20 --episodes 100 --out runs/polytope-beyond
     pvnviz run cartpole --preset paper --seed 0 --out runs/cartpole --set horizon=200
     pvnviz settings cartpole --preset quick
     pvnviz compare --env swimmer --seed 40 41
@@ -45,6 +46,7 @@ from typing import Any
 
 from pvnviz.cli import collect as collect_run
 from pvnviz.cli import endings, headline, listing, serve
+from pvnviz.cli import polytope as polytope_run
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 from pvnviz.cli.outdir import check_out
 from pvnviz.core.config_fields import ConfigError, apply_overrides
@@ -74,9 +76,9 @@ class Experiment:
 
 
 def _polytope() -> Experiment:
-    from pvnviz.polytope.experiment import PolytopeConfig, run_polytope
+    from pvnviz.polytope.experiment import PolytopeConfig
 
-    return Experiment(PolytopeConfig, {"paper": PolytopeConfig}, run_polytope)
+    return Experiment(PolytopeConfig, polytope_run.presets(), polytope_run.run, polytope_run.save)
 
 
 def _environment(name: str) -> Callable[[], Experiment]:
@@ -136,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     run.add_argument("--json", action="store_true", help="print the run's summary.json on stdout, not the headline")
     run.add_argument("--overwrite", action="store_true", help="replace the run already in --out (else: refused)")
+    polytope_run.add_arguments(run)
     collect_run.add_arguments(run)
     settings = sub.add_parser("settings", help="list an experiment's presets, and a preset's settings with help texts")
     settings.add_argument("experiment")
@@ -302,6 +305,7 @@ def _run(args: argparse.Namespace, where: _Where) -> int:
     where.out = check_out(args.out)
     listing.check_preset(args.experiment, experiment.presets, args.preset)
     config = apply_overrides(experiment.presets[args.preset](), args.overrides)
+    config = polytope_run.apply_flags(args, config)
     if getattr(config, "env_name", args.experiment) != args.experiment:
         raise ConfigError(f"the experiment name fixes env_name: run `{config.env_name}` instead of --set env_name=...")
     collect_run.check_arguments(args, config)
@@ -377,11 +381,10 @@ def _open_run(path: Path) -> str:
     """Open a run as the app does, every array and network; its experiment's name. RunError if it does not open."""
     info = read_run(path)
     if info.experiment == "polytope":  # config.json and summary.json are the whole run
-        from pvnviz.core.config_fields import from_dict
-        from pvnviz.polytope.experiment import PolytopeConfig
+        from pvnviz.polytope.rounds import config_from_dict
 
         try:
-            from_dict(PolytopeConfig, info.config)
+            config_from_dict(info.config)
         except ConfigError as err:
             raise RunError(f"config.json holds settings that do not check out: {err}") from None
     else:

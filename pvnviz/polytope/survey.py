@@ -26,6 +26,7 @@ import numpy as np
 
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.experiment import PolytopeConfig, learned_view, train_polytope_pvn
+from pvnviz.polytope.rounds import PolytopeRoundsConfig, active_rounds
 
 J_TOLERANCE = 0.05
 """A last iterate whose exact J is this close to the optimum's counts as near-optimal."""
@@ -110,6 +111,37 @@ class SurveyRecord:
 
 PAPER_SURVEY = SurveyRecord(seeds=range(100), near_optimal=37, at_optimum=23, first_at_optimum=10)
 """``survey(PolytopeConfig(), range(100))`` counted (recomputed by tests/test_claims.py)."""
+
+
+@dataclass(frozen=True)
+class BeyondSeedEnd(SeedEnd):
+    """Where the active rounds of one seed ended: Algorithm 3's choice among every check, judged exactly."""
+
+    checks_spent: int
+    zero_shot_near_optimal: bool  # the same seed's zero-shot ascent (round 0's last iterate), for comparison
+
+
+def beyond_seed_end(config: PolytopeRoundsConfig, seed: int) -> BeyondSeedEnd:
+    """Train the PVN of ``seed``, run the active rounds through it, and judge the best checked policy exactly."""
+    rounds = active_rounds(config, train_polytope_pvn(config, seed), seed)
+    best_J = rounds.optimal_J
+    chosen = rounds.best_policy
+    exact_J = rounds.best_exact_J
+    return BeyondSeedEnd(
+        seed=seed,
+        policy=(float(chosen[0]), float(chosen[1])),
+        exact_J=exact_J,
+        near_optimal=bool(best_J - exact_J <= J_TOLERANCE),
+        at_optimum=bool(np.max(np.abs(chosen - rounds.optimal_policy)) <= POLICY_TOLERANCE),
+        checks_spent=rounds.checks_spent,
+        zero_shot_near_optimal=bool(best_J - rounds.rounds[0].ascent.exact_J[-1] <= J_TOLERANCE),
+    )
+
+
+def beyond_survey(config: PolytopeRoundsConfig, seeds: Iterable[int]) -> Survey:
+    """``beyond_seed_end`` of every seed (its ``ends`` are ``BeyondSeedEnd``; about 0.7 s a seed)."""
+    _, best_J = mdp_lib.optimal_policy(config.mdp())
+    return Survey(tuple(beyond_seed_end(config, int(s)) for s in seeds), float(best_J))
 
 
 def record(result: Survey) -> SurveyRecord:

@@ -1,0 +1,253 @@
+"""Active rounds on the polytope (pvnviz.polytope.rounds) against independent references.
+
+The exact check against value iteration, the sampled check against the exact values (Monte Carlo, within
+four standard errors), the checks spent against the budget rule, each fine-tune's data against the checks
+made before it, and two runs of one seed against each other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from pvnviz.core.config_fields import ConfigError
+from pvnviz.polytope import mdp as mdp_lib
+from pvnviz.polytope import rounds as rounds_lib
+from pvnviz.polytope.experiment import PolytopeConfig, learned_view, train_polytope_pvn
+from pvnviz.polytope.rounds import (
+    PolytopeRoundsConfig,
+    active_rounds,
+    check_values,
+    config_from_dict,
+    monte_carlo_horizon,
+    rounds_to_dict,
+    sampled_values,
+)
+
+# A fast config for the tests of mechanics: a small PVN training; the rounds' logic is the same.
+FAST = PolytopeRoundsConfig(train_steps=400, round_train_steps=50, grid_size=5)
+
+
+def value_iteration(mdp: mdp_lib.TabularMDP, x: np.ndarray, sweeps: int = 400) -> np.ndarray:
+    """V[k, s] by iterating V <- r_pi + gamma P_pi V from 0, one policy and one state at a time (loops only)."""
+    out = np.zeros((len(x), mdp.num_states))
+    for k, (p1, p2) in enumerate(x):
+        pi = [[p1, 1 - p1], [p2, 1 - p2]]
+        V = [0.0, 0.0]
+        for _ in range(sweeps):
+            V = [
+                sum(
+                    pi[s][a] * (mdp.rewards[s, a] + mdp.gamma * sum(mdp.transitions[s, a, t] * V[t] for t in range(2)))
+                    for a in range(2)
+                )
+                for s in range(2)
+            ]
+        out[k] = V
+    return out
+
+
+def test_the_exact_check_is_value_iteration():
+    mdp = PolytopeConfig().mdp()
+    x = np.random.default_rng(0).uniform(size=(12, 2))
+    x[:4] = [[0, 0], [0, 1], [1, 0], [1, 1]]  # the corners too
+    measured = check_values(FAST, mdp, x, np.random.default_rng(1))
+    np.testing.assert_allclose(measured, value_iteration(mdp, x), atol=1e-10)
+
+
+def test_the_horizon_truncates_below_the_tolerance():
+    mdp = PolytopeConfig().mdp()
+    H = monte_carlo_horizon(mdp)
+    left = lambda h: mdp.gamma**h * np.max(np.abs(mdp.rewards)) / (1 - mdp.gamma)  # noqa: E731
+    assert left(H) <= rounds_lib.TRUNCATION_TOLERANCE < left(H - 1)
+
+
+def test_sampled_returns_have_the_exact_mean():
+    """20,000 independent episodes from each state of one policy: their mean is the exact V within 4 standard
+    errors (measured from the same episodes), and their spread is not zero (the check is noisy)."""
+    mdp = PolytopeConfig().mdp()
+    x = np.array([[0.3, 0.8]])
+    n = 20_000
+    returns = sampled_values(mdp, np.repeat(x, n, axis=0), 1, np.random.default_rng(3))  # (n, 2): one episode each
+    exact = mdp_lib.values(mdp, mdp_lib.policy_matrix(x))[0]
+    standard_error = returns.std(axis=0) / np.sqrt(n)
+    assert np.all(returns.std(axis=0) > 0.05)
+    assert np.all(np.abs(returns.mean(axis=0) - exact) <= 4 * standard_error + rounds_lib.TRUNCATION_TOLERANCE)
+
+
+def test_the_sampled_check_converges_to_the_exact_values():
+    """The error of a check shrinks as its episodes grow: 4 standard errors of one episode's spread (at most
+    the returns' range) over sqrt(episodes)."""
+    mdp = PolytopeConfig().mdp()
+    x = np.random.default_rng(5).uniform(size=(6, 2))
+    exact = mdp_lib.values(mdp, mdp_lib.policy_matrix(x))
+    errors = []
+    for episodes in (10, 10_000):
+        measured = sampled_values(mdp, x, episodes, np.random.default_rng(episodes))
+        errors.append(np.max(np.abs(measured - exact)))
+        assert errors[-1] <= 4 * 1.0 / np.sqrt(episodes)  # one episode's std is below 1.0 on this MDP
+    assert errors[1] < errors[0] / 5
+
+
+def test_the_checks_spent_follow_the_budget_rule():
+    """Round 0 checks its iterates; every later round 2 * round_perturbations more; rounds go on while the next
+    keeps the total within max_checks, and stop when it would not."""
+    cases = [
+        {},
+        {"max_checks": 7},
+        {"check_every": 50, "max_checks": 11},
+        {"round_perturbations": 0, "max_checks": 5},
+        {"check_every": 30, "round_perturbations": 2, "max_checks": 30},
+    ]
+    for changes in cases:
+        config = dataclasses.replace(FAST, **changes)
+        per_round = len(range(config.check_every, config.ascent_steps + 1, config.check_every))
+        per_round += config.ascent_steps % config.check_every != 0  # the last step, when not a multiple
+        later = per_round + 2 * config.round_perturbations
+        result = active_rounds(config, train_polytope_pvn(config, 0), 0)
+        spent = [len(r.perturbed.J) + len(r.checked.J) for r in result.rounds]
+        assert spent[0] == per_round and all(s == later for s in spent[1:]), (changes, spent)
+        assert result.checks_spent == sum(spent) == len(result.all_checks().J) <= config.max_checks
+        assert result.checks_spent + later > config.max_checks, changes
+        assert [r.checks_spent for r in result.rounds] == list(np.cumsum(spent))
+
+
+def test_a_fine_tune_adds_exactly_the_checks_so_far(monkeypatch):
+    """Each fine-tune trains on the training policies and check_copies copies of every check made before it
+    (earlier rounds' iterates and perturbations, and this round's perturbations) at their measured values."""
+    seen = []
+    real = rounds_lib.train_rmsprop
+
+    def spy(net, x, y, batches, lr, *args, **kwargs):
+        seen.append((x.copy(), y.copy()))
+        return real(net, x, y, batches, lr, *args, **kwargs)
+
+    monkeypatch.setattr(rounds_lib, "train_rmsprop", spy)
+    config = dataclasses.replace(FAST, check_episodes=20)  # sampled: measured values differ from the exact ones
+    trained = train_polytope_pvn(config, 1)
+    result = active_rounds(config, trained, 1)
+    assert len(seen) == len(result.rounds) - 1 >= 2
+    for r, (x, y) in enumerate(seen, start=1):
+        before = [c for q in result.rounds[:r] for c in (q.perturbed, q.checked)] + [result.rounds[r].perturbed]
+        policies = np.concatenate([c.policies for c in before])
+        values = np.concatenate([c.values for c in before])
+        copies = config.check_copies
+        np.testing.assert_array_equal(x, np.concatenate([trained.train_policies, *[policies] * copies]))
+        np.testing.assert_array_equal(y, np.concatenate([trained.train_values, *[values] * copies]))
+        exact = mdp_lib.values(config.mdp(), mdp_lib.policy_matrix(policies))
+        assert not np.allclose(values, exact)  # the measured values, noise and all, not the exact ones
+
+
+def test_round_zero_is_the_zero_shot_ascent_and_later_rounds_start_from_the_best_check():
+    config = FAST
+    trained = train_polytope_pvn(config, 2)
+    result = active_rounds(config, trained, 2)
+    zero_shot = learned_view(config, trained)
+    np.testing.assert_array_equal(result.rounds[0].ascent.policies, zero_shot.ascent.policies)
+    np.testing.assert_array_equal(result.rounds[0].field, zero_shot.field)
+    for r in range(1, len(result.rounds)):
+        so_far = [c for q in result.rounds[:r] for c in (q.perturbed, q.checked)] + [result.rounds[r].perturbed]
+        J = np.concatenate([c.J for c in so_far])
+        best = np.concatenate([c.policies for c in so_far])[np.argmax(J)]
+        np.testing.assert_array_equal(result.rounds[r].ascent.policies[0], best)
+    checks = result.all_checks()
+    assert result.best_checked_J == checks.J.max()
+    np.testing.assert_allclose(checks.exact_J, checks.J)  # exact checks measure the exact J
+    trained_again = train_polytope_pvn(config, 2)
+    np.testing.assert_array_equal(trained.net.W1, trained_again.net.W1)  # the rounds tuned a copy
+
+
+def test_a_seed_gives_the_same_rounds_every_time():
+    config = dataclasses.replace(FAST, check_episodes=5)
+    first, second = (rounds_to_dict(active_rounds(config, train_polytope_pvn(config, 3), 3)) for _ in range(2))
+    first.pop("seconds"), second.pop("seconds")
+    assert first == second
+    other = rounds_to_dict(active_rounds(config, train_polytope_pvn(config, 4), 4))
+    assert other["rounds"][-1]["checked"] != first["rounds"][-1]["checked"]
+
+
+def test_the_rounds_record_holds_what_a_page_animates():
+    config = FAST
+    result = active_rounds(config, train_polytope_pvn(config, 0), 0)
+    saved = json.loads(json.dumps(rounds_to_dict(result), allow_nan=False))
+    assert len(saved["rounds"]) == len(result.rounds) == config.num_rounds()
+    for r in saved["rounds"]:
+        assert np.shape(r["field"]) == (config.grid_size, config.grid_size, 2)
+        assert np.shape(r["ascent"]["policies"]) == (config.ascent_steps + 1, 2)
+        assert len(r["checked"]["J"]) == len(r["checked_steps"])
+    fields = [np.array(r["field"]) for r in saved["rounds"]]
+    assert not np.allclose(fields[0], fields[-1])  # the fine-tunes moved the learned field
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"max_checks": 0},
+        {"check_every": 0},
+        {"check_episodes": -1},
+        {"round_train_steps": 0},
+        {"perturbation_std": 0.0},
+        {"ascent_steps": 0},
+        {"check_every": 1, "max_checks": 20},  # one round would check 100 iterates
+    ],
+)
+def test_bad_settings_are_refused(changes):
+    with pytest.raises(ConfigError):
+        PolytopeRoundsConfig(**changes)
+
+
+def test_a_saved_config_opens_as_its_own_kind():
+    assert type(config_from_dict({"max_checks": 9})) is PolytopeRoundsConfig
+    assert type(config_from_dict({"train_steps": 9})) is PolytopeConfig
+
+
+# --- The CLI: `pvnviz run polytope --preset beyond` ---------------------------------------------------------
+
+
+def test_the_cli_writes_the_rounds_into_the_run(tmp_path, capsys):
+    from pvnviz.cli.main import main
+    from pvnviz.runs.store import read_run
+
+    out = tmp_path / "run"
+    fast = ["--set", "train_steps=300", "--set", "round_train_steps=30", "--quiet"]
+    argv = ["run", "polytope", "--preset", "beyond", "--checks", "7", "--episodes", "4", "--out", str(out), *fast]
+    assert main(argv) == 0
+    headline = capsys.readouterr().out
+    assert "active rounds:" in headline and "checks of 4 episodes per state" in headline
+    info = read_run(out, "polytope")
+    assert info.config["max_checks"] == 7 and info.config["check_episodes"] == 4
+    saved = json.loads((out / rounds_lib.ROUNDS_FILE).read_text())
+    assert info.summary["beyond_checks"] == saved["rounds"][-1]["checks_spent"] == 7  # 1 + 3 + 3
+    assert info.summary["beyond_episodes"] == 7 * 4 * 2
+    best = np.argmax([j for r in saved["rounds"] for part in ("perturbed", "checked") for j in r[part]["J"]])
+    assert info.summary["beyond_best_checked_J"] == [
+        j for r in saved["rounds"] for part in ("perturbed", "checked") for j in r[part]["J"]
+    ][best]
+    assert main(["manifest", str(out)]) == 0
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--checks", "3"], "--preset beyond"),  # the paper's preset has no rounds
+        (["--preset", "beyond", "--checks", "0"], "--checks"),
+        (["--preset", "beyond", "--episodes", "-2"], "--episodes"),
+        (["--preset", "beyond", "--episodes", "2000000"], "check_episodes"),
+        (["--preset", "beyond", "--set", "check_every=1"], "check_every"),
+        (["--preset", "beyond", "--set", "perturbation_std=-1"], "perturbation_std"),
+    ],
+)
+def test_bad_round_settings_are_one_line_and_exit_2(tmp_path, args, message, capsys):
+    from pvnviz.cli.main import main
+
+    try:
+        status = main(["run", "polytope", "--out", str(tmp_path / "r"), "--quiet", *args])
+    except SystemExit as exit:  # argparse's own refusals
+        status = exit.code
+    assert status == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
