@@ -6,7 +6,9 @@ Every part of the app reads them from here: the run-zip uploader states ``UPLOAD
 (``server.maxUploadSize = UPLOAD_MB``, ``server.maxMessageSize = MESSAGE_MB``), so that Streamlit neither buffers an
 upload nor accepts a websocket message over them; ``tests/test_limits.py`` keeps the config equal to this module.
 
-Streamlit counts ``maxUploadSize`` in units of 2**20 bytes and ``maxMessageSize`` in units of 10**6 bytes.
+Streamlit's server counts ``maxUploadSize`` in units of 2**20 bytes and ``maxMessageSize`` in units of 10**6
+bytes; its uploader, in the browser, counts the widget's cap in units of 10**6 bytes: it sends no file over
+``UPLOAD_MB`` x 10**6 bytes (and says "File must be 50.0MB or smaller"), a little under what the server takes.
 """
 
 from __future__ import annotations
