@@ -27,7 +27,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m pvnviz.cli.compar
     """``pvnviz compare``: one JSON line per method and seed on stdout; returns the exit status (2: bad input)."""
     parser = OneLineParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=non_negative_int, nargs="+", default=[0], help="one or more seeds (default 0)")
-    parser.add_argument("--env", choices=sorted(SETTINGS), default="cartpole", help="environment (default cartpole)")
+    parser.add_argument(
+        "--env", dest="env_name", choices=sorted(SETTINGS), default="cartpole", help="environment (default cartpole)"
+    )
     parser.add_argument(
         "--dataset-from",
         nargs="*",
@@ -42,12 +44,12 @@ def main(argv: list[str] | None = None, prog: str = "python -m pvnviz.cli.compar
     for i, seed in enumerate(args.seed):
         dataset = None
         if args.dataset_from:  # checked as `run --dataset-from` checks it: same seed and dataset settings
-            zero_shot = PRESETS[args.env][SETTINGS[args.env].zero_shot]()
+            zero_shot = PRESETS[args.env_name][SETTINGS[args.env_name].zero_shot]()
             try:
-                dataset = saved_dataset(args.dataset_from[i], args.env, seed, zero_shot)
+                dataset = saved_dataset(args.dataset_from[i], args.env_name, seed, zero_shot)
             except (ConfigError, RunError, ValueError) as err:
                 parser.error(f"--dataset-from {args.dataset_from[i]}: {err}")
-        for row in compare(seed, args.env, dataset):
+        for row in compare(seed, args.env_name, dataset):
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.html:

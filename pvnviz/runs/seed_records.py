@@ -76,16 +76,17 @@ def _seeds(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pvnviz.runs.seed_records", description=__doc__.split("\n\n")[0])
-    parser.add_argument("env", choices=sorted(PRESETS))
+    parser.add_argument("env_name", metavar="env", choices=sorted(PRESETS))
     parser.add_argument("preset")
     parser.add_argument("seeds", help="a seed or a range FIRST-LAST")
     parser.add_argument("--inputs", nargs="+", help="PVN inputs to run (default: the preset's)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    if args.preset not in PRESETS[args.env]:
-        print(f"no preset {args.preset!r} for {args.env}: pick one of {', '.join(PRESETS[args.env])}", file=sys.stderr)
+    presets = PRESETS[args.env_name]
+    if args.preset not in presets:
+        print(f"no preset {args.preset!r} for {args.env_name}: pick one of {', '.join(presets)}", file=sys.stderr)
         return 2
-    write_records(args.env, args.preset, _seeds(args.seeds), args.out, tuple(args.inputs) if args.inputs else None)
+    write_records(args.env_name, args.preset, _seeds(args.seeds), args.out, tuple(args.inputs) if args.inputs else None)
     return 0
 
 
