@@ -27,12 +27,18 @@ function split(fig) {
   const data = fig.data.map((trace) => {
     if (!isLayered(trace)) return trace;
     painted.push(trace);
-    const kept = { ...trace, x: [NaN], y: [NaN], customdata: undefined, text: undefined, hovertemplate: undefined,
-      fade: undefined };
+    // A WebGL trace kept as an SVG one: plotly then keeps no WebGL canvases for a figure whose WebGL traces are all
+    // painted, canvases a browser without a GPU composites in software on every frame. Its legend entry looks the
+    // same, and its colour bar keeps the template's WebGL defaults (no outline, no ticks).
+    const type = trace.type === "scattergl" ? "scatter" : trace.type;
+    const kept = { ...trace, type, x: [NaN], y: [NaN], customdata: undefined, text: undefined,
+      hovertemplate: undefined, fade: undefined };
     if (trace.showlegend === false) kept.name = undefined; // a name only the hover label showed
     if (ArrayBuffer.isView(trace.marker?.color) || typeof trace.marker?.color?.[0] === "number") { // a colour scale
       const [lo, hi] = fig.colorRange ?? extent(trace.marker.color);
-      kept.marker = { ...trace.marker, color: [lo], cmin: lo, cmax: hi, showscale: true };
+      const bar = trace.type === "scattergl" ? fig.layout.template?.data?.scattergl?.[0]?.marker?.colorbar : null;
+      const colorbar = bar ? { ...bar, ...trace.marker.colorbar } : trace.marker.colorbar;
+      kept.marker = { ...trace.marker, color: [lo], cmin: lo, cmax: hi, showscale: true, colorbar };
       trace.cmin = lo;
       trace.cmax = hi;
     }

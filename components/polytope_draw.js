@@ -95,27 +95,55 @@ async function drawFigure(inst, name, fig) {
   inst.root.dataset[`ms_${name}`] = (performance.now() - f0).toFixed(1);
 }
 
+// What a drag changes in plotly's part of a figure besides the axis ranges: the legend's names (the optimum's J)
+// and the colour bar's range (the painted cloud's colour scale). Plotly.update redraws these alone.
+const RESTYLED = /^(name|marker\.(cmin|cmax|color))$/;
+
 /** Has plotly draw `plotted` (the painted traces are NaN placeholders) with the cheapest call that does it:
- * nothing when nothing changed (only the canvas does); only the axis ranges and the traces' names (the legend:
- * the optimum's J follows a drag): one Plotly.update or relayout; anything else: Plotly.react. */
+ * nothing when nothing changed (only the canvas does); when only the axis ranges and RESTYLED attributes changed,
+ * one Plotly.update (or relayout); anything else: Plotly.react. */
 async function plotFigure(inst, name, plotted, config) {
   const s = inst.s;
   const gd = inst.figs[name];
   const Plotly = pvnPlotly.Plotly;
-  const names = plotted.data.map((trace) => trace.name);
-  const unnamed = { data: plotted.data.map(({ name: _, ...trace }) => trace), layout: plotted.layout };
-  const signature = JSON.stringify(unnamed, (k, v) => (k === "range" ? undefined : v));
+  const drawn = { layout: JSON.stringify(plotted.layout, (k, v) => (k === "range" ? undefined : v)),
+    traces: plotted.data.map((trace) => JSON.parse(JSON.stringify(trace))) }; // typed arrays and NaN as JSON has them
+  const last = s.plotted[name];
+  s.plotted[name] = drawn;
+  const same = last && plotlyDrawn(gd) && last.layout === drawn.layout && last.traces.length === drawn.traces.length;
+  const changes = same ? drawn.traces.map((trace, i) => changedPaths(last.traces[i], trace)) : null;
   const counter = (kind) => (inst.root.dataset[`${kind}_${name}`] = String(Number(inst.root.dataset[`${kind}_${name}`] || 0) + 1));
-  if (signature !== s.signatures[name] || !plotlyDrawn(gd)) {
+  if (!changes?.every((paths, i) => paths.every((path) => RESTYLED.test(path) && valueAt(plotted.data[i], path) !== undefined))) {
     await Plotly.react(gd, plotted.data, plotted.layout, config);
-    s.signatures[name] = signature;
     return void counter("reacts");
   }
-  const ranges = Object.entries(axisRanges(plotted.layout)).filter(([k, r]) => String(gd.layout[k.split(".")[0]]?.range) !== String(r));
-  const renamed = names.flatMap((n, i) => (gd.data[i].name !== n ? [i] : []));
-  if (renamed.length) await Plotly.update(gd, { name: renamed.map((i) => names[i]) }, Object.fromEntries(ranges), renamed);
-  else if (ranges.length) await Plotly.relayout(gd, Object.fromEntries(ranges));
+  const ranges = Object.fromEntries(Object.entries(axisRanges(plotted.layout))
+    .filter(([k, r]) => String(gd.layout[k.split(".")[0]]?.range) !== String(r)));
+  const indices = changes.flatMap((paths, i) => (paths.length ? [i] : []));
+  const update = {}; // path -> the new value of each trace in `indices` (undefined: leave it as it is)
+  for (const i of indices) {
+    for (const path of changes[i]) (update[path] ??= indices.map(() => undefined))[indices.indexOf(i)] = valueAt(plotted.data[i], path);
+  }
+  if (indices.length) await Plotly.update(gd, update, ranges, indices);
+  else if (Object.keys(ranges).length) await Plotly.relayout(gd, ranges);
   counter("relayouts");
+}
+
+function changedPaths(before, after, prefix = "") {
+  // The dotted paths ("marker.cmin") whose values differ between two JSON-like objects; plain objects are compared
+  // key by key, anything else whole.
+  const plain = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  const out = [];
+  for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const [a, b] = [before[k], after[k]];
+    if (plain(a) && plain(b)) out.push(...changedPaths(a, b, `${prefix}${k}.`));
+    else if (JSON.stringify(a) !== JSON.stringify(b)) out.push(`${prefix}${k}`);
+  }
+  return out;
+}
+
+function valueAt(object, path) {
+  return path.split(".").reduce((o, k) => o?.[k], object);
 }
 
 function withDownload(s, config, name, painting) {

@@ -13,7 +13,7 @@
  * - cloudX, cloudOut: the cloud's policies (2N) and their reused output buffers; gridSize; learned: the PVN;
  * - view: what the figures show (polytope_views.js's computeView); axes, jRange, colorRange: their ranges as drawn;
  * - dirty, scheduled, busy, eventAt, drawn: the redraw loop (polytope_draw.js);
- * - full, looks, configs, signatures: per figure, what was drawn and how; shown: the HTML last written to each
+ * - full, looks, configs, plotted: per figure, what was drawn and how; shown: the HTML last written to each
  *   text element (polytope_draw.js). */
 function newInstrumentState() {
   return {
@@ -23,7 +23,7 @@ function newInstrumentState() {
     cloudSource: null, cloudX: null, cloudOut: null, gridSize: 20, learned: null,
     view: null, axes: null, jRange: null, colorRange: null,
     dirty: new Set(), scheduled: 0, busy: false, eventAt: null, drawn: 0,
-    full: {}, looks: {}, configs: {}, signatures: {}, shown: new WeakMap(),
+    full: {}, looks: {}, configs: {}, plotted: {}, shown: new WeakMap(),
   };
 }
 
@@ -67,7 +67,7 @@ function takeLook(s, data) {
   s.look = look;
   s.looks = {};
   s.configs = {};
-  s.signatures = {};
+  s.plotted = {};
 }
 
 function decodeLearned(L) {

@@ -1,4 +1,4 @@
-"""Active rounds on the polytope (pvnviz.polytope.rounds) against independent references.
+"""Active rounds on the polytope (pvnviz.polytope.rounds, .monte_carlo) against independent references.
 
 The exact check against value iteration, the sampled check against the exact values (Monte Carlo, within
 four standard errors), the checks spent against the budget rule, each fine-tune's data against the checks
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,15 +19,16 @@ from pvnviz.core.config_fields import ConfigError
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope import rounds as rounds_lib
 from pvnviz.polytope.experiment import PolytopeConfig, learned_view, train_polytope_pvn
+from pvnviz.polytope.monte_carlo import TRUNCATION_TOLERANCE, monte_carlo_horizon, sampled_values
 from pvnviz.polytope.rounds import (
     PolytopeRoundsConfig,
     active_rounds,
     check_values,
     config_from_dict,
-    monte_carlo_horizon,
+    rounds_from_dict,
     rounds_to_dict,
-    sampled_values,
 )
+from pvnviz.polytope.survey import beyond_survey
 
 # A fast config for the tests of mechanics: a small PVN training; the rounds' logic is the same.
 FAST = PolytopeRoundsConfig(train_steps=400, round_train_steps=50, grid_size=5)
@@ -61,7 +64,7 @@ def test_the_horizon_truncates_below_the_tolerance():
     mdp = PolytopeConfig().mdp()
     H = monte_carlo_horizon(mdp)
     left = lambda h: mdp.gamma**h * np.max(np.abs(mdp.rewards)) / (1 - mdp.gamma)  # noqa: E731
-    assert left(H) <= rounds_lib.TRUNCATION_TOLERANCE < left(H - 1)
+    assert left(H) <= TRUNCATION_TOLERANCE < left(H - 1)
 
 
 def test_sampled_returns_have_the_exact_mean():
@@ -74,7 +77,7 @@ def test_sampled_returns_have_the_exact_mean():
     exact = mdp_lib.values(mdp, mdp_lib.policy_matrix(x))[0]
     standard_error = returns.std(axis=0) / np.sqrt(n)
     assert np.all(returns.std(axis=0) > 0.05)
-    assert np.all(np.abs(returns.mean(axis=0) - exact) <= 4 * standard_error + rounds_lib.TRUNCATION_TOLERANCE)
+    assert np.all(np.abs(returns.mean(axis=0) - exact) <= 4 * standard_error + TRUNCATION_TOLERANCE)
 
 
 def test_the_sampled_check_converges_to_the_exact_values():
@@ -179,6 +182,7 @@ def test_the_rounds_record_holds_what_a_page_animates():
         assert len(r["checked"]["J"]) == len(r["checked_steps"])
     fields = [np.array(r["field"]) for r in saved["rounds"]]
     assert not np.allclose(fields[0], fields[-1])  # the fine-tunes moved the learned field
+    assert rounds_to_dict(rounds_from_dict(saved)) == saved  # a saved run's rounds open as they were
 
 
 @pytest.mark.parametrize(
@@ -221,10 +225,8 @@ def test_the_cli_writes_the_rounds_into_the_run(tmp_path, capsys):
     saved = json.loads((out / rounds_lib.ROUNDS_FILE).read_text())
     assert info.summary["beyond_checks"] == saved["rounds"][-1]["checks_spent"] == 7  # 1 + 3 + 3
     assert info.summary["beyond_episodes"] == 7 * 4 * 2
-    best = np.argmax([j for r in saved["rounds"] for part in ("perturbed", "checked") for j in r[part]["J"]])
-    assert info.summary["beyond_best_checked_J"] == [
-        j for r in saved["rounds"] for part in ("perturbed", "checked") for j in r[part]["J"]
-    ][best]
+    every_J = [j for r in saved["rounds"] for part in ("perturbed", "checked") for j in r[part]["J"]]
+    assert info.summary["beyond_best_checked_J"] == max(every_J)
     assert main(["manifest", str(out)]) == 0
 
 
@@ -251,3 +253,51 @@ def test_bad_round_settings_are_one_line_and_exit_2(tmp_path, args, message, cap
     lines = err.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in err
     assert not (tmp_path / "r").exists()
+
+
+# --- docs/results.md's table of the active rounds, re-derived (as tests/test_claims.py does) ---------------
+
+RESULTS = (Path(__file__).resolve().parents[1] / "docs" / "results.md").read_text()
+SECTION = "Polytope beyond zero-shot"
+
+
+def claimed_rows() -> list[tuple[int, range, tuple[int, ...]]]:
+    """(check_episodes, seeds, (zero-shot near-optimal, near-optimal, at [1, 1], checks per seed)) of each row
+    of the section's table: ``| exact | 0-23 | 8 of 24 | 23 of 24 | 22 of 24 | 19 |``."""
+    match = re.search(rf"^## {SECTION}\n(.*?)(?=^## |\Z)", RESULTS, re.M | re.S)
+    rows = []
+    for line in match.group(1).splitlines() if match else []:  # no section: no rows, and the next test fails
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) != 6 or not re.fullmatch(r"\d+-\d+", cells[1]):
+            continue
+        episodes = 0 if cells[0] == "exact" else int(cells[0].split()[0])
+        first, last = map(int, cells[1].split("-"))
+        counts = tuple(int(c.split()[0]) for c in cells[2:])
+        assert all(c.endswith(f"of {last - first + 1}") for c in cells[2:5]), line
+        rows.append((episodes, range(first, last + 1), counts))
+    return rows
+
+
+def derived(episodes: int, seeds: range) -> tuple[int, ...]:
+    result = beyond_survey(PolytopeRoundsConfig(check_episodes=episodes), seeds)
+    spent = {end.checks_spent for end in result.ends}
+    assert len(spent) == 1  # the budget rule spends the same on every seed
+    zero_shot = sum(end.zero_shot_near_optimal for end in result.ends)
+    return (zero_shot, len(result.near_optimal), len(result.at_optimum), spent.pop())
+
+
+def test_the_table_has_the_rows_it_needs():
+    keys = {(e, s.start, s.stop) for e, s, _ in claimed_rows()}
+    assert {(0, 0, 24), (0, 100, 200)} <= keys
+
+
+def test_the_exact_rounds_on_seeds_0_23_are_what_the_table_says():
+    (row,) = [r for r in claimed_rows() if r[0] == 0 and r[1] == range(24)]
+    assert derived(0, range(24)) == row[2]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", [r for r in claimed_rows() if not (r[0] == 0 and r[1] == range(24))])
+def test_every_other_row_of_the_table_is_what_the_seeds_give(row):
+    episodes, seeds, counts = row
+    assert derived(episodes, seeds) == counts

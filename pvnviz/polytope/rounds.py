@@ -10,9 +10,14 @@ as this project's active rounds do on CartPole and Swimmer (``pvnviz.core.ascent
    ``ascent_start`` through the PVN trained on the 20 uniform policies);
 2. the round's iterates at steps ``check_every``, ``2 * check_every``, ... and its last step are checked:
    each check measures the policy's state values V(s1), V(s2) (a point of the polytope) and so its J;
-3. every check so far is added to the PVN's training set (``check_copies`` copies each, as CartPole's refit
+3. a later round first checks ``round_perturbations`` antithetic pairs of random perturbations of the best
+   checked policy so far (as Augmented Random Search does, Mania et al. 2018, and CartPole's rounds with
+   ``round_perturbations``): the checks along a stalled path all sit where it stalled and say nothing of
+   the slope of J around it, which is what the PVN got wrong there;
+4. every check so far is added to the PVN's training set (``check_copies`` copies each, as CartPole's refit
    does) and the PVN is fine-tuned ``round_train_steps`` RMSProp steps (Appendix B's optimiser and rate);
-4. the next round ascends again, the same number of steps, from the best checked policy so far;
+5. the round ascends again, the same number of steps, from the best checked policy so far, and checks
+   its iterates as in 2;
 
 until one more round would take the checks past ``max_checks`` (the budget beyond the ``num_train``
 training policies). The answer is Algorithm 3's: the checked policy with the best measured J, judged here
@@ -20,7 +25,7 @@ with the exact J of Eq. (2) as well.
 
 A check is exact (``check_episodes = 0``: the values by the closed form of ``mdp.values``, which is what a
 Monte Carlo check converges to on this MDP) or sampled: ``check_episodes`` episodes from each state, each the
-discounted return truncated at ``monte_carlo_horizon`` (a truncation bias below ``TRUNCATION_TOLERANCE``).
+discounted return, truncated with a bias below ``TRUNCATION_TOLERANCE`` (``pvnviz.polytope.monte_carlo``).
 
 Arrays: policies ``x[k] = [P(a1|s1), P(a1|s2)]`` (K, 2); values ``V[k, s]`` (K, 2); the gradient field on
 the page's grid (G, G, 2), as ``ExactView.field``. Every draw comes from ``numpy.random.default_rng([seed,
@@ -31,7 +36,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -49,6 +53,7 @@ from pvnviz.polytope.experiment import (
     gradient_ascent,
     run_polytope,
 )
+from pvnviz.polytope.monte_carlo import sampled_values
 from pvnviz.polytope.tiny_mlp import TinyMLP, train_rmsprop
 
 ROUNDS_LIMITS: dict[str, tuple[int, int]] = {
@@ -60,9 +65,6 @@ ROUNDS_LIMITS: dict[str, tuple[int, int]] = {
     "round_perturbations": (0, 1000),
 }
 """(lowest, highest) of every count the active rounds add to ``PolytopeConfig``."""
-
-TRUNCATION_TOLERANCE = 1e-6
-"""A sampled check's episodes run until the discounted rewards left are below this (``monte_carlo_horizon``)."""
 
 ROUNDS_FILE = "rounds.json"
 """A beyond run's rounds in its folder (``rounds_to_dict``)."""
@@ -89,7 +91,11 @@ class PolytopeRoundsConfig(PolytopeConfig):
     round_perturbations: int = param(
         1, "Antithetic pairs of random perturbations of the best policy checked at the start of each later round."
     )
-    perturbation_std: float = param(0.1, "Standard deviation of each perturbation's entries (policies are clipped).")
+    perturbation_std: float = param(
+        0.2,
+        "Standard deviation of each perturbation's entries (policies are clipped): about the spacing of the "
+        "training policies, 1/sqrt(num_train) = 0.22 for 20 on the unit square.",
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -122,40 +128,6 @@ def config_from_dict(values: dict[str, Any]) -> PolytopeConfig:
     """A saved polytope run's config: ``PolytopeRoundsConfig`` if it holds a rounds setting, else ``PolytopeConfig``."""
     cls = PolytopeRoundsConfig if any(k in values for k in PolytopeRoundsConfig.NAMES) else PolytopeConfig
     return from_dict(cls, values)
-
-
-def monte_carlo_horizon(mdp: mdp_lib.TabularMDP, tolerance: float = TRUNCATION_TOLERANCE) -> int:
-    """Steps H after which the discounted rewards left, at most gamma^H max|r| / (1 - gamma), are <= tolerance."""
-    largest = float(np.max(np.abs(mdp.rewards)))
-    if largest == 0.0 or mdp.gamma == 0.0:
-        return 1
-    left = tolerance * (1.0 - mdp.gamma) / largest
-    return max(1, math.ceil(math.log(left) / math.log(mdp.gamma))) if left < 1.0 else 1
-
-
-def sampled_values(
-    mdp: mdp_lib.TabularMDP, policies: np.ndarray, num_episodes: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Monte Carlo state values (K, S): the mean discounted return of ``num_episodes`` episodes from each state.
-
-    All K policies x S start states x B episodes advance together, ``monte_carlo_horizon`` steps; actions
-    a1 with probability ``x[k, s]``, next states drawn from ``P[s, a]``.
-    """
-    x = np.asarray(policies, dtype=float)  # (K, S)
-    num_policies, num_states = x.shape
-    state = np.broadcast_to(np.repeat(np.arange(num_states), num_episodes), (num_policies, num_states * num_episodes))
-    state = state.copy()  # (K, S * B)
-    rows = np.arange(num_policies)[:, None]
-    cumulative = np.cumsum(mdp.transitions, axis=2)  # (S, A, S)
-    returns = np.zeros(state.shape)
-    discount = 1.0
-    for _ in range(monte_carlo_horizon(mdp)):
-        action = (rng.random(state.shape) >= x[rows, state]).astype(int)  # 0 is a1
-        returns += discount * mdp.rewards[state, action]
-        u = rng.random(state.shape)[..., None]
-        state = np.minimum((u >= cumulative[state, action]).sum(-1), num_states - 1)
-        discount *= mdp.gamma
-    return returns.reshape(num_policies, num_states, num_episodes).mean(axis=2)
 
 
 def check_values(
@@ -385,3 +357,36 @@ def rounds_to_dict(rounds: PolytopeRounds) -> dict[str, Any]:
         return value.tolist() if isinstance(value, np.ndarray) else value
 
     return plain(rounds)
+
+
+def rounds_from_dict(values: dict[str, Any]) -> PolytopeRounds:
+    """The inverse of ``rounds_to_dict``: a run's rounds.json as ``PolytopeRounds`` (KeyError or ValueError if
+    it is not one)."""
+
+    def checks(d: dict[str, Any]) -> Checks:
+        pairs = {name: np.asarray(d[name], dtype=float).reshape(-1, 2) for name in ("policies", "values")}
+        return Checks(**pairs, J=np.asarray(d["J"], dtype=float), exact_J=np.asarray(d["exact_J"], dtype=float))
+
+    def one(d: dict[str, Any]) -> ActiveRound:
+        ascent = d["ascent"]
+        return ActiveRound(
+            index=int(d["index"]),
+            perturbed=checks(d["perturbed"]),
+            field=np.asarray(d["field"], dtype=float),
+            ascent=AscentPath(
+                *(np.asarray(ascent[name], dtype=float) for name in ("policies", "values", "exact_J", "predicted_J"))
+            ),
+            checked_steps=np.asarray(d["checked_steps"], dtype=int),
+            checked=checks(d["checked"]),
+            checks_spent=int(d["checks_spent"]),
+        )
+
+    return PolytopeRounds(
+        rounds=tuple(one(d) for d in values["rounds"]),
+        grid=np.asarray(values["grid"], dtype=float),
+        optimal_policy=np.asarray(values["optimal_policy"], dtype=float),
+        optimal_J=float(values["optimal_J"]),
+        check_episodes=int(values["check_episodes"]),
+        fine_tune_loss=np.asarray(values["fine_tune_loss"], dtype=float),
+        seconds=float(values["seconds"]),
+    )
