@@ -13,6 +13,14 @@ asked for) and to the task after that frame (``task``, roughly after the paint);
 
 ``measure_redraw`` works for any range input whose listener records its times in ``window.pvnRedrawTimes[name]``
 (``{promise: [...], frame: [...], task: [...]}``, as scripts/bench/redraw_slider.js does).
+
+``--keys`` measures the polytope page's discount key instead: the app served as ``make run`` serves it, the
+page opened fresh in each repetition, ``--presses`` presses of an arrow key on the discount's input, each after the
+last one's redraw, timed by the page from the key press to the animation frame after the redraw
+(``browserbench.instrument.keyboard``: the frame after the figures change has been painted). With ``--baseline
+DIR`` a second checkout (``git worktree add DIR REV``) is measured the same way, alternating with this one in
+every repetition, so both see the same machine load. It prints the median and p95 of all presses, and each
+repetition's median and p95.
 """
 
 from __future__ import annotations
@@ -80,10 +88,69 @@ def run(events: int) -> dict[str, dict[str, list[float]]]:
     return results
 
 
+def discount_keys(browser, url: str, presses: int) -> list[float]:
+    """Input-to-redraw times (ms) of ``presses`` discount key presses on a fresh polytope page of ``url``; the page
+    closes once the PVN retrained after them is drawn (its work is not left to the next measurement)."""
+    from browserbench.instrument import ROOT as INSTRUMENT
+    from browserbench.instrument import keyboard
+
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(f"{url}/polytope")
+        page.wait_for_selector(IDLE, timeout=180_000)
+        page.wait_for_selector(f"{INSTRUMENT}[data-drawn]", timeout=180_000)
+        page.wait_for_timeout(1500)
+        times, _ = keyboard(page, "gamma", presses)
+        page.wait_for_function(f"document.querySelector('{INSTRUMENT}').dataset.stale === 'false'", timeout=120_000)
+        page.wait_for_selector(IDLE, timeout=180_000)
+        return times
+    finally:
+        page.close()
+
+
+def run_keys(roots: dict[str, Path], presses: int, repeats: int) -> dict[str, list[list[float]]]:
+    """Each root's key times, one list per repetition, the roots alternating within each repetition."""
+    from playwright.sync_api import sync_playwright
+
+    servers = {name: start_server(root) for name, root in roots.items()}
+    times: dict[str, list[list[float]]] = {name: [] for name in roots}
+    try:
+        with sync_playwright() as p:
+            browser = launch(p)
+            for _ in range(repeats):
+                for name, (_, url) in servers.items():
+                    times[name].append(discount_keys(browser, url, presses))
+            browser.close()
+    finally:
+        for proc, _ in servers.values():
+            stop_server(proc)
+    return times
+
+
+def print_keys(roots: dict[str, Path], times: dict[str, list[list[float]]], presses: int) -> None:
+    print(f"Polytope page, discount key (γ, arrow key on its input): key press to the frame after the redraw, "
+          f"{presses} presses x {len(next(iter(times.values())))} page opens, Chromium 1280x720 (ms)")  # fmt: skip
+    for name, runs in times.items():
+        pooled = [t for run in runs for t in run]
+        median, p95 = summary(pooled)
+        each = ", ".join("{:.1f}/{:.1f}".format(*summary(run)) for run in runs if run)
+        print(f"  {name:<8} {roots[name]}: median {median:6.1f}, p95 {p95:6.1f} over {len(pooled)} presses "
+              f"(goal 50 / 100); each open's median/p95: {each}")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m pvnviz.bench redraw", description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=positive_int, default=20, help="measured input events per figure")
+    parser.add_argument("--keys", action="store_true", help="the polytope page's discount key instead (see above)")
+    parser.add_argument("--presses", type=positive_int, default=12, help="--keys: key presses per page open")
+    parser.add_argument("--repeats", type=positive_int, default=5, help="--keys: page opens per checkout")
+    parser.add_argument("--root", default=str(ROOT), help="--keys: the checkout to serve (default: this one)")
+    parser.add_argument("--baseline", default="", help="--keys: a second checkout measured alternately")
     args = parser.parse_args(argv)
+    if args.keys:
+        roots = {"now": Path(args.root)} | ({"baseline": Path(args.baseline)} if args.baseline else {})
+        print_keys(roots, run_keys(roots, args.presses, args.repeats), args.presses)
+        return 0
     results = run(args.events)
     print(f"Redraw after an input event, Chromium 1280x720, {args.events} events each (ms: median / p95)")
     for name, label in CASES.items():
