@@ -76,11 +76,10 @@ def show(
     on_state: Callable[[], None],
     stop: Callable[[], None],
     on_stop: Callable[[], None],
-    run: dict[str, Any] | None = None,
-    on_run: Callable[[], None] | None = None,
+    run: dict[str, Any],
+    on_run: Callable[[], None],
 ) -> None:
-    """Draw ``job``'s progress panel under ``key``, with its Stop button; with ``run``, the Run button too (and no
-    progress while ``job`` is None).
+    """Draw the Run button and, for ``job`` (None: no job), its progress panel with its Stop button, under ``key``.
 
     ``on_state`` runs when the browser reports a new job state. ``stop`` is what this session's Stop does (it
     stops waiting on the job): the browser's click runs it in the server's Stop route, with a token only this
@@ -103,7 +102,7 @@ def show(
         data=data,
         on_state_change=on_state,
         on_stop_change=on_stop,
-        on_run_change=on_run or (lambda: None),
+        on_run_change=on_run,
         width="stretch",
         height="content",
     )

@@ -279,28 +279,6 @@ def _on_job_state(env_name: str, config: ExperimentConfig | None, seed: int) -> 
         st.rerun(scope=[panel_key(env_name), results_key(env_name)])
 
 
-def _show(
-    env_name: str,
-    settings: tuple[ExperimentConfig | None, int],
-    job: JobView | None,
-    key: str,
-    run: dict[str, Any] | None = None,
-    on_run: Any = None,
-) -> None:
-    """The browser component that follows ``job`` (with its Stop), and with ``run`` draws the Run button too."""
-    session = server_queue.session_id()
-    stop = None if job is None else functools.partial(server_queue.job_queue().detach, job.id, session)
-    show_progress(
-        job,
-        key,
-        on_state=functools.partial(_on_job_state, env_name, *settings),
-        stop=stop or (lambda: None),  # no script run needed
-        on_stop=functools.partial(_on_stop, env_name, *settings),
-        run=run,
-        on_run=on_run,
-    )
-
-
 def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None:
     """Run and Stop, with the queue's place or the progress and live losses of this session's job.
 
@@ -341,8 +319,15 @@ def job_panel(env_name: str, config: ExperimentConfig | None, seed: int) -> None
         )  # fmt: skip
         store.current().allow_run((session, env_name), token, start)
         run["startUrl"] = f"{routes.url('run')}?token={token}"
-    on_run = functools.partial(_start, env_name, config, seed)
-    _show(env_name, (config, seed), job if active else None, state_key(env_name, "progress"), run, on_run)
+    show_progress(
+        job if active else None,
+        state_key(env_name, "progress"),
+        on_state=functools.partial(_on_job_state, env_name, config, seed),
+        stop=functools.partial(server_queue.job_queue().detach, job.id, session) if active else lambda: None,
+        on_stop=functools.partial(_on_stop, env_name, config, seed),
+        run=run,
+        on_run=functools.partial(_start, env_name, config, seed),  # a Run the route refused: asked by a rerun
+    )
     if active:
         return
     ended = st.session_state.get(state_key(env_name, "ended"))
