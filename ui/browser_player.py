@@ -106,10 +106,7 @@ def _frames(
         return built, anim, json.dumps(anim, separators=(",", ":")), name
 
     built, anim, text, name = made.get(make)
-    kept = store.current()
-    if kept is None:
-        raise RuntimeError("players need the app's server (ui.server.app): `make run`")
-    kept.put_animation(name, text.encode)  # again if it was pushed out meanwhile
+    store.current().put_animation(name, text.encode)  # again if it was pushed out meanwhile
     return {"id": built, "url": routes.url(f"anim/{name}")}, anim
 
 
