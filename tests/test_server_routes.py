@@ -261,3 +261,21 @@ def test_plotly_js_is_the_wheel_s_own_file_cached_under_its_version(served):
     assert routes.PLOTLY_JS.parent.name == "package_data"  # read where pip put it: a read-only install works
     stale = client.get(routes.url("plotly.min.js") + "?v=000000000000")
     assert stale.status_code == 200 and stale.headers["cache-control"] == "no-cache"
+
+
+def test_every_way_of_serving_serves_asgi_py_s_app():
+    """``make run`` and ``make dev`` start the same server (``ui.serve``: ``streamlit run asgi.py``), ``make dev``
+    rerunning on save; the browser tests and benchmarks start it the same way; asgi.py's ``st.App`` has the routes,
+    the request guard first, and the lifespan that starts the store."""
+    import asgi
+    from browserbench import browser
+    from ui.server import app, guard
+
+    makefile = (app.ROOT / "Makefile").read_text()
+    run, dev = (makefile.split(f"\n{target}:", 1)[1].split("\n\n", 1)[0] for target in ("run", "dev"))
+    assert "-m ui.serve" in run and "-m ui.serve" in dev and "--server.runOnSave true" in dev
+    assert '"-m", "ui.serve"' in (app.ROOT / "browserbench" / "browser.py").read_text()
+    assert browser.start_server.__kwdefaults__["script"] == "app.py"
+    assert [r.path for r in asgi.app._user_routes] == [r.path for r in routes.routes()]
+    assert [m.cls for m in asgi.app._user_middleware] == [guard.RequestGuard, app.EarlyPlotly]
+    assert asgi.app._user_lifespan is app.lifespan
