@@ -338,7 +338,8 @@ def _run(args: argparse.Namespace, where: _Where) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        preset = None if len(experiment.presets) == 1 else args.preset
+        paper_polytope = args.experiment == "polytope" and args.preset == "paper"  # Section 6.1 as the paper runs it
+        preset = None if len(experiment.presets) == 1 or paper_polytope else args.preset
         print("\n".join(headline.headline(args.experiment, preset, args.seed, summary, args.out)))
     hint = collect_run.open_hint(args.experiment, args.out)
     if hint:  # beside the progress bars: stdout holds the result only
