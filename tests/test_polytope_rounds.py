@@ -228,6 +228,10 @@ def test_the_cli_writes_the_rounds_into_the_run(tmp_path, capsys):
     every_J = [j for r in saved["rounds"] for part in ("perturbed", "checked") for j in r[part]["J"]]
     assert info.summary["beyond_best_checked_J"] == max(every_J)
     assert main(["manifest", str(out)]) == 0
+    (out / "manifest.json").unlink()  # an older run's folder, whose rounds.json does not open
+    (out / rounds_lib.ROUNDS_FILE).write_text('{"rounds": [{"index": 0}]}')
+    assert main(["manifest", str(out)]) == 2
+    assert not (out / "manifest.json").exists()
 
 
 @pytest.mark.parametrize(

@@ -381,13 +381,16 @@ def _manifest(folder: str) -> int:
 def _open_run(path: Path) -> str:
     """Open a run as the app does, every array and network; its experiment's name. RunError if it does not open."""
     info = read_run(path)
-    if info.experiment == "polytope":  # config.json and summary.json are the whole run
-        from pvnviz.polytope.rounds import config_from_dict
+    if info.experiment == "polytope":  # config.json and summary.json, and a beyond run's rounds.json
+        from pvnviz.polytope.rounds import ROUNDS_FILE, config_from_dict, rounds_from_dict
+        from pvnviz.runs.safe_files import read_json
 
         try:
             config_from_dict(info.config)
         except ConfigError as err:
             raise RunError(f"config.json holds settings that do not check out: {err}") from None
+        if (path / ROUNDS_FILE).exists():
+            rounds_from_dict(read_json(path / ROUNDS_FILE, ROUNDS_FILE))
     else:
         from pvnviz.runs.files import load_result
 
