@@ -94,6 +94,19 @@ def test_the_sampled_check_converges_to_the_exact_values():
     assert errors[1] < errors[0] / 5
 
 
+def test_the_sampled_check_runs_large_batches_block_by_block(monkeypatch):
+    """Policies past the block size run in several blocks: every policy still gets its own exact mean."""
+    from pvnviz.polytope import monte_carlo
+
+    monkeypatch.setattr(monte_carlo, "BLOCK_EPISODES", 64)
+    mdp = PolytopeConfig().mdp()
+    x = np.random.default_rng(6).uniform(size=(5, 2))
+    measured = sampled_values(mdp, x, 5000, np.random.default_rng(7))
+    exact = mdp_lib.values(mdp, mdp_lib.policy_matrix(x))
+    assert measured.shape == (5, 2) and np.max(np.abs(measured - exact)) <= 4 * 1.0 / np.sqrt(5000)
+    assert sampled_values(mdp, x[:0], 10, np.random.default_rng(7)).shape == (0, 2)
+
+
 def test_the_checks_spent_follow_the_budget_rule():
     """Round 0 checks its iterates; every later round 2 * round_perturbations more; rounds go on while the next
     keeps the total within max_checks, and stop when it would not."""

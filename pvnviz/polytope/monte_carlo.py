@@ -27,15 +27,27 @@ def monte_carlo_horizon(mdp: mdp_lib.TabularMDP, tolerance: float = TRUNCATION_T
     return max(1, math.ceil(math.log(left) / math.log(mdp.gamma))) if left < 1.0 else 1
 
 
+BLOCK_EPISODES = 2**20
+"""Episodes advanced together at most: larger batches of policies run block by block, in order."""
+
+
 def sampled_values(
     mdp: mdp_lib.TabularMDP, policies: np.ndarray, num_episodes: int, rng: np.random.Generator
 ) -> np.ndarray:
     """Monte Carlo state values (K, S): the mean discounted return of ``num_episodes`` episodes from each state.
 
-    All K policies x S start states x B episodes advance together, ``monte_carlo_horizon`` steps; actions
-    a1 with probability ``x[k, s]``, next states drawn from ``P[s, a]``.
+    K policies x S start states x B episodes advance together (in blocks of policies of at most
+    ``BLOCK_EPISODES`` episodes, one after the other from the same ``rng``), ``monte_carlo_horizon`` steps;
+    actions a1 with probability ``x[k, s]``, next states drawn from ``P[s, a]``.
     """
     x = np.asarray(policies, dtype=float)  # (K, S)
+    per_policy = x.shape[1] * num_episodes
+    block = max(1, BLOCK_EPISODES // per_policy)
+    parts = [_block_values(mdp, x[i : i + block], num_episodes, rng) for i in range(0, len(x), block)]
+    return np.concatenate(parts) if parts else np.empty(x.shape)
+
+
+def _block_values(mdp: mdp_lib.TabularMDP, x: np.ndarray, num_episodes: int, rng: np.random.Generator) -> np.ndarray:
     num_policies, num_states = x.shape
     state = np.broadcast_to(np.repeat(np.arange(num_states), num_episodes), (num_policies, num_states * num_episodes))
     state = state.copy()  # (K, S * B)

@@ -77,7 +77,7 @@ STREAMS = {"fine_tune": 1, "check": 2, "explore": 3}
 class PolytopeRoundsConfig(PolytopeConfig):
     """The polytope experiment with active rounds after the zero-shot ascent; the paper's settings otherwise."""
 
-    NAMES: ClassVar[tuple[str, ...]] = tuple(ROUNDS_LIMITS)
+    NAMES: ClassVar[tuple[str, ...]] = (*ROUNDS_LIMITS, "perturbation_std")  # the settings it adds
 
     max_checks: int = param(20, "Checks the rounds may spend beyond the training policies, at most.")
     check_every: int = param(
