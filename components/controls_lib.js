@@ -1,5 +1,5 @@
 // Shared prelude of the components that carry their own controls (the player and the polytope instrument):
-// inline SVG icons (no symbol font needed: Debian's Chromium drew ⏮ ⏭ as empty boxes) on 44 px hit targets,
+// inline SVG icons (no symbol font needed: Debian's Chromium has no glyph for ⏮ ⏭) on 44 px hit targets,
 // and the decoding of plotly's typed-array specs. ui/components.py puts this text in front of those modules.
 
 const PVN_ICONS = {

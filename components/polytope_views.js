@@ -3,7 +3,7 @@
 // the learned field and the learned ascent; tests/test_browser_polytope_js.py checks it against learned_view),
 // everything the four figures show for one set of controls (with mdp.js's exact math), and the figures, built
 // from the server's templates (pvnviz.figures) with every trace that has a role (`meta`) recomputed.
-// Concatenated after plotly_lib.js, controls_lib.js and mdp.js (ui/components.py's js_module).
+// Concatenated after mdp.js, before polytope.js (ui/polytope_instrument.py's MODULES).
 
 const STALE = "PVN retraining…";
 const MDP_KEYS = ["gamma", "d0", "r00", "r01", "r10", "r11", "p00", "p01", "p10", "p11"];
