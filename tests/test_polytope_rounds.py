@@ -316,7 +316,29 @@ def test_the_exact_rounds_on_seeds_0_23_are_what_the_table_says():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("row", [r for r in claimed_rows() if not (r[0] == 0 and r[1] == range(24))])
+@pytest.mark.parametrize(
+    "row",
+    [r for r in claimed_rows() if not (r[0] == 0 and r[1] == range(24))],
+    ids=lambda r: f"episodes{r[0]}-seeds{r[1].start}-{r[1].stop - 1}",
+)
 def test_every_other_row_of_the_table_is_what_the_seeds_give(row):
     episodes, seeds, counts = row
     assert derived(episodes, seeds) == counts
+
+
+VARIANTS = [  # (the section's words, the settings, the seeds, near-optimal count)
+    ("(no perturbations, 20 rounds of 1 check) 20 of 24", {"round_perturbations": 0}, range(24), 20),
+    ("perturbations of std 0.1, 22 of 24", {"perturbation_std": 0.1}, range(24), 22),
+    ("(and 96 of seeds 100-199)", {"perturbation_std": 0.1}, range(100, 200), 96),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("words, changes, seeds, near", VARIANTS, ids=["bare-0-23", "std0.1-0-23", "std0.1-100-199"])
+def test_the_variants_the_section_names_are_what_the_seeds_give(words, changes, seeds, near):
+    section = re.search(rf"^## {SECTION}\n(.*?)(?=^## |\Z)", RESULTS, re.M | re.S).group(1)
+    assert words in " ".join(section.split())
+    config = PolytopeRoundsConfig(**changes)
+    if changes.get("round_perturbations") == 0:
+        assert config.num_rounds() == 20 and config.checks_of_round(1) == 1
+    assert len(beyond_survey(config, seeds).near_optimal) == near
