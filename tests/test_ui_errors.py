@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from streamlit.errors import FragmentHandledException
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from conftest import figures, open_page
 from ui.errors import boundary
@@ -50,9 +49,26 @@ def test_a_raising_fragment_shows_an_error_id_and_the_rest_of_the_page(monkeypat
 
 
 def test_streamlit_control_flow_passes_through_the_boundary():
-    for control in (StopException(), FragmentHandledException(RuntimeError("shown already"))):
-        with pytest.raises(type(control)), boundary():
-            raise control
+    with pytest.raises(FragmentHandledException), boundary():
+        raise FragmentHandledException(RuntimeError("shown already"))
+
+
+def _stops_inside_the_boundary():
+    import streamlit as st
+
+    from ui.errors import boundary
+
+    with boundary():
+        st.stop()
+    st.write("after the stop")
+
+
+def test_st_stop_inside_the_boundary_stops_the_script_with_no_error():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_stops_inside_the_boundary).run()
+    assert not at.exception and not at.error
+    assert "after the stop" not in [m.value for m in at.markdown]
 
 
 def test_streamlit_shows_no_error_details_in_the_browser():

@@ -17,12 +17,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PROBE = """
 import sys
-from streamlit.web import cli
+from ui.server import streamlit_internals
 seen = {}
-def fake_main():
-    seen["argv"] = list(sys.argv)
+def fake_run_cli(argv):
+    seen["argv"] = ["streamlit", *argv]
     seen["warm"] = [name for name in serve.WARM if name in sys.modules]
-cli.main = fake_main
+streamlit_internals.run_cli = fake_run_cli
 from ui import serve
 assert "torch" not in sys.modules, "imported before main() ran"
 serve.main(["--server.port", "8999"])
