@@ -1,0 +1,117 @@
+"""The active rounds' animation (pvnviz.figures.polytope_rounds): its frames, the checks each shows, the zero-shot
+ascent fixed in every frame, and the animation the player gets equal to the frames drawn one by one."""
+
+import numpy as np
+import pytest
+
+from conftest import frame_figures
+from pvnviz.figures.polytope_rounds import (
+    FRAMES_PER_ROUND,
+    checks_at,
+    frame_at,
+    frame_labels,
+    num_frames,
+    rounds_animation,
+    rounds_frame,
+)
+from pvnviz.figures.roles import trace_index
+from pvnviz.polytope.experiment import exact_view, train_polytope_pvn
+from pvnviz.polytope.rounds import PolytopeRoundsConfig, active_rounds
+
+SEED = 3
+
+
+@pytest.fixture(scope="module")
+def made():
+    config = PolytopeRoundsConfig()
+    rounds = active_rounds(config, train_polytope_pvn(config, SEED), SEED)
+    return config, rounds, exact_view(config, SEED), rounds_animation(rounds, exact_view(config, SEED), 20, SEED)
+
+
+def shown(anim: dict, t: int) -> dict:
+    return frame_figures({"animation": anim, "frame": t})["rounds"]
+
+
+def points(fig: dict, role: str) -> np.ndarray:
+    trace = fig["data"][trace_index(fig, role)]
+    return np.stack([np.asarray(trace["x"], dtype=float), np.asarray(trace["y"], dtype=float)], axis=-1)
+
+
+def test_one_frame_a_tenth_of_a_round_and_the_last_frame_of_each_round_its_whole_ascent(made):
+    config, rounds, _, anim = made
+    assert num_frames(rounds) == len(rounds.rounds) * FRAMES_PER_ROUND == len(anim["frames"]) == 70
+    assert len(anim["labels"]) == 70
+    for r in range(len(rounds.rounds)):
+        assert frame_at(rounds, r * FRAMES_PER_ROUND + FRAMES_PER_ROUND - 1) == (r, config.ascent_steps)
+    assert frame_at(rounds, 0) == (0, config.ascent_steps // FRAMES_PER_ROUND)
+
+
+def test_the_checks_of_a_rounds_last_frame_are_exactly_the_checks_made_up_to_that_round(made):
+    _, rounds, _, anim = made
+    made_so_far = rounds.all_checks()
+    for r, one in enumerate(rounds.rounds):
+        fig = shown(anim, r * FRAMES_PER_ROUND + FRAMES_PER_ROUND - 1)
+        n = one.checks_spent
+        assert points(fig, "checks:1") == pytest.approx(made_so_far.policies[:n], abs=1e-4)
+        assert points(fig, "checks:2") == pytest.approx(made_so_far.values[:n], abs=1e-4)
+        best = int(np.argmax(made_so_far.J[:n]))
+        assert points(fig, "best:1") == pytest.approx(made_so_far.policies[[best]], abs=1e-4)
+        assert f"checks: {n} of 20" in anim["labels"][r * FRAMES_PER_ROUND + FRAMES_PER_ROUND - 1]
+        count = next(a for a in fig["layout"]["annotations"] if a.get("name") == "count")
+        assert f"checks: {n} of 20" in count["text"]
+    assert rounds.rounds[-1].checks_spent == 19  # docs/results.md: 19 checks on every seed
+
+
+def test_a_rounds_perturbations_appear_before_its_ascent_and_an_iterate_once_reached(made):
+    _, rounds, _, _ = made
+    r = 2
+    before = rounds.rounds[r - 1].checks_spent
+    assert len(checks_at(rounds, r, 0).J) == before + len(rounds.rounds[r].perturbed.J)
+    assert len(checks_at(rounds, r, 100).J) == rounds.rounds[r].checks_spent
+
+
+def test_the_zero_shot_ascent_is_the_same_in_every_frame_and_only_this_rounds_field_shows(made):
+    _, rounds, _, anim = made
+    zero = rounds.rounds[0].ascent
+    for t in range(num_frames(rounds)):
+        fig = shown(anim, t)
+        assert points(fig, "zero-shot:1") == pytest.approx(zero.policies, abs=1e-4)
+        assert points(fig, "zero-shot:2") == pytest.approx(zero.values, abs=1e-4)
+        r, step = frame_at(rounds, t)
+        assert len(points(fig, "current:1")) == step + 1
+        visible = [q for q in range(len(rounds.rounds)) if fig["data"][trace_index(fig, f"field:{q}")]["visible"]]
+        assert visible == [r]
+
+
+def test_the_fields_change_from_round_to_round(made):
+    _, rounds, _, anim = made
+    fig = shown(anim, 0)
+    first, last = (np.asarray(fig["data"][trace_index(fig, f"field:{q}")]["x"], dtype=float) for q in (0, 6))
+    assert not np.allclose(np.nan_to_num(first), np.nan_to_num(last))
+
+
+@pytest.mark.parametrize("t", [0, 13, 39, 69])
+def test_the_animation_draws_what_each_frame_drawn_whole_draws(made, t):
+    _, rounds, exact, anim = made
+    from pvnviz.figures.frames import plain_json
+
+    whole = plain_json(rounds_frame(rounds, exact, 20, t, SEED))
+    played = shown(anim, t)
+    assert played["layout"]["title"]["text"] == whole["layout"]["title"]["text"]
+    assert len(played["data"]) == len(whole["data"])
+    for a, b in zip(played["data"], whole["data"]):
+        for key in ("x", "y", "visible", "customdata"):
+            assert a.get(key, True) == b.get(key, True) or np.allclose(
+                np.asarray(a.get(key), dtype=float), np.asarray(b.get(key), dtype=float), equal_nan=True
+            ), (a.get("meta"), key)
+    assert frame_labels(rounds, 20)[t] == anim["labels"][t]
+
+
+def test_every_axis_has_a_title_and_the_traces_a_legend(made):
+    _, rounds, exact, _ = made
+    fig = rounds_frame(rounds, exact, 20, num_frames(rounds) - 1, SEED).to_plotly_json()
+    for key, axis in fig["layout"].items():
+        if key.startswith(("xaxis", "yaxis")):
+            assert axis.get("title", {}).get("text"), key
+    names = {t.get("name") for t in fig["data"] if t.get("showlegend", True) is not False}
+    assert any("zero-shot" in n for n in names) and any("checked" in n for n in names)
