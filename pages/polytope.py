@@ -13,9 +13,11 @@ from pvnviz.core.config_fields import ConfigError, help_text
 from pvnviz.figures import gif, polytope_training
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.experiment import PolytopeConfig, exact_view, learned_view, training_key
+from pvnviz.polytope.rounds import PolytopeRoundsConfig
 from pvnviz.polytope.survey import PAPER_SURVEY
 from ui import explain, gif_download, polytope_runs, require_navigation, urlcheck
 from ui import polytope_instrument as instrument
+from ui import polytope_rounds as rounds_view
 from ui.components import chart
 from ui.navigation import widget_default
 from ui.server import queue as jobs
@@ -174,6 +176,35 @@ gif_download(
     lambda: gif.ascent_gif(ascent_exact, learned_view(config, trained)),
     "polytope-ascent.gif",
 )
+
+st.subheader("Beyond the paper: active rounds")
+c1, c2 = st.columns([1, 2])
+beyond = c1.toggle(
+    "Active rounds (beyond)",
+    value=False,
+    key="beyond",
+    help="Algorithm 3's checks fed back into the PVN, round by round (`pvnviz run polytope --preset beyond`).",
+    bind="query-params",
+)
+check_kind = c2.selectbox(
+    "Checks",
+    list(rounds_view.CHECKS),
+    key="beyond_checks",
+    help="How a check measures a policy's J: exact (the closed form, which Monte Carlo converges to here), or "
+    "the mean discounted return of that many episodes from each state.",
+    bind="query-params",
+    disabled=not beyond,
+)
+if beyond:
+    try:
+        rounds_config = PolytopeRoundsConfig(
+            **{f.name: getattr(config, f.name) for f in dataclasses.fields(PolytopeConfig)},
+            check_episodes=rounds_view.CHECKS[check_kind],
+        )
+    except ConfigError as err:
+        st.warning(f"No active rounds with these settings: {err}")
+    else:
+        rounds_view.show(rounds_config, seed, trained, ascent_exact, check_kind)
 loss_fig, predictions_fig = training_figs(key, seed, exact, trained, paper_learned)
 c1, c2 = st.columns(2)
 chart(loss_fig, "pvn-loss", c1)

@@ -34,6 +34,8 @@ TASKS: dict[str, str] = {
     # the app's Run: the same, then each start's replay before and after its ascent -> LiveRun(result, replays)
     "live_experiment": "pvnviz.runs.live:run_live",
     "polytope_pvn": "pvnviz.polytope.experiment:train_polytope_pvn",  # (config, seed) -> TrainedPolytopePVN
+    # (config: PolytopeRoundsConfig, trained, seed) -> PolytopeRounds: the polytope's active rounds (Algorithm 3)
+    "polytope_rounds": "pvnviz.polytope.rounds:active_rounds",
     # (env, arch, pairs, horizon, seed, factory) -> {(mode, start): Replay}
     "replays": "pvnviz.envs.registry:replay_pairs",
 }
