@@ -7,17 +7,20 @@ scale over every round, so a field that grows or turns shows it), and the exact 
 corners and optimum) with the ascent at its exact values and the checks at their measured values. In every frame:
 
 - the zero-shot ascent of the same seed (round 0's path, whole, dashed grey) stays as it is;
-- the earlier rounds' ascents, faint; this round's, solid, up to the frame's step;
-- the checks made so far (``checks_at``): a round's perturbations from its first frame, an iterate's check from
-  the frame that reaches its step; the best measured so far (Algorithm 3's choice) ringed;
-- the title counts the checks against the budget ("checks: 7 of 20").
+- this round's ascent, solid, up to the frame's step, and the checks made so far (``checks_at``: a round's
+  perturbations from its first frame, an iterate's check from the frame that reaches its step), the best
+  measured so far (Algorithm 3's choice) ringed: one trace a panel, so that a frame moves three traces (the
+  player redraws each changed trace in every frame while it plays: few traces keep it at 30 frames a second);
+- the title counts the checks against the budget ("checks: 7 of 20"), as the player's caption does.
 
-Traces carry roles (``meta``, ``pvnviz.figures.roles``): ``field:{r}``, ``done:{r}:{col}``, ``current:{col}``,
-``zero-shot:{col}``, ``checks:{col}``, ``best:{col}`` (col 1: the policy square, 2: the polytope). Pure: no
-Streamlit, no computation beyond drawing.
+Traces carry roles (``meta``, ``pvnviz.figures.roles``): ``current:{col}``, ``checks:{col}`` and
+``zero-shot:{col}`` (col 1: the policy square, 2: the polytope); the field is the layout's one shape, an SVG path.
+Pure: no Streamlit, no computation beyond drawing.
 """
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import plotly.graph_objects as go
@@ -31,6 +34,9 @@ from pvnviz.polytope.experiment import ExactView
 from pvnviz.polytope.rounds import Checks, PolytopeRounds
 
 FRAMES_PER_ROUND = 10  # a round's ascent grows over this many frames: 1/10 of its steps each
+_CHECK = dict(size=10, color=theme.EXACT, line=dict(color="white", width=1.5))  # a check's marker
+_BEST = dict(size=15, color=theme.EXACT, line=dict(color=theme.HIGHLIGHT, width=3))  # the best check's, ringed
+FIELD_EVERY = 2  # arrows at every other grid point: 10 x 10 on the page's grid, few enough to redraw each frame
 DIGITS = 4  # decimals of the coordinates sent (a ten-thousandth of the unit square: far below a pixel)
 HEIGHT = 480
 
@@ -58,11 +64,11 @@ def checks_at(rounds: PolytopeRounds, r: int, step: int) -> Checks:
 
 
 def frame_labels(rounds: PolytopeRounds, budget: int) -> list[str]:
-    """Each frame's name in the player: "round 3 of 7, step 40 · checks: 7 of 20"."""
+    """Each frame's name in the player, after its caption's "round": "3 of 7, step 40 · checks: 7 of 20"."""
     out = []
     for k in range(num_frames(rounds)):
         r, t = frame_at(rounds, k)
-        out.append(f"round {r + 1} of {len(rounds.rounds)}, step {t} · {_count(rounds, r, t, budget)}")
+        out.append(f"{r + 1} of {len(rounds.rounds)}, step {t} · {_count(rounds, r, t, budget)}")
     return out
 
 
@@ -75,14 +81,31 @@ def _xy(points: np.ndarray) -> dict:
 
 
 def _quiver(rounds: PolytopeRounds, field: np.ndarray, scale: float) -> dict:
-    qx, qy = quiver_segments(rounds.grid, field, scale)
+    """The field's arrows at every ``FIELD_EVERY``-th grid point on each axis, as one SVG path shape on the
+    policy square: the player relays out a shape only when it changes (once a round), where a trace would be
+    redrawn in every frame."""
+    qx, qy = quiver_segments(rounds.grid[::FIELD_EVERY], field[::FIELD_EVERY, ::FIELD_EVERY], scale)
+    path, pen = [], "M"
+    for x, y in zip(qx, qy):
+        if x is None or y is None or not (np.isfinite(x) and np.isfinite(y)):  # a break between two arrows
+            pen = "M"
+            continue
+        path.append(f"{pen}{float(x):.{DIGITS}f},{float(y):.{DIGITS}f}")
+        pen = "L"
     return dict(
-        x=[None if v is None else round(float(v), DIGITS) for v in qx],
-        y=[None if v is None else round(float(v), DIGITS) for v in qy],
+        type="path",
+        path="".join(path),
+        xref="x",
+        yref="y",
+        line=dict(color=theme.LEARNED, width=1),
+        opacity=0.5,
+        layer="below",
+        name="field",
     )
 
 
-def _title(rounds: PolytopeRounds, r: int, step: int, checks: Checks, budget: int, seed: int | None) -> str:
+def _title(rounds: PolytopeRounds, r: int, step: int, budget: int, seed: int | None) -> str:
+    checks = checks_at(rounds, r, step)
     best_J = f"best checked J = {float(np.max(checks.J)):.3f}" if len(checks.J) else "no check yet"
     who = "" if seed is None else f", seed {seed}"
     return (
@@ -105,28 +128,9 @@ def rounds_frame(
         subplot_titles=("Policy square: the PVN's gradient field", "Value polytope (exact)"),
     )
     polytope_outline(fig, exact, row=1, col=2, cloud=False)
-    scale = arrow_scale(rounds.grid, *(q.field for q in rounds.rounds))
-    for q in rounds.rounds:  # one field per round, the round's shown
-        fig.add_trace(
-            go.Scatter(
-                **_quiver(rounds, q.field, scale),
-                mode="lines",
-                line=dict(color=theme.LEARNED, width=1),
-                opacity=0.45,
-                name="learned gradient field (this round's PVN)",
-                legendgroup="field",
-                visible=q.index == r,
-                meta=f"field:{q.index}",
-                hoverinfo="skip",
-            ),
-            row=1,
-            col=1,
-        )
+    data = _frame_data(rounds, r, step, _scale(rounds))
+    fig.add_shape(**data["field"])
     zero = rounds.rounds[0].ascent
-    checks = checks_at(rounds, r, step)
-    best = checks.policies[[int(np.argmax(checks.J))]] if len(checks.J) else np.empty((0, 2))
-    best_values = checks.values[[int(np.argmax(checks.J))]] if len(checks.J) else np.empty((0, 2))
-    current = rounds.rounds[r].ascent
     for col in (1, 2):
         pick = (lambda path: path.policies) if col == 1 else (lambda path: path.values)
         fig.add_trace(
@@ -143,68 +147,37 @@ def rounds_frame(
             row=1,
             col=col,
         )
-        for q in rounds.rounds:  # earlier rounds' whole ascents, faint
-            fig.add_trace(
-                go.Scatter(
-                    **_xy(pick(q.ascent)),
-                    mode="lines",
-                    line=dict(color=theme.LEARNED, width=1.5),
-                    opacity=0.35,
-                    name="earlier rounds' ascents",
-                    legendgroup="done",
-                    showlegend=col == 1 and q.index == 0,
-                    visible=q.index < r,
-                    meta=f"done:{q.index}:{col}",
-                    hovertemplate=f"round {q.index + 1}'s ascent, step %{{pointNumber}}<extra></extra>",
-                ),
-                row=1,
-                col=col,
-            )
         fig.add_trace(
             go.Scatter(
-                **_xy(pick(current)[: step + 1]),
+                **data[f"current:{col}"],
                 mode="lines",
                 line=dict(color=theme.LEARNED, width=3),
-                name="this round's ascent (through the fine-tuned PVN)",
-                legendgroup="current",
-                showlegend=col == 1,
+                showlegend=False,
                 meta=f"current:{col}",
-                hovertemplate=f"round {r + 1}'s ascent, step %{{pointNumber}}<extra></extra>",
+                hovertemplate="this round's ascent, step %{pointNumber}<extra></extra>",
             ),
             row=1,
             col=col,
         )
         fig.add_trace(
             go.Scatter(
-                **_xy(checks.policies if col == 1 else checks.values),
+                **data[f"checks:{col}"],
                 mode="markers",
-                marker=dict(size=9, color=theme.EXACT, line=theme.OUTLINE),
-                name="checked policies (measured J)" if col == 1 else "checks at their measured values",
-                legendgroup="checks",
-                showlegend=col == 1,
-                customdata=np.round(np.stack([checks.J, checks.exact_J], axis=-1), DIGITS).tolist(),
+                showlegend=False,
                 meta=f"checks:{col}",
                 cliponaxis=False,
-                hovertemplate="check: measured J = %{customdata[0]:.3f}, exact J = %{customdata[1]:.3f}<extra></extra>",
+                hovertemplate="%{text}<extra></extra>",
             ),
             row=1,
             col=col,
         )
-        fig.add_trace(
-            go.Scatter(
-                **_xy(best if col == 1 else best_values),
-                mode="markers",
-                marker=dict(size=18, color="rgba(0,0,0,0)", line=dict(width=3, color=theme.HIGHLIGHT)),
-                name="best check so far (Algorithm 3's choice)",
-                legendgroup="best",
-                showlegend=col == 1,
-                meta=f"best:{col}",
-                cliponaxis=False,
-                hoverinfo="skip",
-            ),
-            row=1,
-            col=col,
-        )
+    for name, mode, line, marker in (  # the legend of the field (a shape) and of the moving traces
+        ("learned gradient field (this round's PVN)", "lines", dict(color=theme.LEARNED, width=1), None),
+        ("this round's ascent (through the fine-tuned PVN)", "lines", dict(color=theme.LEARNED, width=3), None),
+        ("checked policies (measured J)", "markers", None, _CHECK),
+        ("best check so far (Algorithm 3's choice)", "markers", None, _BEST),
+    ):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode=mode, line=line, marker=marker, name=name), row=1, col=1)
     fig.add_trace(
         go.Scatter(
             x=[float(rounds.optimal_policy[0])],
@@ -222,55 +195,62 @@ def rounds_frame(
     fig.update_yaxes(title_text="P(a1 | s2)", row=1, col=1, **POLICY_AXIS)
     fig.update_xaxes(title_text="V(s1)", row=1, col=2)
     fig.update_yaxes(title_text="V(s2)", row=1, col=2)
-    fig = theme.style(fig, _title(rounds, r, step, checks, budget, seed), height=HEIGHT, wide=True)
+    fig = theme.style(fig, _title(rounds, r, step, budget, seed), height=HEIGHT, wide=True)
     fig.update_layout(margin=dict(t=80, b=130), legend=dict(y=-0.2, yanchor="top", x=0.0))
-    fig.add_annotation(  # the count, also while the player plays (it redraws titles only when it pauses)
-        text=f"<b>{_count(rounds, r, step, budget)}</b>",
-        x=1.0,
-        y=1.0,
-        xref="x domain",
-        yref="y domain",
-        xanchor="right",
-        yanchor="top",
-        showarrow=False,
-        bgcolor=theme.LABEL_BG,
-        font=dict(color=theme.EXACT),
-        name="count",
-        row=1,
-        col=1,
-    )
     return fig
 
 
-def _changes(first: dict, rounds: PolytopeRounds, budget: int, frame: int, seed: int | None) -> dict:
-    """What frame ``frame`` changes in ``first`` (frame 0's figure, plain JSON), without building its figure:
-    every property that varies between frames (``rounds_frame`` draws the same), for every trace that has one."""
-    r, step = frame_at(rounds, frame)
-    index = roles(first)
+def _scale(rounds: PolytopeRounds) -> float:
+    """One arrow scale for every round's field (``figures.polytope.arrow_scale``)."""
+    return arrow_scale(rounds.grid[::FIELD_EVERY], *(q.field[::FIELD_EVERY, ::FIELD_EVERY] for q in rounds.rounds))
+
+
+def _checks_trace(measured: np.ndarray, checks: Checks, best: int | None) -> dict:
+    """One panel's checks: a marker each, the best ringed, hover text with the measured and the exact J."""
+    k = len(measured)
+    size, edge, width = [_CHECK["size"]] * k, [_CHECK["line"]["color"]] * k, [_CHECK["line"]["width"]] * k
+    text = [f"check {i + 1}: measured J = {checks.J[i]:.3f}, exact J = {checks.exact_J[i]:.3f}" for i in range(k)]
+    if best is not None:
+        size[best], edge[best], width[best] = _BEST["size"], _BEST["line"]["color"], _BEST["line"]["width"]
+        text[best] += " (the best so far)"
+    marker = dict(size=size, color=theme.EXACT, line=dict(color=edge, width=width))
+    return {**_xy(measured), "marker": marker, "text": text}
+
+
+def _frame_data(rounds: PolytopeRounds, r: int, step: int, scale: float) -> dict[str, dict]:
+    """{role: the trace properties that vary between frames} at round ``r``, ascent step ``step``."""
     checks = checks_at(rounds, r, step)
     best = int(np.argmax(checks.J)) if len(checks.J) else None
     path = rounds.rounds[r].ascent
+    data: dict[str, dict] = {"field": _quiver(rounds, rounds.rounds[r].field, scale)}  # a shape, not a trace
+    for col, pick, measured in ((1, path.policies, checks.policies), (2, path.values, checks.values)):
+        data[f"current:{col}"] = _xy(pick[: step + 1])
+        data[f"checks:{col}"] = _checks_trace(measured, checks, best)
+    return data
+
+
+def _changes(first: dict, rounds: PolytopeRounds, budget: int, frame: int, seed: int | None, scale: float) -> dict:
+    """What frame ``frame`` changes in ``first`` (frame 0's figure, plain JSON), without building its figure: the
+    properties ``_frame_data`` gives that differ from frame 0's, and the title."""
+    r, step = frame_at(rounds, frame)
+    index = roles(first)
     traces: dict[int, dict] = {}
-    for q in rounds.rounds:
-        traces[index[f"field:{q.index}"]] = {"visible": q.index == r}
-        for col in (1, 2):
-            traces[index[f"done:{q.index}:{col}"]] = {"visible": q.index < r}
-    for col, points, measured in ((1, path.policies, checks.policies), (2, path.values, checks.values)):
-        traces[index[f"current:{col}"]] = {
-            **_xy(points[: step + 1]),
-            "hovertemplate": f"round {r + 1}'s ascent, step %{{pointNumber}}<extra></extra>",
-        }
-        traces[index[f"checks:{col}"]] = {
-            **_xy(measured),
-            "customdata": np.round(np.stack([checks.J, checks.exact_J], axis=-1), DIGITS).tolist(),
-        }
-        traces[index[f"best:{col}"]] = _xy(measured[[best]] if best is not None else np.empty((0, 2)))
-    annotations = [dict(a) for a in first["layout"]["annotations"]]
-    for a in annotations:
-        if a.get("name") == "count":
-            a["text"] = f"<b>{_count(rounds, r, step, budget)}</b>"
-    title = dict(first["layout"]["title"], text=_title(rounds, r, step, checks, budget, seed))
-    return {"traces": traces, "layout": {"annotations": annotations, "title": title}}
+    data = _frame_data(rounds, r, step, scale)
+    field = data.pop("field")
+    layout: dict = {"title": dict(first["layout"]["title"], text=_title(rounds, r, step, budget, seed))}
+    if first["layout"]["shapes"][0]["path"] != field["path"]:
+        layout["shapes"] = [dict(first["layout"]["shapes"][0], path=field["path"])]
+    for role, props in data.items():
+        base = first["data"][index[role]]
+        changed = {k: v for k, v in props.items() if not _same(base.get(k), v)}
+        if changed:
+            traces[index[role]] = changed
+    return {"traces": traces, "layout": layout}
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal as plain JSON (plotly sends arrays of numbers as typed arrays: compared by their values)."""
+    return json.dumps(plain_json({"v": a})) == json.dumps(plain_json({"v": b}))
 
 
 def rounds_animation(
@@ -283,7 +263,8 @@ def rounds_animation(
     if projector:
         fig = theme.projector(fig)
     first = plain_json(fig)
-    changes = [{"rounds": _changes(first, rounds, budget, k, seed)} for k in range(1, num_frames(rounds))]
+    scale = _scale(rounds)
+    changes = [{"rounds": _changes(first, rounds, budget, k, seed, scale)} for k in range(1, num_frames(rounds))]
     if projector:  # the wrapped title of the projector's look
         chars = int(first["layout"].get("meta", {}).get("title_chars", theme.TITLE_CHARS) / theme.PROJECTOR_SCALE)
         for change in changes:

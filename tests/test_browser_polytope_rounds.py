@@ -1,0 +1,55 @@
+"""The polytope's active rounds in a real Chromium: the page opened with the mode on from its link draws the
+rounds' player, which plays at 30 frames a second or more with no server rerun while it plays (measured as
+``python -m pvnviz.bench ui`` measures every player, ``browserbench.playback``); screenshots of the page and of the
+player under tests/artifacts/ for a person to look at."""
+
+import statistics
+from pathlib import Path
+
+import pytest
+
+from browserbench.playback import playback, player
+from conftest import wait_idle
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "tests" / "artifacts"
+
+
+def open_rounds(browser, server, query: str = "?beyond=true"):
+    page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{server}/polytope{query}")
+    wait_idle(page)
+    root = player(page, "round")
+    root.scroll_into_view_if_needed()
+    page.wait_for_function(
+        "document.body.innerText.match(/round 7 of 7, step 100 · checks: 19 of 20 \\(70 of 70\\)/)", timeout=120_000
+    )
+    assert page.locator("[data-testid='stException']").count() == 0
+    return page, errors
+
+
+def test_the_rounds_play_at_30_fps_or_more_without_a_rerun(server, browser):
+    page, errors = open_rounds(browser, server)
+    runs = [playback(page, "round") for _ in range(3)]  # the median of three, as the UI benchmark takes
+    print("active rounds (fps, reruns, frames):", runs)
+    assert [reruns for _, reruns, _ in runs] == [0, 0, 0]
+    assert all(frames >= 60 for _, _, frames in runs), runs  # played through (70 frames, from the first)
+    assert statistics.median(fps for fps, _, _ in runs) >= 30, runs
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("checks", ["exact", "10 episodes"])
+def test_screenshots_of_the_rounds(server, browser, checks):
+    page, errors = open_rounds(browser, server, f"?beyond=true&beyond_checks={checks.replace(' ', '+')}")
+    root = player(page, "round")
+    root.scroll_into_view_if_needed()
+    page.wait_for_timeout(1500)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    name = checks.replace(" ", "-")
+    root.screenshot(path=str(ARTIFACTS / f"polytope-rounds-{name}.png"))
+    page.locator("text=What to look at").last.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / f"polytope-rounds-{name}-page.png"))
+    assert not errors, errors
