@@ -13,7 +13,6 @@ from pvnviz.core.config_fields import ConfigError, help_text
 from pvnviz.figures import gif, polytope_training
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.experiment import PolytopeConfig, exact_view, learned_view, training_key
-from pvnviz.polytope.rounds import PolytopeRoundsConfig
 from pvnviz.polytope.survey import PAPER_SURVEY
 from ui import explain, gif_download, polytope_runs, require_navigation, urlcheck
 from ui import polytope_instrument as instrument
@@ -181,15 +180,16 @@ st.subheader("Beyond the paper: active rounds")
 c1, c2 = st.columns([1, 2])
 beyond = c1.toggle(
     "Active rounds (beyond)",
-    value=False,
-    key="beyond",
+    value=widget_default(rounds_view.MODE, False, None),
+    key=rounds_view.MODE,
     help="Algorithm 3's checks fed back into the PVN, round by round (`pvnviz run polytope --preset beyond`).",
     bind="query-params",
 )
 check_kind = c2.selectbox(
     "Checks",
     list(rounds_view.CHECKS),
-    key="beyond_checks",
+    index=widget_default(rounds_view.CHECKS_KEY, 0, None),
+    key=rounds_view.CHECKS_KEY,
     help="How a check measures a policy's J: exact (the closed form, which Monte Carlo converges to here), or "
     "the mean discounted return of that many episodes from each state.",
     bind="query-params",
@@ -197,10 +197,7 @@ check_kind = c2.selectbox(
 )
 if beyond:
     try:
-        rounds_config = PolytopeRoundsConfig(
-            **{f.name: getattr(config, f.name) for f in dataclasses.fields(PolytopeConfig)},
-            check_episodes=rounds_view.CHECKS[check_kind],
-        )
+        rounds_config = rounds_view.rounds_config(config, check_kind)
     except ConfigError as err:
         st.warning(f"No active rounds with these settings: {err}")
     else:

@@ -60,3 +60,49 @@ def test_the_rates_the_page_states_are_docs_results(kind):
     rows = results_rows()
     episodes = rounds_view.CHECKS[kind]
     assert rounds_view.RATES[kind] == (rows[(episodes, 0)], rows[(episodes, 100)])
+
+
+@pytest.fixture(scope="module")
+def beyond_runs(tmp_path_factory):
+    """Polytope runs written by the CLI: a beyond run the page holds (seed 3, 100-episode checks), one it cannot
+    (a budget of 7 checks), and a zero-shot run."""
+    from pvnviz.cli.main import main
+
+    root = tmp_path_factory.mktemp("polytope-beyond") / "runs"
+    runs = {
+        "beyond": ["--preset", "beyond", "--episodes", "100"],
+        "budget": ["--preset", "beyond", "--checks", "7"],
+        "zero-shot": [],
+    }
+    for name, extra in runs.items():
+        assert main(["run", "polytope", "--seed", "3", "--out", str(root / name), "--quiet", *extra]) == 0
+    return root
+
+
+def test_a_saved_beyond_run_opens_with_its_rounds(beyond_runs, monkeypatch):
+    import json
+
+    from pvnviz.polytope.rounds import ROUNDS_FILE, rounds_from_dict
+
+    monkeypatch.setenv("PVN_RUNS_ROOTS", str(beyond_runs))
+    at = open_page("pages/polytope.py")
+    at.selectbox(key="polytope_run").set_value("runs/beyond").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.toggle(key="beyond").value is True and at.selectbox(key="beyond_checks").value == "100 episodes"
+    assert at.number_input(key="seed").value == 3
+    saved = rounds_from_dict(json.loads((beyond_runs / "beyond" / ROUNDS_FILE).read_text()))
+    labels = players(at)["rounds"]["animation"]["labels"]
+    assert len(labels) == len(saved.rounds) * FRAMES_PER_ROUND
+    text = " ".join(m.value for m in at.markdown)
+    assert f"its exact J is {saved.best_exact_J:.3f}" in text
+    store, lock = result_store()
+    with lock:  # the page played the run's rounds.json: no worker computed them again (its seconds would differ)
+        held = [v for k, v in store.items() if k[:1] == ("polytope_rounds",) and k[2] == 3 and k[1].check_episodes]
+    assert [r.seconds for r in held] == [saved.seconds]
+    assert "active rounds (100 episodes checks) play below" in " ".join(i.value for i in at.info)
+
+    at.selectbox(key="polytope_run").set_value("runs/budget").run()
+    assert "its max_checks is 7" in " ".join(e.value for e in at.error)
+
+    at.selectbox(key="polytope_run").set_value("runs/zero-shot").run()
+    assert at.toggle(key="beyond").value is False and "rounds" not in players(at)

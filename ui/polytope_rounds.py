@@ -7,20 +7,31 @@ frames ``pvnviz.figures.polytope_rounds.rounds_animation``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from pvnviz.figures import polytope_rounds
-from pvnviz.polytope.experiment import ExactView, TrainedPolytopePVN
+from pvnviz.polytope.experiment import ExactView, PolytopeConfig, TrainedPolytopePVN
 from pvnviz.polytope.rounds import PolytopeRounds, PolytopeRoundsConfig
 from ui.browser_player import play
 from ui.server import queue as jobs
 
+MODE, CHECKS_KEY = "beyond", "beyond_checks"  # the page's widget keys (and URL parameters) of the mode
 CHECKS = {"exact": 0, "100 episodes": 100, "10 episodes": 10}
 """The page's Checks box: option -> ``check_episodes``."""
 # docs/results.md, "Polytope beyond zero-shot" (re-derived by tests/test_polytope_rounds.py): option -> ends within
 # 0.05 of J* on seeds 0-23 and on seeds 100-199 (zero-shot: 8 of 24 and 38 of 100), 19 checks a seed
 RATES = {"exact": (23, 100), "100 episodes": (23, 94), "10 episodes": (13, 67)}
 ZERO_SHOT = (8, 38)  # the same table: the zero-shot ascent's near-optimal ends on seeds 0-23 and 100-199
+
+
+def rounds_config(config: PolytopeConfig, kind: str) -> PolytopeRoundsConfig:
+    """The active rounds the page runs on ``config`` (the page's MDP, PVN and ascent) with checks ``kind`` (an option
+    of ``CHECKS``); every other rounds setting the ``beyond`` preset's. ConfigError if they cannot run there."""
+    return PolytopeRoundsConfig(
+        **{f.name: getattr(config, f.name) for f in dataclasses.fields(PolytopeConfig)}, check_episodes=CHECKS[kind]
+    )
 
 
 def show(

@@ -4,21 +4,27 @@ Such a run is its config.json and summary.json: the page recomputes everything i
 the seed. Opening one therefore sets the page's own settings to the run's (every view control, the PVN's training
 settings and the sidebar's seed), so that the figures, the sidebar and the URL all say that run. A run whose
 settings the page cannot hold (a hidden size, a batch size, a grid other than the page's) is refused with the
-setting named.
+setting named. A ``--preset beyond`` run (``pvnviz.polytope.rounds``) also turns the page's Active rounds mode on
+with its checks, and its rounds.json is what the page plays (put where the page looks its rounds up); one whose
+rounds settings the page cannot hold (a budget, a perturbation other than the preset's) is refused the same way.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from typing import Any
 
 import streamlit as st
 
-from pvnviz.core.config_fields import ConfigError, from_dict
+from pvnviz.core.config_fields import ConfigError
 from pvnviz.polytope.experiment import PolytopeConfig
+from pvnviz.polytope.rounds import ROUNDS_FILE, PolytopeRoundsConfig, config_from_dict, rounds_from_dict
 from pvnviz.runs.store import RUNS_ROOTS_ENV, RunError, list_runs, read_run, resolve_run, run_roots
 from ui import polytope_instrument as instrument
+from ui import polytope_rounds as rounds_view
+from ui import remember, result_store
 from ui.navigation import set_by_code
 
 RUN_KEY = "polytope_run"  # the sidebar's saved-run box (not in the URL: the run's settings are)
@@ -76,6 +82,22 @@ def page_values(config: PolytopeConfig) -> dict[str, Any] | str:
     return values
 
 
+def rounds_kind(config: PolytopeConfig) -> tuple[str | None, str | None]:
+    """(the Checks box's option, None) of a beyond run the page can hold (every rounds setting the preset's but
+    its checks, exact or of 100 or 10 episodes); (None, None) of a zero-shot run; (None, why not) otherwise."""
+    if not isinstance(config, PolytopeRoundsConfig):
+        return None, None
+    preset = PolytopeRoundsConfig()
+    for name in PolytopeRoundsConfig.NAMES:
+        if name != "check_episodes" and getattr(config, name) != getattr(preset, name):
+            return None, f"its {name} is {getattr(config, name)!r}; this page runs {getattr(preset, name)!r} only"
+    kinds = {episodes: kind for kind, episodes in rounds_view.CHECKS.items()}
+    if config.check_episodes not in kinds:
+        shown = ", ".join(f"{e}" for e in kinds)
+        return None, f"its check_episodes is {config.check_episodes}; this page runs {shown} only"
+    return kinds[config.check_episodes], None
+
+
 def _close(a: Any, b: Any) -> bool:
     """Equal, numbers to 1e-9 (a transition's second probability is 1 - the first, computed)."""
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
@@ -100,15 +122,24 @@ def _open() -> None:
         return
     st.session_state[RUN_KEY] = NO_RUN  # the page now shows the run through its own settings, in the URL
     try:
-        info = read_run(resolve_run(name), "polytope")
-        config = from_dict(PolytopeConfig, info.config)
-    except (RunError, ConfigError, TypeError, ValueError) as err:
+        folder = resolve_run(name)
+        info = read_run(folder, "polytope")
+        config = config_from_dict(info.config)
+        kind, why = rounds_kind(config)
+        rounds = rounds_from_dict(json.loads((folder / ROUNDS_FILE).read_text())) if kind else None
+    except (RunError, ConfigError, OSError, KeyError, TypeError, ValueError) as err:
         st.session_state[_NOTE] = ("error", f"Cannot open that run: {err}")
         return
-    values = page_values(config)
+    values = page_values(config) if why is None else why
     if isinstance(values, str):
         st.session_state[_NOTE] = ("error", f"Cannot open `{name}` here: {values}.")
         return
+    if kind is not None and rounds is not None:  # the run's rounds, under the key the page looks them up by
+        shown = page_config(dataclasses.replace(PolytopeConfig(), **_fixed()), values)
+        remember(result_store(), ("polytope_rounds", rounds_view.rounds_config(shown, kind), info.seed), rounds)
+    set_by_code(rounds_view.MODE, kind is not None)
+    if kind is not None:
+        set_by_code(rounds_view.CHECKS_KEY, kind)
     instrument.set_controls({c.key: values[c.key] for c in instrument.CONTROLS})
     for key in TRAINING:
         set_by_code(key, values[key])
@@ -117,7 +148,8 @@ def _open() -> None:
     st.session_state[_NOTE] = (
         "info",
         f"Opened the saved run `{name}` (seed {info.seed}): every setting on this page and the sidebar's seed are "
-        "now the run's, so the figures, the sidebar and this page's link all show it.",
+        "now the run's, so the figures, the sidebar and this page's link all show it"
+        + (f"; its active rounds ({kind} checks) play below." if kind else "."),
     )
 
 
