@@ -50,6 +50,10 @@ def test_screenshots_of_the_rounds(server, browser, checks):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     name = checks.replace(" ", "-")
     root.screenshot(path=str(ARTIFACTS / f"polytope-rounds-{name}.png"))
-    page.locator("text=What to look at").last.scroll_into_view_if_needed()
+    page.get_by_text("Beyond the paper: active rounds", exact=True).first.evaluate("e => e.scrollIntoView()")
+    page.wait_for_timeout(500)
     page.screenshot(path=str(ARTIFACTS / f"polytope-rounds-{name}-page.png"))
+    page.get_by_text("How often it arrives", exact=True).evaluate("e => e.scrollIntoView({block: 'end'})")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(ARTIFACTS / f"polytope-rounds-{name}-text.png"))
     assert not errors, errors

@@ -11,7 +11,7 @@ README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
 
 def row() -> str:
-    (found,) = [line for line in README.splitlines() if line.startswith("| Polytope `beyond`")]
+    (found,) = [line for line in README.splitlines() if line.startswith("| Active rounds on the polytope")]
     return found
 
 

@@ -106,7 +106,7 @@ def _quiver(rounds: PolytopeRounds, field: np.ndarray, scale: float) -> dict:
 
 def _title(rounds: PolytopeRounds, r: int, step: int, budget: int, seed: int | None) -> str:
     checks = checks_at(rounds, r, step)
-    best_J = f"best checked J = {float(np.max(checks.J)):.3f}" if len(checks.J) else "no check yet"
+    best_J = f"best measured J = {float(np.max(checks.J)):.3f}" if len(checks.J) else "no check yet"
     who = "" if seed is None else f", seed {seed}"
     return (
         f"Active rounds{who}: round {r + 1} of {len(rounds.rounds)}, step {step} · "
@@ -130,6 +130,19 @@ def rounds_frame(
     polytope_outline(fig, exact, row=1, col=2, cloud=False)
     data = _frame_data(rounds, r, step, _scale(rounds))
     fig.add_shape(**data["field"])
+    fig.add_trace(  # below the checks: a check at the optimum stays visible, ringed
+        go.Scatter(
+            x=[float(rounds.optimal_policy[0])],
+            y=[float(rounds.optimal_policy[1])],
+            mode="markers",
+            marker=dict(size=18, color=theme.OPTIMUM, symbol="star", line=dict(width=1, color=theme.CORNER)),
+            name=f"optimum (J* = {rounds.optimal_J:.3f})",
+            meta="optimum:1",
+            cliponaxis=False,
+        ),
+        row=1,
+        col=1,
+    )
     zero = rounds.rounds[0].ascent
     for col in (1, 2):
         pick = (lambda path: path.policies) if col == 1 else (lambda path: path.values)
@@ -178,19 +191,6 @@ def rounds_frame(
         ("best check so far (Algorithm 3's choice)", "markers", None, _BEST),
     ):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode=mode, line=line, marker=marker, name=name), row=1, col=1)
-    fig.add_trace(
-        go.Scatter(
-            x=[float(rounds.optimal_policy[0])],
-            y=[float(rounds.optimal_policy[1])],
-            mode="markers",
-            marker=dict(size=18, color=theme.OPTIMUM, symbol="star", line=dict(width=1, color=theme.CORNER)),
-            name=f"optimum (J* = {rounds.optimal_J:.3f})",
-            meta="optimum:1",
-            cliponaxis=False,
-        ),
-        row=1,
-        col=1,
-    )
     fig.update_xaxes(title_text="P(a1 | s1)", row=1, col=1, **POLICY_AXIS)
     fig.update_yaxes(title_text="P(a1 | s2)", row=1, col=1, **POLICY_AXIS)
     fig.update_xaxes(title_text="V(s1)", row=1, col=2)
