@@ -32,12 +32,21 @@ def open_rounds(browser, server, query: str = "?beyond=true"):
 
 
 def test_the_rounds_play_at_30_fps_or_more_without_a_rerun(server, browser):
+    """At 1x the player paces itself at 30 frames a second, so what it draws is 30 give or take the clock's
+    jitter at the first and last redraw; at 2x it is asked for 60, and drawing 30 or more shows the rounds' frames
+    are cheap enough for 30 with room to spare. No server rerun at either speed."""
     page, errors = open_rounds(browser, server)
-    runs = [playback(page, "round") for _ in range(3)]  # the median of three, as the UI benchmark takes
-    print("active rounds (fps, reruns, frames):", runs)
-    assert [reruns for _, reruns, _ in runs] == [0, 0, 0]
-    assert all(frames >= 60 for _, _, frames in runs), runs  # played through (70 frames, from the first)
-    assert statistics.median(fps for fps, _, _ in runs) >= 30, runs
+    root = player(page, "round")
+    found = {}
+    for speed in ("1", "2"):
+        root.locator("select.pvn-player-speed").select_option(speed)
+        found[speed] = [playback(page, "round") for _ in range(3)]  # the median of three, as the benchmark takes
+    print("active rounds (fps, reruns, frames) at 1x and 2x:", found)
+    for runs in found.values():
+        assert [reruns for _, reruns, _ in runs] == [0, 0, 0], runs
+    assert all(frames >= 60 for _, _, frames in found["1"]), found  # played through (70 frames, from the first)
+    assert statistics.median(fps for fps, _, _ in found["1"]) >= 29.5, found
+    assert statistics.median(fps for fps, _, _ in found["2"]) >= 30, found
     assert not errors, errors
 
 
