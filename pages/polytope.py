@@ -177,7 +177,7 @@ gif_download(
 )
 
 st.subheader("Beyond the paper: active rounds")
-c1, c2 = st.columns([1, 2])
+c1, c2 = st.columns(2)
 beyond = c1.toggle(
     "Active rounds (beyond)",
     value=widget_default(rounds_view.MODE, False, None),

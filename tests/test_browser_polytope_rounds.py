@@ -66,3 +66,16 @@ def test_screenshots_of_the_rounds(server, browser, checks):
     page.wait_for_timeout(500)
     page.screenshot(path=str(ARTIFACTS / f"polytope-rounds-{name}-text.png"))
     assert not errors, errors
+
+
+@pytest.mark.parametrize("mode", ["beyond=true", "beyond=true&projector=true"])
+def test_the_tour_checks_pass_with_the_mode_on(server, browser, mode, monkeypatch):
+    """The screenshot tour's checks (tests/test_browser_tour.py: cut titles and labels, empty columns, repeated
+    titles, errors, projector text sizes) on the polytope page with the rounds on; its screenshot under
+    tests/artifacts/tour/."""
+    import test_browser_tour as tour
+
+    name = "rounds-projector" if "projector" in mode else "rounds"
+    monkeypatch.setitem(tour.MODES, name, mode)
+    problems, shot = tour.visit(browser, server, "polytope", "1280x720", name)
+    assert problems == [], (problems, shot)
