@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from conftest import frame_figures
+from pvnviz.figures import theme
 from pvnviz.figures.polytope_rounds import (
     FRAMES_PER_ROUND,
     checks_at,
@@ -112,3 +113,15 @@ def test_every_axis_has_a_title_and_the_traces_a_legend(made):
             assert axis.get("title", {}).get("text"), key
     names = {t.get("name") for t in fig["data"] if t.get("showlegend", True) is not False}
     assert any("zero-shot" in n for n in names) and any("checked" in n for n in names)
+
+
+def test_the_projector_look_enlarges_every_frames_checks(made):
+    _, rounds, exact, anim = made
+    big = rounds_animation(rounds, exact, 20, SEED, projector=True)
+    for t in (0, 35, 69):
+        normal, large = shown(anim, t), shown(big, t)
+        for col in (1, 2):
+            a = normal["data"][trace_index(normal, f"checks:{col}")]["marker"]["size"]
+            b = large["data"][trace_index(large, f"checks:{col}")]["marker"]["size"]
+            assert b == pytest.approx([v * theme.PROJECTOR_SCALE for v in a])
+        assert "<br>" in large["layout"]["title"]["text"]  # wrapped to the projector's line

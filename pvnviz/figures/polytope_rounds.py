@@ -253,6 +253,16 @@ def _same(a: object, b: object) -> bool:
     return json.dumps(plain_json({"v": a})) == json.dumps(plain_json({"v": b}))
 
 
+def _bigger_markers(props: dict) -> None:
+    """Per-point marker sizes and outline widths times ``theme.PROJECTOR_SCALE``, in place."""
+    marker = props.get("marker")
+    if isinstance(marker, dict) and isinstance(marker.get("size"), list):
+        marker["size"] = [v * theme.PROJECTOR_SCALE for v in marker["size"]]
+        line = marker.get("line", {})
+        if isinstance(line.get("width"), list):
+            line["width"] = [v * theme.PROJECTOR_SCALE for v in line["width"]]
+
+
 def rounds_animation(
     rounds: PolytopeRounds, exact: ExactView, budget: int, seed: int | None = None, projector: bool = False
 ) -> dict:
@@ -264,8 +274,11 @@ def rounds_animation(
         fig = theme.projector(fig)
     first = plain_json(fig)
     scale = _scale(rounds)
+    index_of_checks = [i for role, i in roles(first).items() if role.startswith("checks:")]
     changes = [{"rounds": _changes(first, rounds, budget, k, seed, scale)} for k in range(1, num_frames(rounds))]
-    if projector:  # the wrapped title of the projector's look
+    if projector:  # the checks' markers (per-point sizes, which theme.projector leaves) and the wrapped title
+        for props in [*first["data"], *(c["rounds"]["traces"].get(i, {}) for c in changes for i in index_of_checks)]:
+            _bigger_markers(props)
         chars = int(first["layout"].get("meta", {}).get("title_chars", theme.TITLE_CHARS) / theme.PROJECTOR_SCALE)
         for change in changes:
             title = change["rounds"]["layout"]["title"]
