@@ -125,3 +125,17 @@ def test_the_projector_look_enlarges_every_frames_checks(made):
             b = large["data"][trace_index(large, f"checks:{col}")]["marker"]["size"]
             assert b == pytest.approx([v * theme.PROJECTOR_SCALE for v in a])
         assert "<br>" in large["layout"]["title"]["text"]  # wrapped to the projector's line
+
+
+def test_the_seed_the_page_names_stalls_zero_shot_and_arrives_with_the_rounds():
+    from pvnviz.polytope.experiment import PolytopeConfig, learned_view
+    from pvnviz.polytope.survey import J_TOLERANCE
+    from ui.polytope_rounds import STALLED_SEED
+
+    config = PolytopeRoundsConfig()
+    trained = train_polytope_pvn(config, STALLED_SEED)
+    zero_shot = learned_view(PolytopeConfig(), trained).ascent
+    rounds = active_rounds(config, trained, STALLED_SEED)
+    assert zero_shot.policies[-1][0] < 0.2  # near the P(a1|s1) = 0 edge
+    assert rounds.optimal_J - zero_shot.exact_J[-1] > 4 * J_TOLERANCE  # far below J*
+    assert rounds.optimal_J - rounds.best_exact_J <= J_TOLERANCE

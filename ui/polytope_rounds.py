@@ -23,6 +23,7 @@ CHECKS = {"exact": 0, "100 episodes": 100, "10 episodes": 10}
 # docs/results.md, "Polytope beyond zero-shot" (re-derived by tests/test_polytope_rounds.py): option -> ends within
 # 0.05 of J* on seeds 0-23 and on seeds 100-199 (zero-shot: 8 of 24 and 38 of 100), 19 checks a seed
 RATES = {"exact": (23, 100), "100 episodes": (23, 94), "10 episodes": (13, 67)}
+STALLED_SEED = 3  # with the paper's settings, a seed whose zero-shot ascent stalls and whose rounds arrive
 ZERO_SHOT = (8, 38)  # the same table: the zero-shot ascent's near-optimal ends on seeds 0-23 and 100-199
 
 
@@ -79,7 +80,9 @@ def rounds_text(rounds: PolytopeRounds, budget: int, check_kind: str) -> str:
         "(a blue dot: the policy's J measured, not predicted). Each later round checks a pair of random "
         "perturbations of the best check so far, fine-tunes the PVN on its training policies plus every check, and "
         "ascends again from the best check: watch the orange field turn where the checks are and the path bend "
-        f"toward the star. The ringed check is Algorithm 3's answer: here its exact J is {rounds.best_exact_J:.3f} "
+        f"toward the star (with the paper's settings the zero-shot ascent of seed {STALLED_SEED} stalls near the "
+        f"P(a1|s1) = 0 edge, far below J*: set the seed to {STALLED_SEED} to watch the rounds bend it). The "
+        f"ringed check is Algorithm 3's answer: here its exact J is {rounds.best_exact_J:.3f} "
         f"(J* = {rounds.optimal_J:.3f}) after {rounds.checks_spent} checks of a budget of {budget}.\n\n"
         "**How often it arrives** (docs/results.md, within 0.05 of J*, 19 checks a seed): the zero-shot ascent on "
         f"{ZERO_SHOT[0]} of seeds 0-23 and {ZERO_SHOT[1]} of seeds 100-199; with the rounds, {rates}. "
