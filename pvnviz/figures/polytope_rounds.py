@@ -21,6 +21,7 @@ Pure: no Streamlit, no computation beyond drawing.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -143,47 +144,8 @@ def rounds_frame(
         row=1,
         col=1,
     )
-    zero = rounds.rounds[0].ascent
     for col in (1, 2):
-        pick = (lambda path: path.policies) if col == 1 else (lambda path: path.values)
-        fig.add_trace(
-            go.Scatter(
-                **_xy(pick(zero)),
-                mode="lines",
-                line=dict(color=theme.NEUTRAL, width=2, dash="dash"),
-                name="zero-shot ascent (the paper's, same seed)",
-                legendgroup="zero-shot",
-                showlegend=col == 1,
-                meta=f"zero-shot:{col}",
-                hovertemplate="zero-shot ascent, step %{pointNumber}<extra></extra>",
-            ),
-            row=1,
-            col=col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                **data[f"current:{col}"],
-                mode="lines",
-                line=dict(color=theme.LEARNED, width=3),
-                showlegend=False,
-                meta=f"current:{col}",
-                hovertemplate="this round's ascent, step %{pointNumber}<extra></extra>",
-            ),
-            row=1,
-            col=col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                **data[f"checks:{col}"],
-                mode="markers",
-                showlegend=False,
-                meta=f"checks:{col}",
-                cliponaxis=False,
-                hovertemplate="%{text}<extra></extra>",
-            ),
-            row=1,
-            col=col,
-        )
+        _moving_traces(fig, rounds.rounds[0].ascent, data, col)
     for name, mode, line, marker in (  # the legend of the field (a shape) and of the moving traces
         ("learned gradient field (this round's PVN)", "lines", dict(color=theme.LEARNED, width=1), None),
         ("this round's ascent (through the fine-tuned PVN)", "lines", dict(color=theme.LEARNED, width=3), None),
@@ -198,6 +160,24 @@ def rounds_frame(
     fig = theme.style(fig, _title(rounds, r, step, budget, seed), height=HEIGHT, wide=True)
     fig.update_layout(margin=dict(t=80, b=130), legend=dict(y=-0.2, yanchor="top", x=0.0))
     return fig
+
+
+def _moving_traces(fig: go.Figure, zero: Any, data: dict[str, Any], col: int) -> None:
+    """Panel ``col``'s paths and checks (1: the policy square, 2: the value polytope): the zero-shot ascent
+    ``zero`` (fixed in every frame), this round's ascent and the checks so far (``data``, from ``_frame_data``)."""
+    xy = _xy(zero.policies if col == 1 else zero.values)
+    traces = (
+        go.Scatter(**xy, mode="lines", line=dict(color=theme.NEUTRAL, width=2, dash="dash"),
+                   name="zero-shot ascent (the paper's, same seed)", legendgroup="zero-shot", showlegend=col == 1,
+                   meta=f"zero-shot:{col}", hovertemplate="zero-shot ascent, step %{pointNumber}<extra></extra>"),
+        go.Scatter(**data[f"current:{col}"], mode="lines", line=dict(color=theme.LEARNED, width=3),
+                   showlegend=False, meta=f"current:{col}",
+                   hovertemplate="this round's ascent, step %{pointNumber}<extra></extra>"),
+        go.Scatter(**data[f"checks:{col}"], mode="markers", showlegend=False, meta=f"checks:{col}",
+                   cliponaxis=False, hovertemplate="%{text}<extra></extra>"),
+    )  # fmt: skip
+    for trace in traces:
+        fig.add_trace(trace, row=1, col=col)
 
 
 def _scale(rounds: PolytopeRounds) -> float:
