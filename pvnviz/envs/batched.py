@@ -19,11 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from pvnviz.core.progress import ProgressFn
-from pvnviz.envs.rollout import Dynamics, check_counts, rollout
+from pvnviz.envs.rollout import Counted, Dynamics, check_counts, rollout_counted
 from pvnviz.envs.scene import Replay
 
 if TYPE_CHECKING:  # a type only: this leaf module does not import gymnasium
     from gymnasium import spaces
+
+
+STEP_COUNTS = ("horizon", "return", "measured")  # BatchedEnv.step_count
 
 
 class PolicyFunction(Protocol):
@@ -48,14 +51,26 @@ class BatchedEnv:
     bounds_label: str  # what state_bounds are, in words, for the probe figures' captions
     steps_per_second: float  # measured rate of one core (pvnviz.runs.sizing's estimates)
     bytes_per_episode: int  # memory of one running episode in a batch (pvnviz.runs.sizing)
-    fixed_length: bool  # every episode runs the whole horizon (else: reward 1 per step, a return is its length)
+    fixed_length: bool  # every episode runs the whole horizon (else episodes may end early)
     # (arch, params (K, P), horizon, seed) -> one episode per policy from one start, to draw (pvnviz.envs.scene);
     # None: the pages show no replay
     replay: Callable[[Any, np.ndarray, int, int], Replay] | None = None
+    # How ``episode_steps`` counts the steps behind returns (STEP_COUNTS): "horizon" (every episode runs the whole
+    # horizon), "return" (reward 1 per step, so a return is its episode's length), or "measured" (only the rollout
+    # knows: ``rollout_counted`` counts them, and ``episode_steps`` gives the most the episodes could have taken).
+    # "" derives it from ``fixed_length``: "horizon" if fixed, else "return" (CartPole's reward).
+    step_count: str = ""
+    family: str = ""  # which batched family steps it: "built-in", "classic control", "MuJoCo", "gymnasium vector"
 
     def __post_init__(self) -> None:
         """The spaces must say what ``obs_dim``, ``act_dim`` and ``discrete`` say: a new environment's mistake is
         named when it is built, not deep inside a rollout."""
+        if not self.step_count:
+            object.__setattr__(self, "step_count", "horizon" if self.fixed_length else "return")
+        if self.step_count not in STEP_COUNTS:
+            raise ValueError(
+                f"{self.name}: step_count must be one of {', '.join(STEP_COUNTS)}; got {self.step_count!r}."
+            )
         obs_shape = tuple(getattr(self.observation_space, "shape", ()) or ())
         if obs_shape != (self.obs_dim,):
             raise ValueError(f"{self.name}: observation_space has shape {obs_shape}; obs_dim says ({self.obs_dim},).")
@@ -82,9 +97,31 @@ class BatchedEnv:
         nthread: int | None = None,
     ) -> np.ndarray:
         """Undiscounted returns (K, B) of K policies x B episodes from the reset distribution (drawn from ``rng``)."""
+        return self.rollout_counted(
+            policy_fn,
+            num_policies=num_policies,
+            num_episodes=num_episodes,
+            horizon=horizon,
+            rng=rng,
+            on_progress=on_progress,
+            nthread=nthread,
+        ).returns
+
+    def rollout_counted(
+        self,
+        policy_fn: PolicyFunction,
+        *,
+        num_policies: int,
+        num_episodes: int,
+        horizon: int,
+        rng: np.random.Generator,
+        on_progress: ProgressFn | None = None,
+        nthread: int | None = None,
+    ) -> Counted:
+        """``rollout_returns``'s returns (K, B) and the environment steps the episodes really took."""
         check_counts(num_policies, num_episodes, horizon)
         states = self.reset_states(rng, (int(num_policies), int(num_episodes)))
-        return self.rollout_returns_from_states(
+        return self.rollout_counted_from_states(
             policy_fn, states, horizon=horizon, on_progress=on_progress, nthread=nthread
         )
 
@@ -102,8 +139,23 @@ class BatchedEnv:
         ``nthread`` where the physics has threads. Finished episodes are dropped from the block where the step
         function can (``select``), so the policy may then see (K, W, obs_dim) with W <= B.
         """
+        return self.rollout_counted_from_states(
+            policy_fn, states, horizon=horizon, on_progress=on_progress, nthread=nthread
+        ).returns
+
+    def rollout_counted_from_states(
+        self,
+        policy_fn: PolicyFunction,
+        states: np.ndarray,
+        *,
+        horizon: int,
+        on_progress: ProgressFn | None = None,
+        nthread: int | None = None,
+    ) -> Counted:
+        """``rollout_returns_from_states``'s returns (K, B) and the environment steps the episodes really took
+        (``pvnviz.envs.rollout.rollout_counted``)."""
         compact = hasattr(self.dynamics, "select")
-        return rollout(
+        return rollout_counted(
             self.dynamics, policy_fn, states, horizon, on_progress=on_progress, compact=compact, nthread=nthread
         )
 
@@ -111,7 +163,9 @@ class BatchedEnv:
         """Environment steps that episodes with these returns took (what Algorithm 1 and 3 spend).
 
         ``episodes_per_return`` > 1: each entry is the mean return of that many episodes (Algorithm 3's checks).
+        For ``step_count`` "measured" the returns do not tell: this is the most the episodes could have taken
+        (every one the whole horizon); the exact count is ``rollout_counted``'s.
         """
-        if self.fixed_length:
-            return int(np.size(returns) * episodes_per_return * horizon)
-        return int(round(float(np.sum(returns)) * episodes_per_return))
+        if self.step_count == "return":
+            return int(round(float(np.sum(returns)) * episodes_per_return))
+        return int(np.size(returns) * episodes_per_return * horizon)

@@ -5,9 +5,9 @@ Algorithm 3's checks of the ascended policies). An environment gives a step func
 K policies x B episodes (Brax-style): ``reset(initial_states) -> State`` and ``step(State, actions) -> State``,
 where the ``State`` holds what the policies observe, the last step's rewards and which episodes are done.
 :func:`rollout` is the only time loop over it: one policy call and one step per time step, for every
-episode at once. It sums the returns, reports progress, stops when every episode is done, can drop finished
-episodes from the block (``compact``, for environments whose episodes end early) and can record every step
-for replays (:func:`record`).
+episode at once. It sums the returns, counts the steps really taken (:func:`rollout_counted`), reports
+progress, stops when every episode is done, can drop finished episodes from the block (``compact``, for
+environments whose episodes end early) and can record every step for replays (:func:`record`).
 
 Array layouts: initial states ``(K, B, state)``; observations ``(K, B, obs)``; actions ``(K, B)`` integers
 for a discrete action space, ``(K, B, act)`` reals otherwise; rewards, done and returns ``(K, B)``.
@@ -115,6 +115,30 @@ def rollout(
     are dropped from the block, so ``policy_fn`` then sees (K, W, obs) with W <= B; a policy that keeps
     per-episode state has a ``compact(order)`` method, told which columns survive (``order`` (K, W)).
     """
+    return rollout_counted(
+        dynamics, policy_fn, initial_states, horizon, on_progress=on_progress, compact=compact, nthread=nthread
+    ).returns
+
+
+class Counted(NamedTuple):
+    """A rollout's returns and the environment steps it really took (each running episode's steps, summed)."""
+
+    returns: np.ndarray  # (K, B) float64
+    env_steps: int
+
+
+def rollout_counted(
+    dynamics: Dynamics,
+    policy_fn: Callable[[np.ndarray], np.ndarray],
+    initial_states: np.ndarray,
+    horizon: int,
+    *,
+    on_progress: ProgressFn | None = None,
+    compact: bool = False,
+    nthread: int | None = None,
+) -> Counted:
+    """:func:`rollout`, and the environment steps taken: every step of an episode that had not ended before it,
+    the ending step included (what Algorithm 1 and 3 spend, whatever the rewards are)."""
     return _run(dynamics, policy_fn, initial_states, int(horizon), on_progress, compact, nthread, record=False)
 
 
@@ -137,11 +161,12 @@ def _run(dynamics, policy_fn, initial_states, horizon, on_progress, compact, nth
     episodes = _Episodes(state.done.shape, compact and hasattr(dynamics, "select"))
     recording = _Recording(dynamics, state, horizon) if record else None
     report = _Reporter(dynamics.name, horizon, state.done.size, on_progress)
-    steps_run = 0
+    steps_run = env_steps = 0
     try:
         for step in range(horizon):
             actions = _checked(dynamics, policy_fn(state.obs), state.done.shape)
             running = ~state.done
+            env_steps += int(np.count_nonzero(running))
             state = dynamics.step(state, actions)
             episodes.returns += state.reward
             if recording is not None:
@@ -158,7 +183,7 @@ def _run(dynamics, policy_fn, initial_states, horizon, on_progress, compact, nth
     report.end(steps_run)
     if recording is not None:
         return recording.trajectories(steps_run, episodes.returns)
-    return episodes.final()
+    return Counted(episodes.final(), env_steps)
 
 
 def _checked(dynamics: Dynamics, actions: Any, batch_shape: tuple[int, ...]) -> np.ndarray:

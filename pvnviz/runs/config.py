@@ -17,6 +17,7 @@ from pvnviz.core.config_fields import ConfigError, check, check_finite, check_li
 from pvnviz.core.fingerprint import PROBE_INITS
 from pvnviz.core.policies import PolicyArch
 from pvnviz.core.pvn import INPUT_MODES
+from pvnviz.envs.gym_id import EnvRefused, check_qualifies, is_gym_name, parse_env_name
 from pvnviz.envs.registry import ENVIRONMENTS, get_env
 from pvnviz.runs.sizing import LIMITS
 
@@ -30,7 +31,11 @@ class ExperimentConfig:
     # saved name -> field: config.json of runs written with the setting ``env``, and ``--set env=``, still read
     RENAMED: ClassVar[dict[str, str]] = {"env": "env_name"}
 
-    env_name: str = param("cartpole", "Environment: cartpole or swimmer.")
+    env_name: str = param(
+        "cartpole",
+        "Environment: cartpole, swimmer, or gym:ID for any gymnasium one with a flat Box observation and a "
+        "Discrete or Box action (keywords: gym:Pendulum-v1?g=9.81).",
+    )
     policy_hidden: tuple[int, ...] = param((30,), "Hidden layer sizes of the policies; () is a linear policy.")
     num_policies: int = param(1000, "Random policies in the dataset (K).")
     num_episodes: int = param(100, "Monte Carlo rollouts per policy (B).")
@@ -86,9 +91,13 @@ class ExperimentConfig:
     def __post_init__(self) -> None:
         check_finite(self)
         check_limits(self, LIMITS)  # every count and layer size within pvnviz.runs.sizing.LIMITS
-        check(
-            self.env_name in ENVIRONMENTS, f"env_name must be one of {', '.join(ENVIRONMENTS)}; got {self.env_name!r}."
-        )
+        if is_gym_name(self.env_name):
+            self._check_gym()
+        else:
+            check(
+                self.env_name in ENVIRONMENTS,
+                f"env_name must be one of {', '.join(ENVIRONMENTS)}, or gym:ID; got {self.env_name!r}.",
+            )
         for name in (
             "num_policies",
             "num_episodes",
@@ -130,6 +139,21 @@ class ExperimentConfig:
         )
         check(len(set(self.inputs)) == len(self.inputs), f"inputs must name each PVN input once; got {self.inputs}.")
         self._check_split()
+
+    def _check_gym(self) -> None:
+        """A ``gym:`` name: canonical (keys sorted), qualifying, and a horizon within its own episode limit."""
+        try:
+            gym_id = parse_env_name(self.env_name)
+            spaces = check_qualifies(gym_id)
+        except EnvRefused as err:
+            raise ConfigError(str(err)) from None
+        object.__setattr__(self, "env_name", gym_id.name)  # one spelling per environment: caches, runs, links
+        limit = spaces.max_episode_steps
+        check(
+            limit is None or self.horizon <= limit,
+            f"horizon must be at most {limit} for {gym_id.name}, whose own time limit ends every episode there; "
+            f"got {self.horizon}.",
+        )
 
     def _check_split(self) -> None:
         """Combinations that would fail only after the collection: no validation policy, too few starts."""

@@ -1,0 +1,217 @@
+"""The generic batched environment: any qualifying gymnasium environment's own code, through its vector API.
+
+The PVN's dataset and checks (Algorithms 1 and 3, Appendix C) roll out K policies x B episodes in lockstep
+(``pvnviz.envs.rollout``). For an environment without a batched NumPy or MuJoCo family of its own
+(``pvnviz.envs.families``), :class:`GymVector` is that step function: the K x B episodes are the sub-environments
+of one ``gymnasium.make_vec`` vector environment (``SyncVectorEnv``, or ``AsyncVectorEnv`` for a few slow
+episodes: ``vector_mode``), so every number is the environment's own code's. A return is the sum of the
+environment's own rewards; an episode ends on its own ``terminated`` or ``truncated`` (its registered
+``TimeLimit`` included) or at the rollout's horizon.
+
+An episode's start is its reset seed: ``reset_states`` draws one per episode, (K, B, 1) float64 holding whole
+numbers below 2**31, and ``reset`` gives sub-environment ``i`` the seed of episode ``i`` (``reset(seed=[...])``).
+The same seed and actions give gymnasium's own ``make(ID).reset(seed=s)`` then ``step`` loop exactly
+(tests/test_gym_vector.py). Finished episodes are dropped from the block (``select``) by building a smaller
+``SyncVectorEnv`` over the running sub-environments themselves, so a rollout costs the steps it takes.
+Actions reach ``step`` in the environment's own units (``pvnviz.envs.families`` maps the policies' outputs).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pvnviz.envs.gym_id import GymId, QualifiedSpaces, check_qualifies
+from pvnviz.envs.rollout import State
+
+SEED_LIMIT = 2**31  # reset seeds are drawn below this (exact in float64, any gymnasium env takes them)
+ASYNC_MAX_ENVS = 16  # AsyncVectorEnv runs one process per episode: only for a few slow episodes
+ASYNC_BELOW_STEPS_PER_SECOND = 2000.0  # ... of an environment this slow on one core
+PROBE_ENVS, PROBE_STEPS = 32, 20  # the probe measuring a generic environment's speed (``probe``)
+DEFAULT_STEPS_PER_SECOND = 5000.0  # where the probe fails: conservative
+DEFAULT_BYTES_PER_EPISODE = 64 * 1024  # one sub-environment: its Python objects, wrappers and buffers (generous)
+CACHED_SIZES = 2  # vector environments kept for reuse per environment (the collection's and the checks' sizes)
+
+
+def vector_mode(num_envs: int, steps_per_second: float, cores: int | None = None) -> str:
+    """"async" (one process per episode) for at most ``ASYNC_MAX_ENVS`` episodes of an environment slower than
+    ``ASYNC_BELOW_STEPS_PER_SECOND`` on a machine of more than one core; else "sync" (one process)."""
+    cores = (os.cpu_count() or 1) if cores is None else cores
+    slow = steps_per_second < ASYNC_BELOW_STEPS_PER_SECOND
+    return "async" if slow and cores > 1 and num_envs <= ASYNC_MAX_ENVS else "sync"
+
+
+@dataclass
+class _Physics:
+    """The running block: a vector environment and which of its sub-environments each column is."""
+
+    env: Any  # gymnasium.vector.VectorEnv
+    index: np.ndarray  # (K, W) int: the sub-environment of each column
+    home: Any  # the cached SyncVectorEnv the sub-environments belong to, given back at ``close``; None: async
+
+
+class GymVector:
+    """A gymnasium environment as a batched step function (``pvnviz.envs.rollout.Dynamics``)."""
+
+    state_size = 1  # an episode's start is its reset seed
+
+    def __init__(self, gym_id: GymId, spaces: QualifiedSpaces, steps_per_second: float = DEFAULT_STEPS_PER_SECOND):
+        self.gym_id = gym_id
+        self.spaces = spaces
+        self.name = gym_id.id
+        self.discrete = spaces.discrete
+        self.action_shape: tuple[int, ...] = () if spaces.discrete else (spaces.act_dim,)
+        self.steps_per_second = steps_per_second
+        self._cache: dict[int, Any] = {}  # num_envs -> a SyncVectorEnv kept for the next reset of that size
+        atexit.register(self.shutdown)
+
+    def make_vec(self, num_envs: int, mode: str | None = None) -> Any:
+        """A fresh ``gymnasium.make_vec`` of ``num_envs`` sub-environments (``vector_mode`` unless ``mode``)."""
+        import gymnasium
+        from gymnasium.vector import AutoresetMode
+
+        mode = mode or vector_mode(num_envs, self.steps_per_second)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return gymnasium.make_vec(
+                self.gym_id.id,
+                num_envs=num_envs,
+                vectorization_mode=mode,
+                vector_kwargs={"autoreset_mode": AutoresetMode.NEXT_STEP},
+                **self.gym_id.kwargs_dict,
+            )
+
+    def _vector(self, num_envs: int) -> tuple[Any, Any]:
+        """A vector environment of ``num_envs``, and the cached one to give back after the rollout (None: async,
+        closed after the rollout). A cached one is taken out of the cache while a rollout uses it."""
+        if vector_mode(num_envs, self.steps_per_second) == "async":
+            return self.make_vec(num_envs, "async"), None
+        env = self._cache.pop(num_envs, None)
+        if env is None:
+            env = self.make_vec(num_envs, "sync")
+        return env, env
+
+    def reset(self, initial_states: np.ndarray, nthread: int | None = None) -> State:
+        """Every episode reset with its seed: ``initial_states`` (K, B, 1) whole numbers below ``SEED_LIMIT``."""
+        seeds = np.asarray(initial_states)[..., 0]
+        shape = seeds.shape
+        env, home = self._vector(int(seeds.size))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            obs, _ = env.reset(seed=[int(s) for s in seeds.reshape(-1)])
+        index = np.arange(seeds.size).reshape(shape)
+        obs = np.asarray(obs).reshape(*shape, -1)
+        return State(_Physics(env, index, home), obs.copy(), np.zeros(shape), np.zeros(shape, dtype=bool))
+
+    def step(self, state: State, actions: np.ndarray) -> State:
+        """One step of every sub-environment; only the running episodes' rewards, observations and endings count."""
+        physics, running = state.physics, ~state.done
+        env, index = physics.env, physics.index
+        flat = np.empty((env.num_envs, *self.action_shape), dtype=self._action_dtype())
+        if self.discrete:
+            flat[...] = 0
+        else:
+            flat[...] = self._neutral_action()
+        flat[index.reshape(-1)] = np.asarray(actions).reshape(-1, *self.action_shape)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            obs, reward, terminated, truncated, _ = env.step(flat)
+        obs = np.asarray(obs)[index]
+        ended = (np.asarray(terminated) | np.asarray(truncated))[index]
+        state.reward = np.where(running, np.asarray(reward, dtype=np.float64)[index], 0.0)
+        state.obs = np.where(running[..., None], obs, state.obs).astype(state.obs.dtype, copy=False)
+        state.done = state.done | (running & ended)
+        return state
+
+    def _action_dtype(self) -> Any:
+        return np.int64 if self.discrete else self.spaces.action_space.dtype
+
+    def _neutral_action(self) -> np.ndarray:
+        """An action inside the Box for columns no episode uses (the middle, where finite)."""
+        low, high = self.spaces.action_space.low, self.spaces.action_space.high
+        finite = np.isfinite(low) & np.isfinite(high)
+        return np.where(finite, (np.where(finite, low, 0) + np.where(finite, high, 0)) / 2, 0.0)
+
+    def frame(self, state: State) -> np.ndarray:
+        """The observations (K, B, obs) as float64: what a replay of a generic environment has to draw."""
+        return np.asarray(state.obs, dtype=np.float64)
+
+    def select(self, physics: _Physics, order: np.ndarray) -> _Physics:
+        """Keep the columns ``order`` (K, W) names: a ``SyncVectorEnv`` over just their sub-environments (the
+        same objects, states and all), so the finished ones are stepped no more. Async blocks keep their
+        processes and only re-index."""
+        from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+        index = np.take_along_axis(physics.index, order, axis=1)
+        if physics.home is None:
+            return _Physics(physics.env, index, None)
+        chosen = [physics.env.envs[i] for i in index.reshape(-1)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            env = SyncVectorEnv([lambda e=e: e for e in chosen], autoreset_mode=AutoresetMode.NEXT_STEP)
+        return _Physics(env, np.arange(len(chosen)).reshape(index.shape), physics.home)
+
+    def close(self, state: State) -> None:
+        """After a rollout: an async vector environment is closed, the sync one kept for the next reset of its
+        size (at most ``CACHED_SIZES`` sizes are kept)."""
+        physics = state.physics
+        if physics.home is None:
+            physics.env.close()
+            return
+        size = physics.home.num_envs
+        if size in self._cache:
+            physics.home.close()
+            return
+        while len(self._cache) >= CACHED_SIZES:
+            self._cache.pop(next(iter(self._cache))).close()
+        self._cache[size] = physics.home
+
+    def shutdown(self) -> None:
+        """Close every cached vector environment (at exit, or when the environment is dropped)."""
+        while self._cache:
+            _, env = self._cache.popitem()
+            try:
+                env.close()
+            except Exception:  # noqa: BLE001 - closing at exit never raises
+                pass
+
+
+def reset_states(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """One reset seed per episode: (*shape, 1) float64 whole numbers in [0, ``SEED_LIMIT``)."""
+    return rng.integers(0, SEED_LIMIT, size=(*tuple(shape), 1)).astype(np.float64)
+
+
+def probe(gym_id: GymId, num_envs: int = PROBE_ENVS, steps: int = PROBE_STEPS) -> float:
+    """Steps per second of one core for this environment's sync vector env (random actions, a short run);
+    ``DEFAULT_STEPS_PER_SECOND`` if the probe fails."""
+    import gymnasium
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            env = gymnasium.make_vec(gym_id.id, num_envs=num_envs, vectorization_mode="sync", **gym_id.kwargs_dict)
+            try:
+                env.reset(seed=0)
+                env.action_space.seed(0)
+                actions = [env.action_space.sample() for _ in range(steps)]
+                start = time.perf_counter()
+                for action in actions:
+                    env.step(action)
+                elapsed = time.perf_counter() - start
+            finally:
+                env.close()
+    except Exception:  # noqa: BLE001 - a probe that fails leaves the conservative default
+        return DEFAULT_STEPS_PER_SECOND
+    return float(num_envs * steps / max(elapsed, 1e-9))
+
+
+def dynamics(gym_id: GymId, steps_per_second: float | None = None) -> GymVector:
+    """The generic step function of a qualifying environment (EnvRefused, one line, for any other)."""
+    spaces = check_qualifies(gym_id)
+    return GymVector(gym_id, spaces, probe(gym_id) if steps_per_second is None else steps_per_second)
