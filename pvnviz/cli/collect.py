@@ -50,10 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def collects(config: Any) -> bool:
-    """Whether the experiment starts with Algorithm 1 (CartPole and Swimmer)."""
+    """Whether the experiment starts with Algorithm 1 (CartPole, Swimmer, any gym: environment)."""
+    from pvnviz.envs.gym_id import is_gym_name
     from pvnviz.envs.registry import ENVIRONMENTS
 
-    return getattr(config, "env_name", None) in ENVIRONMENTS and hasattr(config, "num_policies")
+    name = getattr(config, "env_name", None)
+    return (name in ENVIRONMENTS or is_gym_name(name)) and hasattr(config, "num_policies")
 
 
 class ChunkBar:
@@ -182,6 +184,9 @@ def collect_for_cli(args: argparse.Namespace, config: Any, quiet: bool) -> tuple
     return dataset, cleanup
 
 
+GYM_PAGE = "any_env"  # the app page of gym: runs (its url_path)
+
+
 def open_hint(experiment: str, out: str) -> str:
     """How to open a saved run in the app (which lists the runs under its runs folders only), at the port the app
     starts on (``pvnviz.cli.serve``): the page's "Open a saved run" box, and for the environments a link."""
@@ -192,6 +197,10 @@ def open_hint(experiment: str, out: str) -> str:
     path = Path(out).resolve()
     name = next((n for n, folder in list_runs(experiment).items() if folder.resolve() == path), None)
     start = serve.start_command()
+    if experiment.startswith("gym:"):  # the Any environment page (any_env) opens every gym: run
+        place = f"save it under runs/ first, e.g. --out runs/{path.name}" if name is None else name
+        page = serve.url(GYM_PAGE)
+        return f"Open it in the app: `{start}`, the Any environment page ({page}), 'Open a saved run': {place}"
     link = experiment in ENVIRONMENTS  # the polytope page opens a run from its sidebar only (its link holds settings)
     if name is None:
         page = serve.url(experiment)

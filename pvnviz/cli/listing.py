@@ -20,10 +20,10 @@ def check_preset(name: str, presets: dict[str, Callable[[], Any]], preset: str) 
 
 def settings(name: str, presets: dict[str, Callable[[], Any]], preset: str) -> int:
     """Print the presets (``#`` lines, the pages' label beside each id), then ``KEY = VALUE  # help`` lines."""
-    from pvnviz.runs.presets import PRESET_LABELS
+    from pvnviz.runs.presets import GYM_PRESET_LABELS, PRESET_LABELS
 
     check_preset(name, presets, preset)
-    labels = PRESET_LABELS.get(name, {})
+    labels = GYM_PRESET_LABELS if name.startswith("gym:") else PRESET_LABELS.get(name, {})
     print(f"# {name}: {len(presets)} preset{'s' * (len(presets) > 1)} (--preset NAME)")
     for key in presets:
         mark = "  <- listed below" if key == preset else ""
@@ -32,4 +32,18 @@ def settings(name: str, presets: dict[str, Callable[[], Any]], preset: str) -> i
     config = presets[preset]()
     for f in dataclasses.fields(config):
         print(f"{f.name} = {json.dumps(getattr(config, f.name))}  # {f.metadata.get('help', '')}")
+    return 0
+
+
+def gym_ids() -> int:
+    """``settings gym:``: the registered gymnasium IDs that qualify here, family by family (``qualifying_ids``)."""
+    from pvnviz.envs.gym_id import qualifying_ids
+
+    print("# gymnasium environments that qualify (a flat Box observation, a Discrete or Box action): run gym:ID")
+    for family, ids in qualifying_ids().items():
+        if ids:
+            print(f"# {family}: {len(ids)}")
+            for env_id in ids:
+                print(f"gym:{env_id}")
+    print("# any other registered ID that qualifies runs too; keywords after ?, e.g. gym:Pendulum-v1?g=9.81")
     return 0

@@ -6,6 +6,9 @@ The ``pvnviz`` command, also ``python -m pvnviz``:
     pvnviz run polytope --preset beyond --checks 20 --episodes 100 --out runs/polytope-beyond
     pvnviz run cartpole --preset paper --seed 0 --out runs/cartpole --set horizon=200
     pvnviz settings cartpole --preset quick
+    pvnviz run gym:Pendulum-v1 --preset quick --out runs/pendulum
+    pvnviz run "gym:Pendulum-v1?g=9.81" --preset paper --out runs/pendulum-paper
+    pvnviz settings gym:
     pvnviz compare --env swimmer --seed 40 41
     pvnviz app --port 8700
 
@@ -85,9 +88,9 @@ def _environment(name: str) -> Callable[[], Experiment]:
     def factory() -> Experiment:
         from pvnviz.runs.files import save_result
         from pvnviz.runs.pipeline import ExperimentConfig
-        from pvnviz.runs.presets import PRESETS
+        from pvnviz.runs.presets import presets_for
 
-        return Experiment(ExperimentConfig, PRESETS[name], _run_experiment, save_result)
+        return Experiment(ExperimentConfig, presets_for(name), _run_experiment, save_result)
 
     return factory
 
@@ -123,7 +126,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog=prog(), description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one experiment headless and save it")
-    run.add_argument("experiment", help="polytope, cartpole or swimmer (any registered environment)")
+    run.add_argument(
+        "experiment",
+        help="polytope, cartpole, swimmer, or gym:ID: any gymnasium environment with a flat Box observation and a "
+        "Discrete or Box action, keywords after ? (gym:Pendulum-v1?g=9.81; `settings gym:` lists them)",
+    )
     run.add_argument("--preset", default="paper", help="settings preset (default: paper)")
     run.add_argument("--seed", type=non_negative_int, default=0, help="random seed, 0 or more (default: 0)")
     run.add_argument("--out", required=True, help="folder to write the run into")
@@ -141,7 +148,7 @@ def _parser() -> argparse.ArgumentParser:
     polytope_run.add_arguments(run)
     collect_run.add_arguments(run)
     settings = sub.add_parser("settings", help="list an experiment's presets, and a preset's settings with help texts")
-    settings.add_argument("experiment")
+    settings.add_argument("experiment", help="as for run; gym: alone lists the gymnasium IDs that qualify")
     settings.add_argument("--preset", default="paper", help="the preset whose settings to list (default: paper)")
     sub.add_parser(  # parsed by pvnviz.cli.compare itself (see main)
         "compare", help="PVN against random search (ARS) at the same env-step budget", add_help=False
@@ -156,9 +163,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _experiment(name: str) -> Experiment:
+    from pvnviz.envs.gym_id import check_qualifies, is_gym_name, parse_env_name
+
+    if is_gym_name(name):  # EnvRefused (a ValueError, exit 2) names what does not qualify, in one line
+        check_qualifies(parse_env_name(name))
+        return _environment(parse_env_name(name).name)()
     names = _experiments()
     if name not in names:
-        raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(names)}.")
+        raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(names)}, or gym:ID.")
     return EXPERIMENTS[name]() if name in EXPERIMENTS else _environment(name)()
 
 
@@ -299,6 +311,11 @@ def _disk_full(err: BaseException, folder: Path | None) -> bool:
 
 
 def _run(args: argparse.Namespace, where: _Where) -> int:
+    from pvnviz.envs.gym_id import PREFIX, canonical_name
+
+    if args.command == "settings" and args.experiment == PREFIX:
+        return listing.gym_ids()
+    args.experiment = canonical_name(args.experiment)  # one spelling of a gym: name (keywords sorted)
     experiment = _experiment(args.experiment)
     if args.command == "settings":
         return listing.settings(args.experiment, experiment.presets, args.preset)

@@ -18,7 +18,7 @@ Layouts: params (n, P) float32, one row per policy; returns (n, B) float64, undi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -79,6 +79,36 @@ class EpisodeSampler:
         if self.arch.act_dim == 2:
             return (uniform >= probs[..., 0]).astype(np.int64)
         return (uniform[..., None] > np.cumsum(probs, axis=-1)[..., :-1]).sum(-1)
+
+
+def collect_counted(
+    env: Any,
+    arch: PolicyArch,
+    entropy: int,
+    start: int,
+    stop: int,
+    num_episodes: int,
+    horizon: int,
+    on_progress: ProgressFn | None = None,
+    nthread: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """``collect_returns``'s (params, returns) and the environment steps the episodes really took, from an
+    environment that counts them (``pvnviz.envs.batched.BatchedEnv.rollout_counted_from_states``)."""
+    counted: list[int] = []
+
+    class Counting:  # the environment, its rollout counted
+        reset_states = staticmethod(env.reset_states)
+
+        @staticmethod
+        def rollout_returns_from_states(policy_fn, states, **kwargs):
+            result = env.rollout_counted_from_states(policy_fn, states, **kwargs)
+            counted.append(result.env_steps)
+            return result.returns
+
+    params, returns = collect_returns(
+        Counting(), arch, entropy, start, stop, num_episodes, horizon, on_progress, nthread
+    )
+    return params, returns, sum(counted)
 
 
 def collect_returns(

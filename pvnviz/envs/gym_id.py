@@ -247,10 +247,14 @@ def check_qualifies(gym_id: GymId) -> QualifiedSpaces:
 
 
 def _space_text(space: object) -> str:
-    text = f"{type(space).__name__}{getattr(space, 'shape', '')}"
-    if hasattr(space, "n") and not hasattr(space, "low"):
-        text = f"{type(space).__name__}({space.n})"
-    return text
+    """A space in a few words: ``Box(3, 2)``, ``Discrete(4)``, ``Dict(...)``, ``MultiDiscrete([3 3])``."""
+    kind = type(space).__name__
+    if hasattr(space, "low") and hasattr(space, "shape"):
+        return f"{kind}{tuple(space.shape)}"
+    if hasattr(space, "n") and not hasattr(space, "nvec"):
+        return f"{kind}({space.n})"
+    text = str(space)
+    return text if len(text) <= 60 else f"{kind}(...)"
 
 
 _QUALIFYING: dict[str, list[str]] | None = None

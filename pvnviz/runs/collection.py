@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pvnviz.core.collect import collect_returns
+from pvnviz.core.collect import collect_counted
 from pvnviz.core.policies import PolicyArch
 from pvnviz.core.progress import ProgressFn, Report, Stage, no_progress
 from pvnviz.envs.batched import BatchedEnv
@@ -56,10 +56,13 @@ class Plan:
 
     def __post_init__(self) -> None:
         check_counts(self.num_policies, self.num_episodes, self.horizon)
+        from pvnviz.envs.gym_id import is_gym_name
         from pvnviz.envs.registry import ENVIRONMENTS
 
-        if self.env_name not in ENVIRONMENTS:
-            raise CollectError(f"unknown environment {self.env_name!r}; choose one of: {', '.join(ENVIRONMENTS)}.")
+        if self.env_name not in ENVIRONMENTS and not is_gym_name(self.env_name):  # a worker builds a gym: one
+            raise CollectError(
+                f"unknown environment {self.env_name!r}; choose one of: {', '.join(ENVIRONMENTS)}, or gym:ID."
+            )
         if self.chunk_policies < 0:
             raise CollectError(f"chunk size must be at least 1 policy, got {self.chunk_policies}.")
 
@@ -128,10 +131,9 @@ def collect_chunk(spec: ChunkSpec, nthread: int | None = None, on_progress: Prog
     """Collect one chunk with the batched collector (``nthread`` physics threads for Swimmer)."""
     start_time, start_cpu = time.perf_counter(), time.process_time()
     env = get_env(spec.env_name)
-    params, returns = collect_returns(
+    params, returns, steps = collect_counted(  # the steps the episodes really took
         env, spec.arch, spec.entropy, spec.start, spec.stop, spec.num_episodes, spec.horizon, on_progress, nthread
     )
-    steps = env.episode_steps(returns, spec.horizon)
     returns32 = returns.astype(np.float32)
     seconds, cpu = time.perf_counter() - start_time, time.process_time() - start_cpu
     return Chunk(spec.start, spec.stop, params, returns32, steps, seconds, Chunk.hash(params, returns32), cpu)
@@ -299,7 +301,9 @@ def collect_plan(
             raise CollectError(f"chunk of policies {spec.start}-{spec.stop} is damaged; rerun with --resume.")
     params = np.concatenate([c.params for c in chunks])
     returns = np.concatenate([c.returns for c in chunks])
-    return PolicyDataset(plan.env_name, plan.arch, params, returns, plan.horizon, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    measured = sum(c.env_steps for c in chunks)  # counted by the rollouts (BatchedEnv.step_count)
+    return PolicyDataset(plan.env_name, plan.arch, params, returns, plan.horizon, seconds, env_steps=measured)
 
 
 def plan_from_rng(

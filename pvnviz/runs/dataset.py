@@ -30,6 +30,7 @@ class PolicyDataset:
     returns: np.ndarray  # (K, B)
     horizon: int
     seconds: float = 0.0
+    env_steps: int | None = None  # the steps the rollouts counted; None (runs saved before they were): from returns
 
     @property
     def mean_returns(self) -> np.ndarray:
@@ -37,7 +38,10 @@ class PolicyDataset:
 
     @property
     def num_env_steps(self) -> int:
-        """Environment steps spent (each return of an undiscounted, reward-1 task is its length)."""
+        """Environment steps spent: as the rollouts counted them, or, for a dataset saved without the count, as its
+        environment's ``episode_steps`` reads them off the returns (CartPole: a return is its length)."""
+        if self.env_steps is not None:
+            return int(self.env_steps)
         from pvnviz.envs.registry import get_env  # a saved dataset names its environment
 
         return get_env(self.env_name).episode_steps(self.returns, self.horizon)

@@ -133,14 +133,103 @@ LINK_LABELS_BEFORE_IDS: dict[str, dict[str, str]] = {
 }
 
 
+# gym:ID (pvnviz.envs.gym_id): the same shapes for any qualifying gymnasium environment, its horizon its own
+# episode limit. Discrete actions take CartPole's Appendix B shape (stochastic softmax policies, 100 rollouts
+# each), a Box takes the Swimmer's (deterministic tanh policies); neither filters returns, since a return limit
+# is CartPole's alone. ``quick`` is sized from the environment's measured speed to run in under a minute here.
+GYM_PRESET_LABELS = {
+    "paper": "Paper's sizes (CartPole's for Discrete actions, Swimmer's for a Box)",
+    "beyond": "Beyond zero-shot: the paper's sizes plus active rounds",
+    "quick": "Quick (under a minute)",
+}
+GYM_DEFAULT_HORIZON = 1000  # for an environment without a time limit of its own
+QUICK_SECONDS = 40.0  # the estimate (pvnviz.runs.sizing) a quick preset stays under, on one core
+QUICK_COLLECT_SHARE = 0.6  # of which the dataset may take this share
+QUICK_MAX_POLICIES = 1000
+
+
+def gym_horizon(env_name: str) -> int:
+    """The horizon of a gym: environment's presets: its own episode limit, else ``GYM_DEFAULT_HORIZON``."""
+    from pvnviz.envs.gym_id import check_qualifies, parse_env_name
+
+    return check_qualifies(parse_env_name(env_name)).max_episode_steps or GYM_DEFAULT_HORIZON
+
+
+def _gym_discrete(env_name: str) -> bool:
+    from pvnviz.envs.gym_id import check_qualifies, parse_env_name
+
+    return check_qualifies(parse_env_name(env_name)).discrete
+
+
+def gym_paper(env_name: str) -> ExperimentConfig:
+    """Appendix B's sizes on a gym: environment: CartPole's for Discrete actions, the Swimmer's for a Box."""
+    horizon = gym_horizon(env_name)
+    if _gym_discrete(env_name):
+        return ExperimentConfig(env_name=env_name, horizon=horizon, return_limit=None)
+    return dataclasses.replace(SWIMMER_PAPER, env_name=env_name, horizon=horizon)
+
+
+def gym_beyond(env_name: str) -> ExperimentConfig:
+    """``gym_paper`` plus the active rounds of the same action kind's beyond preset (CartPole's, the Swimmer's)."""
+    paper = gym_paper(env_name)
+    if _gym_discrete(env_name):
+        rounds = {f.name: getattr(CARTPOLE_BEYOND, f.name) for f in dataclasses.fields(CARTPOLE_BEYOND)}
+        changed = {k: v for k, v in rounds.items() if v != getattr(ExperimentConfig(), k)}
+        return dataclasses.replace(paper, **changed)
+    swimmer = PRESETS["swimmer"]["beyond"]()
+    changed = {f.name: getattr(swimmer, f.name) for f in dataclasses.fields(swimmer)}
+    changed = {k: v for k, v in changed.items() if k != "env_name" and v != getattr(SWIMMER_PAPER, k)}
+    return dataclasses.replace(paper, **changed)
+
+
+def gym_quick(env_name: str) -> ExperimentConfig:
+    """A run of the whole pipeline in under a minute here: the paper's shape, the dataset sized from the
+    environment's measured steps per second (``BatchedEnv.steps_per_second``) so that the estimate stays under
+    ``QUICK_SECONDS``; at least 40 policies."""
+    from pvnviz.envs.registry import get_env
+    from pvnviz.runs.sizing import estimate
+
+    rate = get_env(env_name).steps_per_second
+    horizon = gym_horizon(env_name)
+    discrete = _gym_discrete(env_name)
+    episodes = 5 if discrete else 1
+    ascent = {"ascent_steps": 200, "eval_every": 50, "eval_episodes": 5 if discrete else 2, "fresh_episodes": 10}
+    budget_steps = QUICK_SECONDS * QUICK_COLLECT_SHARE * rate
+    policies = int(min(QUICK_MAX_POLICIES, max(40, budget_steps // (episodes * horizon))))
+    config = dataclasses.replace(
+        gym_paper(env_name), num_policies=policies, num_episodes=episodes, train_steps=1500, **ascent
+    )
+    while estimate(config).seconds > QUICK_SECONDS and config.num_policies > 40:
+        config = dataclasses.replace(config, num_policies=max(40, config.num_policies * 3 // 4))
+    return config
+
+
+def presets_for(env_name: str) -> dict[str, Callable[[], ExperimentConfig]]:
+    """The presets of an environment by name: ``PRESETS``' for a built-in one, ``paper``, ``beyond`` and
+    ``quick`` for a gym: one (``pvnviz.envs.gym_id``; EnvRefused, one line, if it does not qualify)."""
+    from pvnviz.envs.gym_id import check_qualifies, is_gym_name, parse_env_name
+
+    if not is_gym_name(env_name):
+        return PRESETS[env_name]
+    name = parse_env_name(env_name).name
+    check_qualifies(parse_env_name(name))
+    return {
+        "paper": lambda: gym_paper(name),
+        "beyond": lambda: gym_beyond(name),
+        "quick": lambda: gym_quick(name),
+    }
+
+
 def preset_label(env_name: str, preset: str) -> str:
     """The preset box's text for a preset id (the id itself for an environment without labels)."""
+    if env_name.startswith("gym:"):
+        return GYM_PRESET_LABELS.get(preset, preset)
     return PRESET_LABELS.get(env_name, {}).get(preset, preset)
 
 
 def preset_from_link(env_name: str, text: str) -> str | None:
     """The id of the preset a link's value names: an id, or a label that links carried before they held ids;
     None when it names no preset of this environment."""
-    if text in PRESETS.get(env_name, {}):
+    if text in PRESETS.get(env_name, {}) or (env_name.startswith("gym:") and text in GYM_PRESET_LABELS):
         return text
     return LINK_LABELS_BEFORE_IDS.get(env_name, {}).get(text)

@@ -112,6 +112,7 @@ DATASET = RunFile(
         _dataset_array("env_name", "U", (), "one value", scalar=str, equals="env_name"),
         _dataset_array("horizon", "iu", (), "one value", scalar=int, equals="horizon"),
         _dataset_array("seconds", "f", (), "one value", scalar=float),
+        _dataset_array("env_steps", "iu", (), "one value", scalar=int, low=0, optional=True),  # as counted
         _dataset_array(
             "arch", "iu", ("H",), "the policy's sizes", equals="arch", encode=arch_vector, decode=arch_from_vector
         ),

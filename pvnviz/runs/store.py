@@ -36,7 +36,7 @@ from pvnviz.runs.schema import CONFIG, MANIFEST, SUMMARY
 
 RUN_FORMAT_VERSION = 1  # config.json's "version"; pvnviz.runs.files refuses any other
 MAX_META_BYTES = 2**20  # config.json, summary.json and manifest.json: a few KB in any run
-MAX_NAME_CHARS = 40  # an experiment's name
+MAX_NAME_CHARS = 400  # an experiment's name (a gym: name with its keywords: pvnviz.envs.gym_id.MAX_NAME_CHARS)
 
 
 class RunFailure(RunError):
