@@ -1,0 +1,261 @@
+"""Gymnasium's MuJoCo ``-v5`` tasks as tables: what ``pvnviz.envs.mujoco_family`` steps in one batch (Section 6).
+
+Each :class:`Task` is one gymnasium 1.4.0 environment, transcribed from its source (``gymnasium/envs/mujoco/
+*_v5.py``) with the same floating-point operations in the same order, so that a batch of episodes gives the very
+numbers of ``gymnasium.make(id)``, bit for bit: the constructor's keyword arguments and defaults (``defaults``),
+the observation (``observe``), the reward and termination (``reward``), the reset draws (``reset``, one episode
+at a time from the generator, as successive ``env.reset()`` calls draw) and the names and healthy ranges of the
+observation's entries (``labels``, ``bounds``). ``p`` is always the resolved keyword arguments (a dict).
+
+A task reads the episodes through :class:`Rows`: live ``(N, ...)`` views of the batch's ``MjData`` fields. As
+after gymnasium's ``mj_step``, the derived fields (``xpos``, ``site_xpos``, ``qfrc_constraint``) are those the
+last substep computed (for RK4, at its last stage), and ``cfrc_ext`` is what ``mj_rnePostConstraint`` computes
+from them. Scalar ``x ** 2`` in gymnasium is C ``pow``, not ``x * x`` (they differ in the last bit now and then):
+:func:`scalar_square` repeats it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+INF = float("inf")
+
+
+@dataclass
+class Rows:
+    """The batch's episodes as live arrays (N episodes): state, and the derived fields a task asks for."""
+
+    model: Any  # mujoco.MjModel
+    qpos: np.ndarray  # (N, nq)
+    qvel: np.ndarray  # (N, nv)
+    xpos: np.ndarray | None = None  # (N, nbody, 3)
+    site_xpos: np.ndarray | None = None  # (N, nsite, 3)
+    qfrc_constraint: np.ndarray | None = None  # (N, nv)
+    cfrc_ext: np.ndarray | None = None  # (N, nbody, 6), from mj_rnePostConstraint after each step; 0 after reset
+
+
+@dataclass(frozen=True)
+class Task:
+    """One gymnasium MuJoCo ``-v5`` environment: see the module docstring."""
+
+    id: str
+    xml_file: str
+    horizon: int  # gymnasium's max_episode_steps
+    defaults: Mapping[str, Any]  # every constructor keyword this family accepts, with gymnasium's default
+    observe: Callable[[Rows, dict], np.ndarray]  # (N, obs) float64
+    before: Callable[[Rows, dict], np.ndarray | None]  # what the reward needs of the state before the step
+    reward: Callable[[Rows, dict, Any, np.ndarray, float], tuple[np.ndarray, np.ndarray]]  # reward, terminated
+    reset: Callable[[np.random.Generator, Any, dict], tuple[np.ndarray, np.ndarray]]  # one episode's qpos, qvel
+    labels: Callable[[Any, dict], tuple[str, ...]]
+    bounds: Callable[[Any, dict], tuple[tuple[float, float] | None, ...]]
+    terminates: Callable[[dict], bool]  # episodes can end before the horizon under these keywords
+    derived: frozenset[str] = field(default_factory=frozenset)  # MjData outputs read: xpos, site_xpos, ...
+    contact_forces: Callable[[dict], bool] = lambda p: False  # needs cfrc_ext (mj_rnePostConstraint)
+    bounds_label: str = "healthy ranges (termination)"
+
+
+def scalar_square(x: np.ndarray) -> np.ndarray:
+    """``x ** 2`` of each element as a NumPy float64 scalar computes it: C ``pow(x, 2.0)``, not ``x * x``."""
+    return np.fromiter((math.pow(v, 2.0) for v in x.tolist()), dtype=np.float64, count=x.size).reshape(x.shape)
+
+
+def control_cost(weight: float, actions: np.ndarray) -> np.ndarray:
+    """``weight * np.sum(np.square(action))`` per episode (N,)."""
+    return weight * np.sum(np.square(actions), axis=1)
+
+
+def qpos_names(model: Any) -> list[str]:
+    """A name per ``qpos`` entry: the joint's, with x/y/z/qw/qx/qy/qz for a free joint's seven."""
+    names = []
+    for j in range(model.njnt):
+        name = model.joint(j).name or f"joint {j}"
+        kind = int(model.jnt_type[j])
+        if kind == 0:  # mjJNT_FREE
+            names += [f"{name} {s}" for s in ("x", "y", "z", "qw", "qx", "qy", "qz")]
+        elif kind == 1:  # mjJNT_BALL
+            names += [f"{name} {s}" for s in ("qw", "qx", "qy", "qz")]
+        else:
+            names.append(name)
+    return names
+
+
+def qvel_names(model: Any) -> list[str]:
+    """A name per ``qvel`` entry: the joint's, with vx/vy/vz/wx/wy/wz for a free joint's six."""
+    names = []
+    for j in range(model.njnt):
+        name = model.joint(j).name or f"joint {j}"
+        kind = int(model.jnt_type[j])
+        if kind == 0:
+            names += [f"{name} {s}" for s in ("vx", "vy", "vz", "wx", "wy", "wz")]
+        elif kind == 1:
+            names += [f"{name} {s}" for s in ("wx", "wy", "wz")]
+        else:
+            names.append(f"{name} velocity")
+    return names
+
+
+def _range_or_none(low: float, high: float) -> tuple[float, float] | None:
+    return (float(low), float(high)) if math.isfinite(low) and math.isfinite(high) else None
+
+
+# ---- planar walkers: Hopper, Walker2d, HalfCheetah (x velocity reward, qpos[0] left out) -------------------------
+
+
+def _skip(p: dict) -> int:
+    return 1 if p["exclude_current_positions_from_observation"] else 0
+
+
+def _planar_observe(clip_velocity: bool) -> Callable[[Rows, dict], np.ndarray]:
+    def observe(rows: Rows, p: dict) -> np.ndarray:
+        velocity = np.clip(rows.qvel, -10, 10) if clip_velocity else rows.qvel
+        return np.concatenate((rows.qpos[:, _skip(p) :], velocity), axis=1)
+
+    return observe
+
+
+def _x_before(rows: Rows, p: dict) -> np.ndarray:
+    return rows.qpos[:, 0].copy()
+
+
+def _forward_reward(rows: Rows, p: dict, x_before: np.ndarray, dt: float) -> np.ndarray:
+    x_velocity = (rows.qpos[:, 0] - x_before) / dt
+    return p["forward_reward_weight"] * x_velocity
+
+
+def _hopper_healthy(rows: Rows, p: dict) -> np.ndarray:
+    z, angle = rows.qpos[:, 1], rows.qpos[:, 2]
+    state = np.concatenate((rows.qpos, rows.qvel), axis=1)[:, 2:]
+    min_state, max_state = p["healthy_state_range"]
+    min_z, max_z = p["healthy_z_range"]
+    min_angle, max_angle = p["healthy_angle_range"]
+    healthy_state = np.all(np.logical_and(min_state < state, state < max_state), axis=1)
+    healthy_z = (min_z < z) & (z < max_z)
+    healthy_angle = (min_angle < angle) & (angle < max_angle)
+    return healthy_state & healthy_z & healthy_angle
+
+
+def _walker_healthy(rows: Rows, p: dict) -> np.ndarray:
+    z, angle = rows.qpos[:, 1], rows.qpos[:, 2]
+    min_z, max_z = p["healthy_z_range"]
+    min_angle, max_angle = p["healthy_angle_range"]
+    return (min_z < z) & (z < max_z) & (min_angle < angle) & (angle < max_angle)
+
+
+def _healthy_walker_reward(healthy: Callable[[Rows, dict], np.ndarray]) -> Callable:
+    """Hopper's and Walker2d's ``_get_rew`` and termination: forward + healthy - control, ended when unhealthy."""
+
+    def reward(rows: Rows, p: dict, x_before: np.ndarray, actions: np.ndarray, dt: float):
+        forward = _forward_reward(rows, p, x_before, dt)
+        is_healthy = healthy(rows, p)
+        rewards = forward + is_healthy.astype(np.float64) * p["healthy_reward"]
+        reward = rewards - control_cost(p["ctrl_cost_weight"], actions)
+        terminated = ~is_healthy if p["terminate_when_unhealthy"] else np.zeros_like(is_healthy)
+        return reward, terminated
+
+    return reward
+
+
+def _cheetah_reward(rows: Rows, p: dict, x_before: np.ndarray, actions: np.ndarray, dt: float):
+    reward = _forward_reward(rows, p, x_before, dt) - control_cost(p["ctrl_cost_weight"], actions)
+    return reward, np.zeros(len(reward), dtype=bool)
+
+
+def _uniform_reset(rng: np.random.Generator, model: Any, p: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``init + U(-s, s)`` for qpos, then the same for qvel (Hopper, Walker2d, InvertedPendulum)."""
+    scale = p["reset_noise_scale"]
+    qpos = model.qpos0 + rng.uniform(low=-scale, high=scale, size=model.nq)
+    qvel = np.zeros(model.nv) + rng.uniform(low=-scale, high=scale, size=model.nv)
+    return qpos, qvel
+
+
+def _normal_velocity_reset(rng: np.random.Generator, model: Any, p: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``init + U(-s, s)`` for qpos, then ``init + s * N(0, 1)`` for qvel (HalfCheetah, Ant, InvertedDoublePendulum)."""
+    scale = p["reset_noise_scale"]
+    qpos = model.qpos0 + rng.uniform(low=-scale, high=scale, size=model.nq)
+    qvel = np.zeros(model.nv) + scale * rng.standard_normal(model.nv)
+    return qpos, qvel
+
+
+def _planar_labels(model: Any, p: dict) -> tuple[str, ...]:
+    return tuple(f"{n} position" for n in qpos_names(model)[_skip(p) :]) + tuple(qvel_names(model))
+
+
+def _planar_bounds(model: Any, p: dict) -> tuple[tuple[float, float] | None, ...]:
+    """The healthy z and angle ranges on qpos[1] and qpos[2] (Hopper, Walker2d), where both ends are finite."""
+    bounds: list[tuple[float, float] | None] = [None] * (model.nq - _skip(p) + model.nv)
+    if "healthy_z_range" in p:
+        bounds[1 - _skip(p)] = _range_or_none(*p["healthy_z_range"])
+        bounds[2 - _skip(p)] = _range_or_none(*p["healthy_angle_range"])
+    return tuple(bounds)
+
+
+PLANAR_DEFAULTS = {"forward_reward_weight": 1.0, "exclude_current_positions_from_observation": True}
+
+HOPPER = Task(
+    id="Hopper-v5",
+    xml_file="hopper.xml",
+    horizon=1000,
+    defaults={
+        "frame_skip": 4,
+        **PLANAR_DEFAULTS,
+        "ctrl_cost_weight": 1e-3,
+        "healthy_reward": 1.0,
+        "terminate_when_unhealthy": True,
+        "healthy_state_range": (-100.0, 100.0),
+        "healthy_z_range": (0.7, INF),
+        "healthy_angle_range": (-0.2, 0.2),
+        "reset_noise_scale": 5e-3,
+    },
+    observe=_planar_observe(clip_velocity=True),
+    before=_x_before,
+    reward=_healthy_walker_reward(_hopper_healthy),
+    reset=_uniform_reset,
+    labels=_planar_labels,
+    bounds=_planar_bounds,
+    terminates=lambda p: bool(p["terminate_when_unhealthy"]),
+)
+
+WALKER2D = Task(
+    id="Walker2d-v5",
+    xml_file="walker2d_v5.xml",
+    horizon=1000,
+    defaults={
+        "frame_skip": 4,
+        **PLANAR_DEFAULTS,
+        "ctrl_cost_weight": 1e-3,
+        "healthy_reward": 1.0,
+        "terminate_when_unhealthy": True,
+        "healthy_z_range": (0.8, 2.0),
+        "healthy_angle_range": (-1.0, 1.0),
+        "reset_noise_scale": 5e-3,
+    },
+    observe=_planar_observe(clip_velocity=True),
+    before=_x_before,
+    reward=_healthy_walker_reward(_walker_healthy),
+    reset=_uniform_reset,
+    labels=_planar_labels,
+    bounds=_planar_bounds,
+    terminates=lambda p: bool(p["terminate_when_unhealthy"]),
+)
+
+HALF_CHEETAH = Task(
+    id="HalfCheetah-v5",
+    xml_file="half_cheetah.xml",
+    horizon=1000,
+    defaults={"frame_skip": 5, **PLANAR_DEFAULTS, "ctrl_cost_weight": 0.1, "reset_noise_scale": 0.1},
+    observe=_planar_observe(clip_velocity=False),
+    before=_x_before,
+    reward=_cheetah_reward,
+    reset=_normal_velocity_reset,
+    labels=_planar_labels,
+    bounds=_planar_bounds,
+    terminates=lambda p: False,
+    bounds_label="no bounds (HalfCheetah never terminates)",
+)
+
+TASKS = (HOPPER, HALF_CHEETAH, WALKER2D)  # pvnviz.envs.mujoco_family.IDS, in this order
