@@ -214,7 +214,8 @@ def check_qualifies(gym_id: GymId) -> QualifiedSpaces:
     """The spaces of this environment if the PVN pipeline can run it; else EnvRefused, one line saying why.
 
     Qualifies: a flat ``Box`` observation space of finite size, a ``Discrete`` action space (starting at 0)
-    or a flat ``Box`` action space. Builds the environment once (cached per name) and closes it.
+    or a flat ``Box`` action space. Builds the environment once (cached per name), resets it and takes one
+    sampled step (a keyword value it cannot use is refused here), and closes it.
     """
     from gymnasium import spaces
 
@@ -224,6 +225,7 @@ def check_qualifies(gym_id: GymId) -> QualifiedSpaces:
         spec = getattr(env, "spec", None)
         max_steps = getattr(spec, "max_episode_steps", None)
         family = family_of(getattr(spec, "entry_point", ""))
+        _check_steps(env, gym_id)
     finally:
         env.close()
     name = gym_id.name
@@ -244,6 +246,21 @@ def check_qualifies(gym_id: GymId) -> QualifiedSpaces:
             "so choose an environment with one of those action spaces."
         )
     return QualifiedSpaces(obs, act, None if max_steps is None else int(max_steps), family)
+
+
+def _check_steps(env: Any, gym_id: GymId) -> None:
+    """One reset and one step with a sampled action: a keyword value the constructor took but the environment
+    cannot use is named now, in one line, not deep inside a run."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            env.reset(seed=0)
+            env.action_space.seed(0)
+            env.step(env.action_space.sample())
+    except Exception as err:  # noqa: BLE001 - whatever the environment raises
+        raise EnvRefused(
+            f"{gym_id.name} fails its first step ({type(err).__name__}: {_first_line(err)}); check its keywords."
+        ) from None
 
 
 def _space_text(space: object) -> str:
