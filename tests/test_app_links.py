@@ -128,7 +128,7 @@ def test_page_icons_are_material_icons_and_the_tab_icon_an_image_of_the_app(monk
     made = []
     monkeypatch.setattr(ui.navigation.st, "Page", lambda page, **kwargs: made.append(kwargs))
     ui.navigation.app_pages()  # st.Page keeps its icon only in a script run: the arguments it was given
-    assert len(made) == 4
+    assert len(made) == 5
     for page in made:
         icon = page["icon"]
         assert icon.startswith(":material/") and icon.endswith(":") and not is_emoji(icon), page

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import re
 import secrets
 import threading
 from collections import OrderedDict
@@ -69,6 +70,7 @@ _player = component(
     isolate_styles=False,
 )
 _BUILT = itertools.count(1)  # animation ids: a new id makes the browser take the new frames
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")  # characters the animation route refuses in a name (ui.server.routes.NAME)
 # (key, signature, projector, frames) -> (id, animation, its JSON, the name it is served at), once made: each page run
 # sends the URL
 _SHARED: OrderedDict[tuple, Made] = OrderedDict()
@@ -101,7 +103,7 @@ def _frames(
             return {n: theme.projector(go.Figure(f)) for n, f in figures.items()} if projector else figures
 
         anim = prebuilt(projector) if prebuilt is not None else animation(styled, num_frames, labels=labels)
-        built = f"{key}-{next(_BUILT)}"
+        built = f"{_UNSAFE.sub('-', key)}-{next(_BUILT)}"  # the route's names: a gym: key's ':?=&' are not in them
         name = f"{built}-{secrets.token_urlsafe(12)}.json"  # a random token: not readable by a guessed id
         return built, anim, json.dumps(anim, separators=(",", ":")), name
 

@@ -45,6 +45,7 @@ def app_pages() -> list[st.Page]:
             url_path="cartpole",
         ),
         st.Page("pages/swimmer.py", title="Swimmer (Section 6.3)", icon=":material/pool:", url_path="swimmer"),
+        st.Page("pages/any_env.py", title="Any environment", icon=":material/explore:", url_path="any_env"),
     ]
 
 

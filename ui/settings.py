@@ -20,7 +20,7 @@ import streamlit as st
 from pvnviz.core.config_fields import ConfigError, help_text
 from pvnviz.runs.config import START_FROM
 from pvnviz.runs.pipeline import ExperimentConfig
-from pvnviz.runs.presets import PRESETS, preset_from_link, preset_label
+from pvnviz.runs.presets import preset_from_link, preset_label, presets_for
 from ui import urlcheck
 from ui.navigation import set_by_code, widget_default
 
@@ -183,7 +183,7 @@ def state_key(env_name: str, field: str) -> str:
 def _apply_preset(env_name: str) -> None:
     """Every field to the preset in the preset box. Each widget's default is that preset's value, so Streamlit
     takes the value out of the URL: a link holds only the fields that differ from its preset."""
-    config = PRESETS[env_name][st.session_state[state_key(env_name, "preset")]]()
+    config = presets_for(env_name)[st.session_state[state_key(env_name, "preset")]]()
     for _, fields in FIELDS:
         for field, _, kind, _ in fields:
             st.session_state[state_key(env_name, field)] = _to_widget(kind, getattr(config, field))
@@ -242,7 +242,7 @@ def choose_preset(env_name: str, preset: str) -> None:
 def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> ExperimentConfig | None:
     """Preset picker (``pvnviz.runs.presets``) and every hyperparameter, bound to the URL; the config, or None
     after an st.error. ``default_preset``: the id of the preset the page opens on."""
-    presets = PRESETS[env_name]
+    presets = presets_for(env_name)
     first = default_preset if default_preset in presets else next(iter(presets))
     preset_key = state_key(env_name, "preset")
     preset = current_preset(env_name, first)

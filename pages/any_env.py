@@ -1,0 +1,32 @@
+"""Any environment page: the PVN experiment of Section 6 (Algorithms 1-3) on any qualifying gymnasium environment."""
+
+import streamlit as st
+
+from ui import any_env, explain, require_navigation
+from ui.experiment import show_experiment, sidebar_config
+from ui.results import render_results
+
+require_navigation()
+
+st.title("Any environment: PVNs beyond CartPole and Swimmer")
+st.caption(
+    "Sections 4-6 on any gymnasium environment with a flat Box observation and a Discrete or Box action: random "
+    "policies, a PVN trained on their returns through fingerprints and through flattened weights, and gradient "
+    "ascent through it. Pick an environment, press **Run with these settings**, and compare with the CartPole page."
+)
+explain.experiment()
+
+gym_id = any_env.pick_environment()
+if gym_id is None:
+    any_env.stop()
+any_env.show_spaces(gym_id)
+
+config = sidebar_config(gym_id.name, default_preset="quick")
+seed = int(st.session_state.get("seed", 0))
+
+ascent_note = (
+    "Section 5, Algorithm 3. True mean return (Monte Carlo) of each starting policy along its ascent through each "
+    "PVN, light lines per start, bold their mean; the green dotted line is the best policy the PVN trained on. "
+    "A mean that ends above it is a policy better than any in the dataset, found without new data but the checks."
+)
+show_experiment(gym_id.name, config, seed, lambda result: render_results(result, ascent_note))
