@@ -52,8 +52,8 @@ def replayed(actions: np.ndarray):
     return policy
 
 
-def check_parity(env_id: str, kwargs: dict, horizon: int, seed: int) -> np.ndarray:
-    """Our batch of K x B episodes against gymnasium's, every step; returns the episodes' lengths (K, B)."""
+def check_parity(env_id: str, kwargs: dict, horizon: int, seed: int) -> rollout.Trajectories:
+    """Our batch of K x B episodes against gymnasium's, every step; returns our record."""
     env = mujoco_family.batched_env((env_id, kwargs))
     high = env.action_space.high.astype(np.float64)
     rng = np.random.default_rng(seed)
@@ -77,12 +77,12 @@ def check_parity(env_id: str, kwargs: dict, horizon: int, seed: int) -> np.ndarr
     for e in (0, K * B - 1):
         ours = env.reset_states(np.random.default_rng(int(seeds[e])), (1,))[0]
         np.testing.assert_array_equal(ours, reference["states"][e])
-    return lengths
+    return traj
 
 
 def test_hopper_fast_subset_matches_gymnasium():
-    lengths = check_parity("Hopper-v5", {"terminate_when_unhealthy": False}, horizon=50, seed=1)
-    assert np.all(lengths == 50)
+    traj = check_parity("Hopper-v5", {"terminate_when_unhealthy": False}, horizon=50, seed=1)
+    assert traj.active.all()
 
 
 CASES = [  # (id, kwargs, horizon, expect early terminations)
@@ -91,13 +91,24 @@ CASES = [  # (id, kwargs, horizon, expect early terminations)
     ("HalfCheetah-v5", {}, 200, False),
     ("Walker2d-v5", {}, 200, True),
     ("Walker2d-v5", {"terminate_when_unhealthy": False, "reset_noise_scale": 0.05}, 200, False),
+    ("InvertedPendulum-v5", {}, 200, True),
+    ("InvertedPendulum-v5", {"reset_noise_scale": 0.1, "frame_skip": 1}, 200, True),
+    ("InvertedDoublePendulum-v5", {}, 200, True),
+    ("InvertedDoublePendulum-v5", {"healthy_reward": 5.0}, 200, True),
+    ("Reacher-v5", {}, 200, False),
+    ("Reacher-v5", {"reward_dist_weight": 0.5, "reward_control_weight": 2.0}, 200, False),
+    ("Ant-v5", {}, 200, True),
+    ("Ant-v5", {"include_cfrc_ext_in_observation": False, "healthy_z_range": [0.3, 0.9]}, 200, True),
+    ("Ant-v5", {"include_cfrc_ext_in_observation": False, "contact_cost_weight": 0.0, "main_body": "torso"}, 200, True),
 ]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("env_id,kwargs,horizon,ends_early", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_matches_gymnasium_step_by_step(env_id, kwargs, horizon, ends_early):
-    lengths = check_parity(env_id, kwargs, horizon, seed=7)
+    traj = check_parity(env_id, kwargs, horizon, seed=7)
+    lengths = traj.active.sum(-1)
+    if env_id == "Ant-v5" and not kwargs:  # the contact forces (obs[27:], from mj_rnePostConstraint) are compared
+        assert np.count_nonzero(traj.observations[..., 27:]) > 100
     if ends_early:
         assert lengths.min() < horizon and len(np.unique(lengths)) > 1  # episodes ended at different steps
     else:
@@ -113,6 +124,14 @@ def test_unknown_and_refused_keywords_raise_value_error():
         mujoco_family.batched_env("Swimmer-v5")
     with pytest.raises(ValueError, match="terminate_when_unhealthy"):
         mujoco_family.batched_env(("Hopper-v5", {"terminate_when_unhealthy": "yes"}))
+    with pytest.raises(ValueError, match="main_body"):
+        mujoco_family.batched_env(("Ant-v5", {"main_body": "head"}))
+    with pytest.raises(ValueError, match="frame_skip"):
+        mujoco_family.batched_env(("Reacher-v5", {"frame_skip": 0}))
+    assert set(mujoco_family.IDS) == {
+        "Hopper-v5", "HalfCheetah-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5", "InvertedDoublePendulum-v5",
+        "Reacher-v5",
+    }
 
 
 def test_spec_fields_follow_the_keywords():
@@ -127,3 +146,32 @@ def test_spec_fields_follow_the_keywords():
     assert full.state_bounds[2] == (-0.2, 0.2)
     cheetah = mujoco_family.batched_env("HalfCheetah-v5")
     assert (cheetah.obs_dim, cheetah.act_dim, cheetah.fixed_length) == (17, 6, True)
+    every = [(env_id, {}) for env_id in mujoco_family.IDS] + [("Ant-v5", {"include_cfrc_ext_in_observation": False})]
+    for env_id, kwargs in every:
+        ours, reference = mujoco_family.batched_env((env_id, kwargs)), gymnasium.make(env_id, **kwargs)
+        assert ours.observation_space.shape == reference.observation_space.shape
+        assert ours.action_space == reference.action_space
+        assert len(ours.state_labels) == len(ours.state_bounds) == ours.obs_dim
+
+
+@pytest.mark.parametrize("env_id", ["Hopper-v5", "HalfCheetah-v5", "Reacher-v5", "InvertedDoublePendulum-v5"])
+def test_reset_states_are_successive_gymnasium_resets(env_id):
+    env = gymnasium.make(env_id).unwrapped
+    env.reset(seed=5)
+    expected = [np.concatenate([[env.data.time], env.data.qpos, env.data.qvel])]
+    for _ in range(5):  # later resets continue the same generator (Reacher: its rejection loop included)
+        env.reset()
+        expected.append(np.concatenate([[env.data.time], env.data.qpos, env.data.qvel]))
+    ours = mujoco_family.batched_env(env_id).reset_states(np.random.default_rng(5), (2, 3))
+    np.testing.assert_array_equal(ours.reshape(6, -1), np.array(expected))
+
+
+def test_visited_states_and_replay():
+    from pvnviz.core.policies import PolicyArch, glorot_params
+
+    env = mujoco_family.batched_env("InvertedPendulum-v5")  # actions in [-3, 3]: the replay maps tanh outputs
+    visited = env.visited_states(np.random.default_rng(0), 7)
+    assert visited.shape == (7, 4) and np.isfinite(visited).all()
+    arch = PolicyArch(env.obs_dim, env.act_dim, (8,), discrete=False)
+    replay = env.replay(arch, glorot_params(arch, 2, np.random.default_rng(1)), 40, 3)
+    assert len(replay.panels) == 2 and all(1 <= panel.frames <= 41 for panel in replay.panels)

@@ -108,7 +108,11 @@ def resolve(task: Task, kwargs: dict[str, Any]) -> dict[str, Any]:
                 value = tuple(float(v) for v in value)
                 if len(value) != len(default):
                     raise TypeError
-            elif isinstance(default, int) and key == "frame_skip":
+            elif key == "main_body":  # a body's id or name, as gymnasium's data.body() takes it
+                if isinstance(value, bool) or not isinstance(value, (int, str)):
+                    raise TypeError
+                load_model(task.xml_file).body(value)
+            elif key == "frame_skip":
                 if isinstance(value, bool) or int(value) != value or int(value) < 1:
                     raise TypeError
                 value = int(value)
@@ -116,7 +120,7 @@ def resolve(task: Task, kwargs: dict[str, Any]) -> dict[str, Any]:
                 if isinstance(value, bool):
                     raise TypeError
                 value = float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, KeyError, IndexError):
             raise ValueError(f"{task.id}: {key}={value!r} is not like its default {default!r}.") from None
         params[key] = value
     return params

@@ -258,4 +258,236 @@ HALF_CHEETAH = Task(
     bounds_label="no bounds (HalfCheetah never terminates)",
 )
 
-TASKS = (HOPPER, HALF_CHEETAH, WALKER2D)  # pvnviz.envs.mujoco_family.IDS, in this order
+
+# ---- Ant: x velocity of the main body, healthy torso height, contact forces --------------------------------------
+
+CFRC_PARTS = ("torque x", "torque y", "torque z", "force x", "force y", "force z")  # cfrc_ext's 6, MuJoCo's order
+
+
+def _ant_skip(p: dict) -> int:
+    return 2 if p["exclude_current_positions_from_observation"] else 0
+
+
+def _clipped_contact_forces(rows: Rows, p: dict) -> np.ndarray:
+    min_value, max_value = p["contact_force_range"]
+    return np.clip(rows.cfrc_ext, min_value, max_value)  # (N, nbody, 6)
+
+
+def _ant_observe(rows: Rows, p: dict) -> np.ndarray:
+    parts = [rows.qpos[:, _ant_skip(p) :], rows.qvel]
+    if p["include_cfrc_ext_in_observation"]:
+        parts.append(_clipped_contact_forces(rows, p)[:, 1:].reshape(len(rows.qpos), -1))
+    return np.concatenate(parts, axis=1)
+
+
+def _main_body_xy(rows: Rows, p: dict) -> np.ndarray:
+    return rows.xpos[:, rows.model.body(p["main_body"]).id, :2].copy()
+
+
+def _ant_reward(rows: Rows, p: dict, xy_before: np.ndarray, actions: np.ndarray, dt: float):
+    xy_velocity = (_main_body_xy(rows, p) - xy_before) / dt
+    forward = xy_velocity[:, 0] * p["forward_reward_weight"]
+    state = np.concatenate((rows.qpos, rows.qvel), axis=1)
+    min_z, max_z = p["healthy_z_range"]
+    is_healthy = np.isfinite(state).all(axis=1) & (min_z <= state[:, 2]) & (state[:, 2] <= max_z)
+    rewards = forward + is_healthy.astype(np.float64) * p["healthy_reward"]
+    costs = control_cost(p["ctrl_cost_weight"], actions)
+    if rows.cfrc_ext is not None:
+        squares = np.square(_clipped_contact_forces(rows, p)).reshape(len(actions), -1)
+        costs = costs + p["contact_cost_weight"] * np.sum(squares, axis=1)
+    terminated = ~is_healthy if p["terminate_when_unhealthy"] else np.zeros_like(is_healthy)
+    return rewards - costs, terminated
+
+
+def _ant_labels(model: Any, p: dict) -> tuple[str, ...]:
+    labels = [f"{n} position" for n in qpos_names(model)[_ant_skip(p) :]] + qvel_names(model)
+    if p["include_cfrc_ext_in_observation"]:
+        labels += [f"{model.body(b).name} contact {c}" for b in range(1, model.nbody) for c in CFRC_PARTS]
+    return tuple(labels)
+
+
+def _ant_bounds(model: Any, p: dict) -> tuple[tuple[float, float] | None, ...]:
+    bounds: list[tuple[float, float] | None] = [None] * len(_ant_labels(model, p))
+    bounds[2 - _ant_skip(p)] = _range_or_none(*p["healthy_z_range"])  # the torso's height, qpos[2]
+    if p["include_cfrc_ext_in_observation"]:
+        first = model.nq - _ant_skip(p) + model.nv
+        bounds[first:] = [_range_or_none(*p["contact_force_range"])] * (len(bounds) - first)
+    return tuple(bounds)
+
+
+ANT = Task(
+    id="Ant-v5",
+    xml_file="ant.xml",
+    horizon=1000,
+    defaults={
+        "frame_skip": 5,
+        **PLANAR_DEFAULTS,
+        "ctrl_cost_weight": 0.5,
+        "contact_cost_weight": 5e-4,
+        "healthy_reward": 1.0,
+        "main_body": 1,
+        "terminate_when_unhealthy": True,
+        "healthy_z_range": (0.2, 1.0),
+        "contact_force_range": (-1.0, 1.0),
+        "reset_noise_scale": 0.1,
+        "include_cfrc_ext_in_observation": True,
+    },
+    observe=_ant_observe,
+    before=_main_body_xy,
+    reward=_ant_reward,
+    reset=_normal_velocity_reset,
+    labels=_ant_labels,
+    bounds=_ant_bounds,
+    terminates=lambda p: bool(p["terminate_when_unhealthy"]),
+    derived=frozenset({"xpos"}),
+    contact_forces=lambda p: bool(p["include_cfrc_ext_in_observation"] or p["contact_cost_weight"] != 0),
+    bounds_label="healthy torso height and contact-force clip range",
+)
+
+
+# ---- InvertedPendulum, InvertedDoublePendulum: reward for staying up -------------------------------------------------
+
+
+def _pendulum_observe(rows: Rows, p: dict) -> np.ndarray:
+    return np.concatenate((rows.qpos, rows.qvel), axis=1)
+
+
+def _pendulum_reward(rows: Rows, p: dict, before: None, actions: np.ndarray, dt: float):
+    observation = _pendulum_observe(rows, p)
+    terminated = ~np.isfinite(observation).all(axis=1) | (np.abs(observation[:, 1]) > 0.2)
+    return (~terminated).astype(np.float64), terminated
+
+
+INVERTED_PENDULUM = Task(
+    id="InvertedPendulum-v5",
+    xml_file="inverted_pendulum.xml",
+    horizon=1000,
+    defaults={"frame_skip": 2, "reset_noise_scale": 0.01},
+    observe=_pendulum_observe,
+    before=lambda rows, p: None,
+    reward=_pendulum_reward,
+    reset=_uniform_reset,
+    labels=lambda model, p: tuple(f"{n} position" for n in qpos_names(model)) + tuple(qvel_names(model)),
+    bounds=lambda model, p: ((-1.0, 1.0), (-0.2, 0.2), None, None),
+    terminates=lambda p: True,
+    bounds_label="the cart's rail and the pole angle's termination bounds",
+)
+
+
+def _double_observe(rows: Rows, p: dict) -> np.ndarray:
+    qpos = rows.qpos
+    return np.concatenate(
+        (
+            qpos[:, :1],
+            np.sin(qpos[:, 1:]),
+            np.cos(qpos[:, 1:]),
+            np.clip(rows.qvel, -10, 10),
+            np.clip(rows.qfrc_constraint, -10, 10)[:, :1],
+        ),
+        axis=1,
+    )
+
+
+def _double_reward(rows: Rows, p: dict, before: None, actions: np.ndarray, dt: float):
+    x, y = rows.site_xpos[:, 0, 0], rows.site_xpos[:, 0, 2]  # the tip's site, as the last substep placed it
+    terminated = y <= 1
+    v1, v2 = rows.qvel[:, 1], rows.qvel[:, 2]
+    dist_penalty = 0.01 * scalar_square(x) + scalar_square(y - 2)
+    vel_penalty = 0.001 * scalar_square(v1) + 0.005 * scalar_square(v2)
+    alive_bonus = p["healthy_reward"] * (~terminated).astype(np.float64)
+    return alive_bonus - dist_penalty - vel_penalty, terminated
+
+
+def _double_labels(model: Any, p: dict) -> tuple[str, ...]:
+    cart, *hinges = qpos_names(model)
+    return (
+        (f"{cart} position",)
+        + tuple(f"sin {h}" for h in hinges)
+        + tuple(f"cos {h}" for h in hinges)
+        + tuple(qvel_names(model))
+        + (f"{cart} constraint force",)
+    )
+
+
+INVERTED_DOUBLE_PENDULUM = Task(
+    id="InvertedDoublePendulum-v5",
+    xml_file="inverted_double_pendulum.xml",
+    horizon=1000,
+    defaults={"frame_skip": 5, "healthy_reward": 10.0, "reset_noise_scale": 0.1},
+    observe=_double_observe,
+    before=lambda rows, p: None,
+    reward=_double_reward,
+    reset=_normal_velocity_reset,
+    labels=_double_labels,
+    bounds=lambda model, p: ((-1.0, 1.0),) + (None,) * 8,
+    terminates=lambda p: True,
+    derived=frozenset({"site_xpos", "qfrc_constraint"}),
+    bounds_label="the cart's rail (it ends when the tip falls below 1 m)",
+)
+
+
+# ---- Reacher: distance of the fingertip to a random target ----------------------------------------------------------
+
+
+def _fingertip_to_target(rows: Rows) -> np.ndarray:
+    model = rows.model
+    return rows.xpos[:, model.body("fingertip").id] - rows.xpos[:, model.body("target").id]  # (N, 3)
+
+
+def _reacher_observe(rows: Rows, p: dict) -> np.ndarray:
+    theta = rows.qpos[:, :2]
+    vec = _fingertip_to_target(rows)
+    return np.concatenate((np.cos(theta), np.sin(theta), rows.qpos[:, 2:], rows.qvel[:, :2], vec[:, :2]), axis=1)
+
+
+def _reacher_reward(rows: Rows, p: dict, before: None, actions: np.ndarray, dt: float):
+    vec = _fingertip_to_target(rows)
+    norm = np.sqrt(np.matmul(vec[:, None, :], vec[:, :, None])[:, 0, 0])  # np.linalg.norm's BLAS dot, per row
+    reward_dist = -norm * p["reward_dist_weight"]
+    reward_ctrl = -np.sum(np.square(actions), axis=1) * p["reward_control_weight"]
+    return reward_dist + reward_ctrl, np.zeros(len(actions), dtype=bool)
+
+
+def _reacher_reset(rng: np.random.Generator, model: Any, p: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Arm angles ``U(-0.1, 0.1)``, the target drawn in the disc of radius 0.2 by rejection, velocities
+    ``U(-0.005, 0.005)`` with the target's set to 0: gymnasium's ``reset_model``."""
+    qpos = rng.uniform(low=-0.1, high=0.1, size=model.nq) + model.qpos0
+    while True:
+        goal = rng.uniform(low=-0.2, high=0.2, size=2)
+        if np.linalg.norm(goal) < 0.2:
+            break
+    qpos[-2:] = goal
+    qvel = np.zeros(model.nv) + rng.uniform(low=-0.005, high=0.005, size=model.nv)
+    qvel[-2:] = 0
+    return qpos, qvel
+
+
+def _reacher_labels(model: Any, p: dict) -> tuple[str, ...]:
+    arm = qpos_names(model)[:2]
+    return (
+        tuple(f"cos {j}" for j in arm)
+        + tuple(f"sin {j}" for j in arm)
+        + tuple(f"{n} position" for n in qpos_names(model)[2:])
+        + tuple(qvel_names(model)[:2])
+        + ("fingertip - target x", "fingertip - target y")
+    )
+
+
+REACHER = Task(
+    id="Reacher-v5",
+    xml_file="reacher.xml",
+    horizon=50,
+    defaults={"frame_skip": 2, "reward_dist_weight": 1.0, "reward_control_weight": 1.0},
+    observe=_reacher_observe,
+    before=lambda rows, p: None,
+    reward=_reacher_reward,
+    reset=_reacher_reset,
+    labels=_reacher_labels,
+    bounds=lambda model, p: (None,) * 10,
+    terminates=lambda p: False,
+    derived=frozenset({"xpos"}),
+    bounds_label="no bounds (Reacher never terminates)",
+)
+
+# pvnviz.envs.mujoco_family.IDS, in this order
+TASKS = (HOPPER, HALF_CHEETAH, WALKER2D, INVERTED_PENDULUM, INVERTED_DOUBLE_PENDULUM, REACHER, ANT)
