@@ -104,12 +104,11 @@ class EnvObjective:
         return policy_fn
 
     def __call__(self, params: np.ndarray) -> tuple[np.ndarray, int]:
-        returns = self.env.rollout_returns(
+        counted = self.env.rollout_counted(  # the steps the episodes really took
             self.policy(params),
             num_policies=len(params),
             num_episodes=self.episodes,
             horizon=self.horizon,
             rng=self.rng,
         )
-        steps = self.env.episode_steps(returns, self.horizon)
-        return returns.mean(axis=1), int(steps)
+        return counted.returns.mean(axis=1), int(counted.env_steps)

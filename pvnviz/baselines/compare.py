@@ -23,7 +23,7 @@ from pvnviz.core.policies import PolicyArch, glorot_params
 from pvnviz.envs.registry import get_env
 from pvnviz.runs.dataset import PolicyDataset
 from pvnviz.runs.pipeline import dataset_config, run_experiment, stage_rng
-from pvnviz.runs.presets import PRESETS
+from pvnviz.runs.presets import presets_for
 
 
 @dataclass(frozen=True)
@@ -48,15 +48,23 @@ SETTINGS = {
 }
 
 
+def setting_for(env_name: str) -> Setting:
+    """The comparison's setting: ``SETTINGS``' for a built-in environment; for a gym: one, CartPole's for Discrete
+    actions and the Swimmer's for a Box (their presets have the same ids, ``pvnviz.runs.presets.presets_for``)."""
+    if env_name in SETTINGS:
+        return SETTINGS[env_name]
+    return SETTINGS["cartpole" if get_env(env_name).discrete else "swimmer"]
+
+
 def compare(seed: int, env_name: str = "cartpole", dataset: PolicyDataset | None = None) -> list[dict]:
     """One JSON row per method: its environment steps and the fresh return of its final policies.
 
     ``dataset``: the two PVN presets' dataset (``collect`` of either, they share it), to skip collecting it.
     """
-    setting = SETTINGS[env_name]
+    setting = setting_for(env_name)
     rows = _pvn_rows(seed, env_name, dataset)
     budget = max(row["env_steps"] for row in rows if row["method"].startswith("PVN"))
-    beyond = PRESETS[env_name][setting.beyond]()
+    beyond = presets_for(env_name)[setting.beyond]()
     return rows + [_ars_row(seed, env_name, beyond.arch(), beyond.horizon, normalise, budget) for normalise in (0, 1)]
 
 
@@ -67,9 +75,9 @@ def _row(method: str, env_name: str, seed: int, env_steps: int, fresh_mean: floa
 
 def _pvn_rows(seed: int, env_name: str, dataset: PolicyDataset | None) -> list[dict]:
     """The two PVN presets on one dataset, and the dataset's best policy re-measured (best of random policies)."""
-    setting, env, rows = SETTINGS[env_name], get_env(env_name), []
+    setting, env, rows = setting_for(env_name), get_env(env_name), []
     names = (setting.zero_shot, setting.beyond)
-    presets = {name: dataclasses.replace(PRESETS[env_name][name](), inputs=("fingerprint",)) for name in names}
+    presets = {name: dataclasses.replace(presets_for(env_name)[name](), inputs=("fingerprint",)) for name in names}
     zero_shot, beyond = presets.values()
     assert dataset_config(zero_shot) == dataset_config(beyond), "the two PVN presets must share their dataset"
     for preset, config in presets.items():
@@ -91,7 +99,7 @@ def _pvn_rows(seed: int, env_name: str, dataset: PolicyDataset | None) -> list[d
 
 def _ars_row(seed: int, env_name: str, arch: PolicyArch, horizon: int, normalise: int, budget: int) -> dict:
     """ARS V1-t (``normalise`` 0) or V2-t (1) within ``budget`` environment steps, its final policy re-measured."""
-    setting, env = SETTINGS[env_name], get_env(env_name)
+    setting, env = setting_for(env_name), get_env(env_name)
     rng = np.random.default_rng([seed, 100, normalise])
     objective = EnvObjective(env, arch, 1, horizon, rng, bool(normalise))
     theta0 = glorot_params(arch, 1, rng)[0]

@@ -1,6 +1,6 @@
 """The same environment-step budget for random search and for the PVN (beyond the paper).
 
-``pvnviz compare [--env cartpole|swimmer] --seed S`` (or ``python -m pvnviz.cli.compare``) runs the PVN's
+``pvnviz compare [--env cartpole|swimmer|gym:ID] --seed S`` (or ``python -m pvnviz.cli.compare``) runs the PVN's
 zero-shot preset
 (CartPole ``paper``, Swimmer ``budget-10000x1``) and its ``beyond`` preset on one dataset (dataset +
 Algorithm 3's checks), ARS V1-t and V2-t (Mania et al., 2018; ``SETTINGS``, untuned) with the larger
@@ -15,12 +15,30 @@ from __future__ import annotations
 
 import json
 
-from pvnviz.baselines.compare import SETTINGS, compare
+from pvnviz.baselines.compare import SETTINGS, compare, setting_for
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 from pvnviz.cli.collect import saved_dataset
 from pvnviz.core.config_fields import ConfigError
-from pvnviz.runs.presets import PRESETS
+from pvnviz.runs.presets import presets_for
 from pvnviz.runs.store import RunError
+
+
+def _env_name(text: str) -> str:
+    """An ``argparse`` type: a built-in environment of ``SETTINGS``, or a gym: name that qualifies (canonical)."""
+    import argparse
+
+    from pvnviz.envs.gym_id import EnvRefused, check_qualifies, is_gym_name, parse_env_name
+
+    if text in SETTINGS:
+        return text
+    if not is_gym_name(text):
+        raise argparse.ArgumentTypeError(f"choose {', '.join(sorted(SETTINGS))} or gym:ID, got {text!r}")
+    try:
+        gym_id = parse_env_name(text)
+        check_qualifies(gym_id)
+    except EnvRefused as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return gym_id.name
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m pvnviz.cli.compare") -> int:
@@ -28,7 +46,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m pvnviz.cli.compar
     parser = OneLineParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=non_negative_int, nargs="+", default=[0], help="one or more seeds (default 0)")
     parser.add_argument(
-        "--env", dest="env_name", choices=sorted(SETTINGS), default="cartpole", help="environment (default cartpole)"
+        "--env",
+        dest="env_name",
+        type=_env_name,
+        default="cartpole",
+        help=f"environment: {', '.join(sorted(SETTINGS))} or gym:ID (default cartpole)",
     )
     parser.add_argument(
         "--dataset-from",
@@ -44,7 +66,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m pvnviz.cli.compar
     for i, seed in enumerate(args.seed):
         dataset = None
         if args.dataset_from:  # checked as `run --dataset-from` checks it: same seed and dataset settings
-            zero_shot = PRESETS[args.env_name][SETTINGS[args.env_name].zero_shot]()
+            zero_shot = presets_for(args.env_name)[setting_for(args.env_name).zero_shot]()
             try:
                 dataset = saved_dataset(args.dataset_from[i], args.env_name, seed, zero_shot)
             except (ConfigError, RunError, ValueError) as err:

@@ -136,9 +136,11 @@ LINK_LABELS_BEFORE_IDS: dict[str, dict[str, str]] = {
 # gym:ID (pvnviz.envs.gym_id): the same shapes for any qualifying gymnasium environment, its horizon its own
 # episode limit. Discrete actions take CartPole's Appendix B shape (stochastic softmax policies, 100 rollouts
 # each), a Box takes the Swimmer's (deterministic tanh policies); neither filters returns, since a return limit
-# is CartPole's alone. ``quick`` is sized from the environment's measured speed to run in under a minute here.
+# is CartPole's alone. A Box also has the Swimmer's ``budget-10000x1``, whose dataset its ``beyond`` shares.
+# ``quick`` is sized from the environment's measured speed to run in under a minute here.
 GYM_PRESET_LABELS = {
     "paper": "Paper's sizes (CartPole's for Discrete actions, Swimmer's for a Box)",
+    "budget-10000x1": "10,000 policies x 1 rollout (Box actions, as the Swimmer's)",
     "beyond": "Beyond zero-shot: the paper's sizes plus active rounds",
     "quick": "Quick (under a minute)",
 }
@@ -213,11 +215,12 @@ def presets_for(env_name: str) -> dict[str, Callable[[], ExperimentConfig]]:
         return PRESETS[env_name]
     name = parse_env_name(env_name).name
     check_qualifies(parse_env_name(name))
-    return {
-        "paper": lambda: gym_paper(name),
-        "beyond": lambda: gym_beyond(name),
-        "quick": lambda: gym_quick(name),
-    }
+    presets = {"paper": lambda: gym_paper(name)}
+    if not _gym_discrete(name):  # as the Swimmer's: the paper's 10 M-step budget, one rollout per policy
+        presets["budget-10000x1"] = lambda: dataclasses.replace(gym_paper(name), num_policies=10000, num_episodes=1)
+    presets["beyond"] = lambda: gym_beyond(name)
+    presets["quick"] = lambda: gym_quick(name)
+    return presets
 
 
 def preset_label(env_name: str, preset: str) -> str:
