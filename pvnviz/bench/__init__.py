@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|ray|ui|load|redraw|upload|all``.
+"""Benchmarks: ``python -m pvnviz.bench polytope|cartpole|swimmer|envs|ray|ui|load|redraw|upload|all``.
 
 Every benchmark times our code and a baseline in the same process and prints the
 measurements and their ratio (a goal, where there is one, is printed as a number next to
@@ -8,6 +8,8 @@ the measurement; nothing here passes or fails). One module per benchmark:
   against a gymnasium loop (with the whole Paper pipeline's time);
 * ``swimmer``: Section 6.3's Swimmer collector against gymnasium and the MuJoCo physics limit,
   and the ``mujoco.rollout`` engine kept for comparison;
+* ``envs``: Algorithm 1's collector on any gymnasium environment (``gym:ID``), each family's batched step and the
+  generic vector path against gymnasium's own ``make_vec`` with the same policies, one row per environment;
 * ``ray``: Algorithm 1 (Appendix C) locally and on a local Ray cluster;
 * ``ui``, ``load``, ``redraw`` and ``upload`` are the app's, in Chromium: they live outside the compute package, in the
   top-level package ``browserbench`` (with its harness, ``browserbench.browser``, which the browser tests share),
@@ -30,7 +32,7 @@ import sys
 
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 
-BENCHMARKS = ("polytope", "cartpole", "swimmer", "ray", "ui", "load", "redraw", "upload", "all")
+BENCHMARKS = ("polytope", "cartpole", "swimmer", "envs", "ray", "ui", "load", "redraw", "upload", "all")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,6 +63,10 @@ def _browser_benchmark(which: str, rest: list[str]) -> int:
 def _run(args: argparse.Namespace, rest: list[str]) -> int:
     if args.which in ("ui", "load", "redraw", "upload"):
         return _browser_benchmark(args.which, rest)
+    if args.which == "envs":  # not in "all": a dozen environments, minutes
+        from pvnviz.bench import envs
+
+        return envs.main(rest)
     if args.which == "ray":  # not in "all": it starts Ray clusters
         from pvnviz.bench import ray
 

@@ -1,0 +1,40 @@
+"""``python -m pvnviz.bench envs`` counts the steps each way really takes, with the same policies on every side."""
+
+import numpy as np
+import pytest
+
+from pvnviz.bench import envs, main
+
+
+def test_rows_count_every_step_of_an_environment_that_never_ends():
+    """Pendulum never terminates: every way steps K x B x T times, and the rows say so."""
+    row = envs.bench_env("gym:Pendulum-v1", sizes=(3, 2, 7))
+    assert row.make_vec.env_steps == row.generic.env_steps == 3 * 2 * 7
+    assert row.batched is not None and row.batched.env_steps == 3 * 2 * 7
+    assert "Pendulum-v1" in envs.format_rows([row])
+
+
+def test_make_vec_loop_skips_autoreset_steps_and_matches_gymnasium():
+    """Past its episodes' time limit a vector environment spends one step resetting each: not an env step."""
+    import gymnasium
+
+    from pvnviz.envs.families import generic_env
+    from pvnviz.envs.gym_id import parse_env_name
+
+    env = generic_env(parse_env_name("gym:MountainCar-v0?goal_velocity=0"))
+    params = np.zeros((1, envs._arch(env).num_params), dtype=np.float32)  # softmax of zeros: uniform actions
+    timed = envs.time_make_vec("gym:MountainCar-v0?goal_velocity=0", env, params, (1, 3, 250), seed=4)
+    # MountainCar's episodes last 200 steps (time limit): 3 episodes x 200 real steps, the 201st resets
+    # and is not counted, then 49 more real steps each
+    assert timed.env_steps == 3 * (250 - 1)
+    single = gymnasium.make("MountainCar-v0", goal_velocity=0)
+    assert single.spec.max_episode_steps == 200
+
+
+def test_bench_envs_refuses_an_environment_that_does_not_qualify_in_one_line(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["envs", "--steps", "0"])
+    assert exit_info.value.code == 2
+    assert main(["envs", "--ids", "NoSuchEnv-v9"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "NoSuchEnv-v9" in err[-1], err
