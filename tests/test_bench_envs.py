@@ -14,8 +14,9 @@ def test_rows_count_every_step_of_an_environment_that_never_ends():
     assert "Pendulum-v1" in envs.format_rows([row])
 
 
-def test_make_vec_loop_skips_autoreset_steps_and_matches_gymnasium():
-    """Past its episodes' time limit a vector environment spends one step resetting each: not an env step."""
+def test_make_vec_loop_counts_each_sub_environments_first_episode_only():
+    """MountainCar's episodes last 200 steps (its time limit) when the car never reaches the goal: asked for 250,
+    the loop counts 200 per episode and stops, as the pipeline's rollout does."""
     import gymnasium
 
     from pvnviz.envs.families import generic_env
@@ -24,11 +25,9 @@ def test_make_vec_loop_skips_autoreset_steps_and_matches_gymnasium():
     env = generic_env(parse_env_name("gym:MountainCar-v0?goal_velocity=0"))
     params = np.zeros((1, envs._arch(env).num_params), dtype=np.float32)  # softmax of zeros: uniform actions
     timed = envs.time_make_vec("gym:MountainCar-v0?goal_velocity=0", env, params, (1, 3, 250), seed=4)
-    # MountainCar's episodes last 200 steps (time limit): 3 episodes x 200 real steps, the 201st resets
-    # and is not counted, then 49 more real steps each
-    assert timed.env_steps == 3 * (250 - 1)
-    single = gymnasium.make("MountainCar-v0", goal_velocity=0)
-    assert single.spec.max_episode_steps == 200
+    assert gymnasium.make("MountainCar-v0").spec.max_episode_steps == 200
+    assert timed.env_steps == 3 * 200
+    assert envs.time_pipeline(env, params, (1, 3, 250), seed=4).env_steps == 3 * 200
 
 
 def test_bench_envs_refuses_an_environment_that_does_not_qualify_in_one_line(capsys):

@@ -10,9 +10,11 @@ most T steps (Algorithm 1's inner loop, Appendix C):
   as the PVN pipeline drives it (episodes end on their own terminated or truncated, finished ones are dropped);
 * ``make_vec``: a plain loop over ``gymnasium.make_vec(ID, num_envs=K*B, vectorization_mode="sync")`` with the
   same policy (one batched forward pass per step over all K*B observations, tanh outputs mapped into a Box's
-  bounds), T steps; steps that only reset an environment (gymnasium's next-step autoreset) are not counted.
+  bounds), collecting the same K x B episodes: every sub-environment runs its first episode to its end or T steps;
+  the loop ends when all have ended, and a sub-environment's steps after its first episode are not counted.
 
-A rate is environment steps really taken per second of wall time, policy included. Goals (issue text):
+Every way collects one episode per (policy, episode) pair, at most T steps long. A rate is environment steps of
+those episodes per second of wall time, policy included. Goals (issue text):
 ``generic`` at least ``make_vec``'s, ``batched`` at least 3x. Nothing here passes or fails: the ratios are printed.
 """
 
@@ -100,7 +102,7 @@ def time_make_vec(gym_name: str, env, params: np.ndarray, sizes: tuple[int, int,
     if not arch.discrete:
         low, high = np.asarray(space.low, np.float64), np.asarray(space.high, np.float64)
     obs, _ = vec.reset(seed=seed)
-    resetting = np.zeros(k * b, dtype=bool)
+    ended = np.zeros(k * b, dtype=bool)  # the sub-environment's first episode has ended
     steps = 0
     start = time.perf_counter()
     for _ in range(t):
@@ -110,8 +112,10 @@ def time_make_vec(gym_name: str, env, params: np.ndarray, sizes: tuple[int, int,
         else:
             actions = box_actions(actions, low, high).reshape(k * b, -1).astype(space.dtype)
         obs, _, terminated, truncated, _ = vec.step(actions)
-        steps += int(np.count_nonzero(~resetting))
-        resetting = np.logical_or(terminated, truncated)
+        steps += int(np.count_nonzero(~ended))
+        ended |= np.logical_or(terminated, truncated)
+        if ended.all():
+            break
     seconds = time.perf_counter() - start
     vec.close()
     return Timing(steps, seconds)
