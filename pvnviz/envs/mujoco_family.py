@@ -48,8 +48,17 @@ TASKS: dict[str, Task] = {task.id: task for task in mujoco_tasks.TASKS}
 IDS = tuple(TASKS)
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 VISIT_STEPS = 100  # visited_states: random-action episodes at most this long
-# one core's environment steps per second with 200 episodes per batch (python -m pvnviz.envs.mujoco_family)
-STEPS_PER_SECOND = {"Hopper-v5": 40e3, "HalfCheetah-v5": 30e3, "Walker2d-v5": 25e3}
+# environment steps per CPU second, one thread, 200 episodes of random actions (pvnviz.envs.mujoco_speed:
+# python -m pvnviz.envs.mujoco_speed Hopper-v5 ...), measured on a loaded 2-core machine: lower bounds
+STEPS_PER_SECOND = {
+    "Hopper-v5": 7e3,
+    "HalfCheetah-v5": 23e3,
+    "Walker2d-v5": 8e3,
+    "InvertedPendulum-v5": 27e3,
+    "InvertedDoublePendulum-v5": 10e3,
+    "Reacher-v5": 40e3,
+    "Ant-v5": 3.5e3,
+}
 
 
 def assets_path(xml_file: str) -> Path:
@@ -303,7 +312,7 @@ def batched_env(gym_id: Any) -> BatchedEnv:
         observation_space=gymnasium.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float64),
         action_space=gymnasium.spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32),
         bounds_label=task.bounds_label,
-        steps_per_second=STEPS_PER_SECOND.get(env_id, 10e3),
+        steps_per_second=STEPS_PER_SECOND[env_id] * task.defaults["frame_skip"] / params["frame_skip"],
         bytes_per_episode=bytes_per_episode(model, obs_dim, dynamics.contact_forces),
         fixed_length=not terminates,
         replay=mujoco_replay(_TanhActions, reset_states, lambda: model),
