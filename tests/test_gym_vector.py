@@ -171,3 +171,39 @@ def test_async_vector_env_gives_the_same_returns_and_leaves_no_process():
     forked = rollout_counted(slow, policy, states, 30, compact=True)
     assert np.array_equal(fast.returns, forked.returns) and fast.env_steps == forked.env_steps
     assert not multiprocessing.active_children()
+
+
+def test_a_runs_checks_count_the_steps_they_took(tmp_path):
+    """Algorithm 3's checks on an environment whose episodes end early: their env steps as counted, equal to
+    what CartPole's reward (1 a step) says they were, below the horizon's bound; kept when the run is saved."""
+    from pvnviz.runs.files import load_result, save_result
+    from pvnviz.runs.pipeline import ExperimentConfig, run_experiment
+    from pvnviz.runs.store import write_run
+
+    config = ExperimentConfig(
+        env_name="gym:CartPole-v1?sutton_barto_reward=false",
+        num_policies=20,
+        num_episodes=3,
+        horizon=100,
+        return_limit=None,
+        train_steps=20,
+        ascent_steps=20,
+        eval_every=10,
+        eval_episodes=4,
+        fresh_episodes=2,
+        inputs=("fingerprint",),
+    )
+    result = run_experiment(config, seed=1)
+    trace = result.traces["fingerprint"]
+    summary = result.summary()
+    from_returns = int(round(float(trace.true_returns.sum()) * config.eval_episodes))
+    assert trace.check_env_steps == from_returns == summary["inputs"]["fingerprint"]["check_env_steps"]
+    assert from_returns < trace.true_returns.size * config.eval_episodes * config.horizon
+    assert summary["dataset_env_steps"] == int(round(float(result.dataset.returns.astype(float).sum())))
+    save_result(result, str(tmp_path))
+    write_run(tmp_path, config.env_name, 1, config, summary)
+    loaded = load_result(tmp_path, config.env_name)
+    assert loaded.traces["fingerprint"].check_env_steps == trace.check_env_steps
+    assert loaded.dataset.env_steps == result.dataset.env_steps
+    again = loaded.summary()
+    assert again["inputs"]["fingerprint"]["check_env_steps"] == summary["inputs"]["fingerprint"]["check_env_steps"]

@@ -68,6 +68,7 @@ class AscentTrace:
     disagreement: np.ndarray | None = None  # (T + 1, A) an ensemble's spread (std of J_hat) along each path
     start_counts: bool = False  # the start (index 0) may be chosen: a measured policy of the dataset, not a random one
     explore_env_steps: int = 0  # env steps of the active rounds' perturbations, beyond the checks
+    check_env_steps: int | None = None  # env steps the checks took, as the rollouts counted them (None: not counted)
 
     @property
     def selection_bias(self) -> np.ndarray | None:
@@ -131,16 +132,27 @@ def measure_returns(
     on_progress: ProgressFn = no_progress,
 ) -> np.ndarray:
     """Monte Carlo mean undiscounted return of each policy (K, P) -> (K,)."""
+    return measure_counted(env, arch, params, num_episodes, horizon, rng, on_progress)[0]
+
+
+def measure_counted(
+    env: Rollouts,
+    arch: PolicyArch,
+    params: np.ndarray,
+    num_episodes: int,
+    horizon: int,
+    rng: np.random.Generator,
+    on_progress: ProgressFn = no_progress,
+) -> tuple[np.ndarray, int | None]:
+    """``measure_returns``' means (K,) and the environment steps the episodes took, where the environment counts
+    them (``pvnviz.envs.batched.BatchedEnv.rollout_counted``; else None)."""
     policy_fn = sampling_policy(arch, params, rng)
-    returns = env.rollout_returns(
-        policy_fn,
-        num_policies=len(params),
-        num_episodes=num_episodes,
-        horizon=horizon,
-        rng=rng,
-        on_progress=on_progress,
-    )
-    return returns.mean(axis=1)
+    kwargs = {"num_policies": len(params), "num_episodes": num_episodes, "horizon": horizon, "rng": rng}
+    kwargs["on_progress"] = on_progress
+    if hasattr(env, "rollout_counted"):
+        counted = env.rollout_counted(policy_fn, **kwargs)
+        return counted.returns.mean(axis=1), int(counted.env_steps)
+    return env.rollout_returns(policy_fn, **kwargs).mean(axis=1), None
 
 
 def check_steps(steps: int, eval_every: int, early: tuple[int, ...] = ()) -> list[int]:
@@ -191,9 +203,10 @@ def ascend(
         checked = set(check_steps(steps, eval_every, early_checks))
         kept_steps, kept, predicted, spreads = _climb(model, starts, steps, learning_rate, checked, on_progress)
         num_kept, num_starts, num_params = kept.shape
-        returns = measure_returns(
+        returns, counted = measure_counted(
             env, model.arch, kept.reshape(-1, num_params), eval_episodes, horizon, rng, on_progress
-        ).reshape(num_kept, num_starts)
+        )
+        returns = returns.reshape(num_kept, num_starts)
     return AscentTrace(
         input_mode=model.input_mode,
         checked_steps=np.array(kept_steps),
@@ -202,6 +215,7 @@ def ascend(
         params=kept,
         seconds=time.perf_counter() - start_time,
         disagreement=spreads,
+        check_env_steps=counted,
     )
 
 
@@ -260,4 +274,7 @@ def join_rounds(traces: list[AscentTrace], explore_env_steps: int = 0) -> Ascent
         disagreement=np.concatenate(disagreement) if len(disagreement) == len(traces) else None,
         start_counts=traces[0].start_counts,
         explore_env_steps=explore_env_steps,
+        check_env_steps=None if any(t.check_env_steps is None for t in traces) else sum(
+            t.check_env_steps for t in traces
+        ),
     )

@@ -55,10 +55,17 @@ class StepBudget:
         """One round's environment steps at their most: every measured episode running the whole horizon."""
         return self.policies_per_round * self.config.eval_episodes * self.config.horizon
 
+    def checks_spent(self, trace: AscentTrace) -> int:
+        """Environment steps a trace's checks took: as their rollouts counted them, or (a trace saved without the
+        count) as the environment reads them off the mean returns (``BatchedEnv.episode_steps``)."""
+        if trace.check_env_steps is not None:
+            return int(trace.check_env_steps)
+        c = self.config
+        return env_steps(c.env_name, trace.true_returns, c.eval_episodes, c.horizon)
+
     def spent(self, trace: AscentTrace) -> int:
         """Environment steps a trace spent: its checks' episodes and its perturbations' (counted apart)."""
-        c = self.config
-        return env_steps(c.env_name, trace.true_returns, c.eval_episodes, c.horizon) + trace.explore_env_steps
+        return self.checks_spent(trace) + trace.explore_env_steps
 
     def allows_another_round(self, trace: AscentTrace) -> bool:
         """Whether one more round, at its most, keeps the spending within the cap."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from pvnviz.core.ascent import AscentTrace, ascend, join_rounds, measure_returns, remeasure
+from pvnviz.core.ascent import AscentTrace, ascend, join_rounds, measure_counted, remeasure
 from pvnviz.core.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
 from pvnviz.core.fingerprint import initial_probes
 from pvnviz.core.histogram import ReturnBins
@@ -265,8 +265,9 @@ def explore(
     rng = np.random.default_rng([seed, STAGES["ascent"], r, 1])
     delta = rng.standard_normal((config.round_perturbations, *best.shape)) * config.perturbation_std
     params = np.concatenate([best + delta, best - delta]).reshape(-1, best.shape[-1]).astype(np.float32)
-    means = measure_returns(env, config.arch(), params, config.eval_episodes, config.horizon, rng)
-    return params, means, env_steps(config.env_name, means, config.eval_episodes, config.horizon)
+    means, counted = measure_counted(env, config.arch(), params, config.eval_episodes, config.horizon, rng)
+    steps = env_steps(config.env_name, means, config.eval_episodes, config.horizon) if counted is None else counted
+    return params, means, steps
 
 
 def refit(
@@ -316,7 +317,7 @@ class ExperimentResult:
         the ``SUMMARY_INPUT_OPTIONAL_KEYS`` that apply); AssertionError if they disagree."""
         per_input = {}
         for input_mode, trace in self.traces.items():
-            checks = env_steps(self.config.env_name, trace.true_returns, self.config.eval_episodes, self.config.horizon)
+            checks = StepBudget(self.config).checks_spent(trace)
             fresh = {}
             if trace.fresh_returns is not None:
                 fresh = {

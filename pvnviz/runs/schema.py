@@ -165,6 +165,7 @@ CURVES = RunFile(
             optional=True,
             default=0,  # runs before active rounds' perturbations
         ),
+        _trace("check_env_steps", "iu", (), "one value", scalar=int, low=0, optional=True),  # as counted
     ),
 )
 
