@@ -2,7 +2,8 @@
 
 The PVN pipeline (Section 6, Algorithms 1-3) needs the returns of many small policies; as the Swimmer does
 (``pvnviz.envs.swimmer``), every episode of a rollout is one row of a ``mujoco.batch.Batch``, stepped in C by
-one call per environment step. The tasks are the tables of ``pvnviz.envs.mujoco_tasks`` (:data:`IDS`);
+one call per environment step. The tasks are the tables of ``pvnviz.envs.mujoco_tasks`` (locomotion) and
+``pvnviz.envs.mujoco_control`` (pendulums, Reacher), :data:`IDS`;
 :func:`batched_env` builds the ``BatchedEnv`` of one, with its keyword arguments.
 
 Exactness (tested step by step against ``gymnasium.make(id)``, bit for bit, rewards and terminations included):
@@ -38,13 +39,24 @@ import mujoco
 import numpy as np
 from mujoco.batch import Batch
 
-from pvnviz.envs import mujoco_tasks
+from pvnviz.envs import mujoco_control, mujoco_tasks
 from pvnviz.envs.batched import BatchedEnv
 from pvnviz.envs.mujoco_tasks import Rows, Task
 from pvnviz.envs.rollout import State, record
 from pvnviz.envs.scene_mujoco import mujoco_replay
 
-TASKS: dict[str, Task] = {task.id: task for task in mujoco_tasks.TASKS}
+TASKS: dict[str, Task] = {
+    task.id: task
+    for task in (
+        mujoco_tasks.HOPPER,
+        mujoco_tasks.HALF_CHEETAH,
+        mujoco_tasks.WALKER2D,
+        mujoco_control.INVERTED_PENDULUM,
+        mujoco_control.INVERTED_DOUBLE_PENDULUM,
+        mujoco_control.REACHER,
+        mujoco_tasks.ANT,
+    )
+}
 IDS = tuple(TASKS)
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 VISIT_STEPS = 100  # visited_states: random-action episodes at most this long
