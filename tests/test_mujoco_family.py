@@ -175,3 +175,38 @@ def test_visited_states_and_replay():
     arch = PolicyArch(env.obs_dim, env.act_dim, (8,), discrete=False)
     replay = env.replay(arch, glorot_params(arch, 2, np.random.default_rng(1)), 40, 3)
     assert len(replay.panels) == 2 and all(1 <= panel.frames <= 41 for panel in replay.panels)
+
+
+def test_returns_do_not_depend_on_threads_and_match_the_record():
+    env = mujoco_family.batched_env("Ant-v5")  # the persistent batch, contact forces per episode
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        return np.tanh(obs[..., :8] * 3.0)
+
+    states = env.reset_states(np.random.default_rng(3), (2, 2))
+    one = env.rollout_counted_from_states(policy, states, horizon=60, nthread=1)
+    two = env.rollout_counted_from_states(policy, states, horizon=60, nthread=2)
+    np.testing.assert_array_equal(one.returns, two.returns)
+    traj = rollout.record(env.dynamics, policy, states, 60)
+    np.testing.assert_array_equal(np.cumsum(traj.rewards, axis=-1)[..., -1], one.returns)  # summed step by step
+    assert one.env_steps == traj.active.sum()
+
+
+def test_gym_names_reach_this_family():
+    from pvnviz.envs import families
+    from pvnviz.envs.gym_id import parse_env_name
+
+    gym_id = parse_env_name("gym:InvertedPendulum-v5?reset_noise_scale=0.05")
+    assert families.family_name(gym_id) == "mujoco_family"
+    env = families.batched_env(gym_id)  # actions in [-3, 3]: policies' tanh outputs are mapped there
+    returns = env.rollout_returns(
+        lambda obs: np.ones((*obs.shape[:-1], 1)), num_policies=1, num_episodes=2, horizon=50,
+        rng=np.random.default_rng(0),
+    )
+    ours = mujoco_family.batched_env(("InvertedPendulum-v5", {"reset_noise_scale": 0.05}))
+    full_push = ours.rollout_returns(
+        lambda obs: np.full((*obs.shape[:-1], 1), 3.0), num_policies=1, num_episodes=2, horizon=50,
+        rng=np.random.default_rng(0),
+    )
+    np.testing.assert_array_equal(returns, full_push)
+    assert returns.max() < 50  # pushed hard one way, the pole falls

@@ -17,7 +17,9 @@ Exactness (tested step by step against ``gymnasium.make(id)``, bit for bit, rewa
   that under RK4, so those batches keep one ``MjData`` per episode (``persistent``) and the call is made for
   each running episode after each step, from a copy of its data.
 * Actions are in the environment's own units (``actuator_ctrlrange``; MuJoCo clamps ``ctrl``, the control
-  cost uses the action as given); ``pvnviz.envs.families`` maps policies' tanh outputs into them.
+  cost uses the action as given), float64; ``pvnviz.envs.families`` maps policies' tanh outputs into them.
+  (gymnasium computes the control cost in the action's dtype: given float32 actions, its rewards differ from
+  the float64 ones in the last bits.)
 
 Episodes that end (Hopper, Walker2d and Ant when unhealthy, the pendulums when they fall) stop stepping: only
 the running rows are stepped, a finished one keeps its state and observation, and its reward is 0.
