@@ -49,7 +49,7 @@ def pick_environment() -> GymId | None:
         "Keyword arguments",
         key=KWARGS_KEY,
         bind="query-params",
-        placeholder="e.g. g=9.81 (several: g=9.81&max_episode_steps=100)",
+        placeholder="none; e.g. g=9.81 (join several with &)",
         help="Passed to gymnasium.make: key=value pairs joined by &; a value is a number, true/false, a JSON list, "
         "or text.",
     )
