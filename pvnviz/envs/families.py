@@ -105,7 +105,7 @@ def batched_env(gym_id: GymId) -> BatchedEnv:
 
 def generic_env(gym_id: GymId, spaces: Any | None = None) -> BatchedEnv:
     """The generic ``BatchedEnv``: gymnasium's vector API (``pvnviz.envs.gym_vector``), step counts measured,
-    speed probed once per process, probing states visited by random actions."""
+    speed and memory probed once per process (``gym_vector.probe``), probing states visited by random actions."""
     from pvnviz.envs import gym_vector
 
     spaces = check_qualifies(gym_id) if spaces is None else spaces
@@ -149,7 +149,7 @@ def generic_env(gym_id: GymId, spaces: Any | None = None) -> BatchedEnv:
         action_space=act_space,
         bounds_label="observation-space bounds",
         steps_per_second=dynamics.steps_per_second,
-        bytes_per_episode=gym_vector.DEFAULT_BYTES_PER_EPISODE,
+        bytes_per_episode=dynamics.bytes_per_episode,
         fixed_length=False,
         replay=None,
         step_count="measured",

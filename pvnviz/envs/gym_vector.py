@@ -35,7 +35,11 @@ ASYNC_MAX_ENVS = 16  # AsyncVectorEnv runs one process per episode: only for a f
 ASYNC_BELOW_STEPS_PER_SECOND = 2000.0  # ... of an environment this slow on one core
 PROBE_ENVS, PROBE_STEPS = 32, 20  # the probe measuring a generic environment's speed (``probe``)
 DEFAULT_STEPS_PER_SECOND = 5000.0  # where the probe fails: conservative
-DEFAULT_BYTES_PER_EPISODE = 64 * 1024  # one sub-environment: its Python objects, wrappers and buffers (generous)
+# One sub-environment's memory (its Python objects, wrappers, buffers; MuJoCo's MjModel and MjData), by family,
+# at least: measured here as the resident size of 2000 sync sub-environments (classic control: 1-6 KB;
+# Hopper-v5: 1.1 MB), then doubled. The probe raises it where it measures more.
+BYTES_PER_EPISODE = {"classic control": 16 * 1024, "Box2D": 512 * 1024, "MuJoCo": 2 * 2**20, "other": 2 * 2**20}
+DEFAULT_BYTES_PER_EPISODE = BYTES_PER_EPISODE["other"]
 CACHED_SIZES = 2  # vector environments kept for reuse per environment (the collection's and the checks' sizes)
 
 
@@ -68,6 +72,7 @@ class GymVector:
         self.discrete = spaces.discrete
         self.action_shape: tuple[int, ...] = () if spaces.discrete else (spaces.act_dim,)
         self.steps_per_second = steps_per_second
+        self.bytes_per_episode = BYTES_PER_EPISODE.get(spaces.family, DEFAULT_BYTES_PER_EPISODE)
         self._cache: dict[int, Any] = {}  # num_envs -> a SyncVectorEnv kept for the next reset of that size
         atexit.register(self.shutdown)
 
@@ -187,17 +192,37 @@ def reset_states(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray
     return rng.integers(0, SEED_LIMIT, size=(*tuple(shape), 1)).astype(np.float64)
 
 
-def probe(gym_id: GymId, num_envs: int = PROBE_ENVS, steps: int = PROBE_STEPS) -> float:
-    """Steps per second of one core for this environment's sync vector env (random actions, a short run);
-    ``DEFAULT_STEPS_PER_SECOND`` if the probe fails."""
+@dataclass(frozen=True)
+class Probe:
+    """What a short run of the environment measured: steps per second of one core, bytes per episode."""
+
+    steps_per_second: float
+    bytes_per_episode: int
+
+
+def _resident_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def probe(gym_id: GymId, family: str = "other", num_envs: int = PROBE_ENVS, steps: int = PROBE_STEPS) -> Probe:
+    """A short run of this environment's sync vector env (random actions): its steps per second on one core
+    (``DEFAULT_STEPS_PER_SECOND`` if the probe fails) and its bytes per episode, at least the family's
+    ``BYTES_PER_EPISODE`` (more where the resident size grew more per sub-environment)."""
     import gymnasium
 
+    floor = BYTES_PER_EPISODE.get(family, DEFAULT_BYTES_PER_EPISODE)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            before = _resident_bytes()
             env = gymnasium.make_vec(gym_id.id, num_envs=num_envs, vectorization_mode="sync", **gym_id.kwargs_dict)
             try:
                 env.reset(seed=0)
+                grown = max(0, _resident_bytes() - before) // num_envs
                 env.action_space.seed(0)
                 actions = [env.action_space.sample() for _ in range(steps)]
                 start = time.perf_counter()
@@ -206,12 +231,16 @@ def probe(gym_id: GymId, num_envs: int = PROBE_ENVS, steps: int = PROBE_STEPS) -
                 elapsed = time.perf_counter() - start
             finally:
                 env.close()
-    except Exception:  # noqa: BLE001 - a probe that fails leaves the conservative default
-        return DEFAULT_STEPS_PER_SECOND
-    return float(num_envs * steps / max(elapsed, 1e-9))
+    except Exception:  # noqa: BLE001 - a probe that fails leaves the conservative defaults
+        return Probe(DEFAULT_STEPS_PER_SECOND, floor)
+    return Probe(float(num_envs * steps / max(elapsed, 1e-9)), int(max(floor, grown)))
 
 
-def dynamics(gym_id: GymId, steps_per_second: float | None = None) -> GymVector:
-    """The generic step function of a qualifying environment (EnvRefused, one line, for any other)."""
+def dynamics(gym_id: GymId, measured: Probe | None = None) -> GymVector:
+    """The generic step function of a qualifying environment (EnvRefused, one line, for any other); its speed
+    and memory are ``measured``, else probed now."""
     spaces = check_qualifies(gym_id)
-    return GymVector(gym_id, spaces, probe(gym_id) if steps_per_second is None else steps_per_second)
+    measured = probe(gym_id, spaces.family) if measured is None else measured
+    vector = GymVector(gym_id, spaces, measured.steps_per_second)
+    vector.bytes_per_episode = measured.bytes_per_episode
+    return vector
