@@ -210,3 +210,29 @@ def test_gym_names_reach_this_family():
     )
     np.testing.assert_array_equal(returns, full_push)
     assert returns.max() < 50  # pushed hard one way, the pole falls
+
+
+class LinearPolicies:
+    """Deterministic ``tanh(W_k obs)`` per policy k; records the compactions the rollout tells it of."""
+
+    def __init__(self, num_policies: int, obs_dim: int, act_dim: int, seed: int):
+        self.weights = np.random.default_rng(seed).normal(size=(num_policies, act_dim, obs_dim)) * 0.5
+        self.widths: list[int] = []
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        return np.tanh(np.einsum("kao,kbo->kba", self.weights, obs))
+
+    def compact(self, order: np.ndarray) -> None:
+        self.widths.append(order.shape[1])
+
+
+@pytest.mark.parametrize("env_id", ["Hopper-v5", "Ant-v5", "InvertedDoublePendulum-v5"])
+def test_dropping_finished_episodes_changes_no_return(env_id):
+    env = mujoco_family.batched_env(env_id)
+    states = env.reset_states(np.random.default_rng(4), (2, 8))
+    policy = LinearPolicies(2, env.obs_dim, env.act_dim, seed=5)
+    traj = rollout.record(env.dynamics, policy, states, 150)
+    counted = env.rollout_counted_from_states(policy, states, horizon=150)  # drops finished episodes (select)
+    assert policy.widths and min(policy.widths) < 8  # the block was cut
+    np.testing.assert_array_equal(counted.returns, np.cumsum(traj.rewards, axis=-1)[..., -1])
+    assert counted.env_steps == traj.active.sum()

@@ -22,7 +22,9 @@ Exactness (tested step by step against ``gymnasium.make(id)``, bit for bit, rewa
   the float64 ones in the last bits.)
 
 Episodes that end (Hopper, Walker2d and Ant when unhealthy, the pendulums when they fall) stop stepping: only
-the running rows are stepped, a finished one keeps its state and observation, and its reward is 0.
+the running rows are stepped, a finished one keeps its state and observation, and its reward is 0. ``select``
+lets a rollout drop finished episodes from the block: the kept rows' whole integration states move to a new,
+narrower batch, so each episode continues exactly as it would have.
 
 Array layouts (K policies, B episodes, N = K * B): state ``(K, B, 1 + nq + nv)``, MuJoCo's
 ``mjSTATE_FULLPHYSICS`` ``[time, qpos, qvel]`` (no model here has activations); observations ``(K, B, obs)``;
@@ -157,27 +159,43 @@ def _threads(nthread: int | None) -> int:
 
 
 class _Physics:
-    """The running episodes: the batch, its bound fields (``rows``), and the flat (N,) buffers the State views."""
+    """The running episodes: the batch (one row per episode, in the State's C order), its bound fields
+    (``rows``), and what the next step's reward needs of the present state (``before``)."""
 
-    def __init__(self, dynamics: MujocoDynamics, states: np.ndarray, nthread: int):
-        model, task, count = dynamics.model, dynamics.task, len(states)
-        self.contact_forces = dynamics.contact_forces
-        self.batch = Batch(model, nsim=count, nthread=min(nthread, count), persistent=self.contact_forces)
+    def __init__(self, dynamics: MujocoDynamics, count: int, nthread: int):
+        model, task = dynamics.model, dynamics.task
+        self.dynamics, self.nthread = dynamics, nthread
+        self.batch = Batch(model, nsim=count, nthread=min(nthread, count), persistent=dynamics.contact_forces)
         self.batch.reset(stage=mujoco.mjtStage.mjSTAGE_NONE)  # mj_resetData of every row
         self.ctrl = self.batch.bind("ctrl")
         self.qpos = self.batch.bind("qpos")
-        time, qvel = self.batch.bind("time"), self.batch.bind("qvel")
-        time[:] = states[:, 0]
-        self.qpos[:] = states[:, 1 : 1 + model.nq]
-        qvel[:] = states[:, 1 + model.nq :]
-        self.rows = Rows(model, self.qpos, qvel, **{name: self.batch.bind(name) for name in task.derived})
-        if self.contact_forces:
+        self.rows = Rows(model, self.qpos, self.batch.bind("qvel"), **{f: self.batch.bind(f) for f in task.derived})
+        if dynamics.contact_forces:
             self.rows.cfrc_ext = np.zeros((count, model.nbody, 6))  # mj_forward leaves it 0, as after a reset
             self.data = mujoco.MjData(model)
-        self.batch.forward()  # gymnasium's set_state
-        self.observation = task.observe(self.rows, dynamics.params)
-        self.reward = np.zeros(count)
-        self.done = np.zeros(count, dtype=bool)
+        self.before: np.ndarray | None = None
+
+    @classmethod
+    def start(cls, dynamics: MujocoDynamics, states: np.ndarray, nthread: int) -> _Physics:
+        """Episodes from full physics states (N, 1 + nq + nv), as gymnasium's reset leaves them."""
+        physics = cls(dynamics, len(states), nthread)
+        nq = dynamics.model.nq
+        physics.batch.bind("time")[:] = states[:, 0]
+        physics.qpos[:] = states[:, 1 : 1 + nq]
+        physics.rows.qvel[:] = states[:, 1 + nq :]
+        physics.batch.forward()  # gymnasium's set_state
+        physics.before = dynamics.task.before(physics.rows, dynamics.params)
+        return physics
+
+    def take(self, flat: np.ndarray) -> _Physics:
+        """A batch of the episodes ``flat`` (W,) of this one, in that order: their whole integration states (warm
+        start included), so each continues exactly as it would have."""
+        taken = _Physics(self.dynamics, len(flat), self.nthread)
+        taken.batch.state[:] = self.batch.state[flat]
+        if self.rows.cfrc_ext is not None:
+            taken.rows.cfrc_ext[:] = self.rows.cfrc_ext[flat]
+        taken.before = None if self.before is None else self.before[flat]
+        return taken
 
     def post_constraint(self, model: mujoco.MjModel, ids: np.ndarray | None) -> None:
         """``cfrc_ext`` of the stepped rows: gymnasium's ``mj_rnePostConstraint`` after ``mj_step``."""
@@ -189,7 +207,8 @@ class _Physics:
 
 
 class MujocoDynamics:
-    """One task's batched step function (``pvnviz.envs.rollout.Dynamics``) over K policies x B episodes."""
+    """One task's batched step function (``pvnviz.envs.rollout.Dynamics``) over K policies x B episodes, with
+    ``select`` (a rollout may drop finished episodes from the block)."""
 
     discrete = False
 
@@ -205,34 +224,43 @@ class MujocoDynamics:
 
     def reset(self, initial_states: np.ndarray, nthread: int | None = None) -> State:
         shape = initial_states.shape[:-1]
-        physics = _Physics(self, initial_states.reshape(-1, self.state_size), _threads(nthread))
-        obs = physics.observation
-        return State(physics, obs.reshape(*shape, obs.shape[-1]), physics.reward.reshape(shape),
-                     physics.done.reshape(shape))
+        physics = _Physics.start(self, initial_states.reshape(-1, self.state_size), _threads(nthread))
+        observation = self.task.observe(physics.rows, self.params)
+        return State(physics, observation.reshape(*shape, -1), np.zeros(shape), np.zeros(shape, dtype=bool))
 
     def step(self, state: State, actions: np.ndarray) -> State:
-        """One environment step (``frame_skip`` physics steps) of every running episode, its reward and its end."""
+        """One environment step (``frame_skip`` physics steps) of every running episode, its reward and its end;
+        writes ``state.obs``, ``state.reward`` and ``state.done``."""
         physics, task, params = state.physics, self.task, self.params
         actions = actions.reshape(-1, self.model.nu)
-        running = ~physics.done
+        running = ~state.done.reshape(-1)
         ids = None if running.all() else np.flatnonzero(running)
-        before = task.before(physics.rows, params)
         physics.ctrl[:] = actions
         physics.batch.step(ids, nstep=self.frame_skip)
         if self.contact_forces:
             physics.post_constraint(self.model, ids)
         with np.errstate(all="ignore"):  # finished rows may hold anything; they are masked below
-            reward, terminated = task.reward(physics.rows, params, before, actions, self.dt)
+            reward, terminated = task.reward(physics.rows, params, physics.before, actions, self.dt)
             observation = task.observe(physics.rows, params)
+            after = task.before(physics.rows, params)
+        shape = state.done.shape
         if ids is None:
-            physics.reward[:] = reward
-            physics.observation[:] = observation
-            physics.done |= terminated
+            physics.before = after
+            np.copyto(state.reward, reward.reshape(shape))
+            np.copyto(state.obs, observation.reshape(state.obs.shape))
+            state.done |= terminated.reshape(shape)
         else:
-            np.copyto(physics.reward, np.where(running, reward, 0.0))
-            physics.observation[ids] = observation[ids]
-            physics.done |= terminated & running
+            if after is not None:
+                physics.before[ids] = after[ids]
+            np.copyto(state.reward, np.where(running, reward, 0.0).reshape(shape))
+            np.copyto(state.obs, observation.reshape(state.obs.shape), where=running.reshape(*shape, 1))
+            state.done |= (terminated & running).reshape(shape)
         return state
+
+    def select(self, physics: _Physics, order: np.ndarray) -> _Physics:
+        """The episodes kept by compaction: ``order`` (K, W) is each new column's old column."""
+        old_width = len(physics.qpos) // len(order)
+        return physics.take((np.arange(len(order))[:, None] * old_width + order).ravel())
 
     def frame(self, state: State) -> np.ndarray:
         """The joint positions ``qpos`` (K, B, nq): what a replay draws (``pvnviz.envs.scene_mujoco``)."""
