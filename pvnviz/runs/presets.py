@@ -148,6 +148,7 @@ GYM_DEFAULT_HORIZON = 1000  # for an environment without a time limit of its own
 QUICK_SECONDS = 40.0  # the estimate (pvnviz.runs.sizing) a quick preset stays under, on one core
 QUICK_COLLECT_SHARE = 0.6  # of which the dataset may take this share
 QUICK_MAX_POLICIES = 1000
+QUICK_MIN_HORIZON = 100  # a slow environment's quick preset may cut its episodes down to this
 
 
 def gym_horizon(env_name: str) -> int:
@@ -187,7 +188,8 @@ def gym_beyond(env_name: str) -> ExperimentConfig:
 def gym_quick(env_name: str) -> ExperimentConfig:
     """A run of the whole pipeline in under a minute here: the paper's shape, the dataset sized from the
     environment's measured steps per second (``BatchedEnv.steps_per_second``) so that the estimate stays under
-    ``QUICK_SECONDS``; at least 40 policies."""
+    ``QUICK_SECONDS``; at least 40 policies. An environment too slow for that gets fewer checks of one episode
+    each, then episodes cut to as few as ``QUICK_MIN_HORIZON`` steps."""
     from pvnviz.envs.registry import get_env
     from pvnviz.runs.sizing import estimate
 
@@ -203,6 +205,10 @@ def gym_quick(env_name: str) -> ExperimentConfig:
     )
     while estimate(config).seconds > QUICK_SECONDS and config.num_policies > 40:
         config = dataclasses.replace(config, num_policies=max(40, config.num_policies * 3 // 4))
+    if estimate(config).seconds > QUICK_SECONDS:  # a slow environment: fewer checks, one episode each
+        config = dataclasses.replace(config, eval_every=config.ascent_steps, eval_episodes=1, fresh_episodes=2)
+    while estimate(config).seconds > QUICK_SECONDS and config.horizon > QUICK_MIN_HORIZON:  # then shorter episodes
+        config = dataclasses.replace(config, horizon=max(QUICK_MIN_HORIZON, config.horizon // 2))
     return config
 
 
