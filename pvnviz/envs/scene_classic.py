@@ -134,7 +134,10 @@ def classic_replay(
 ) -> ReplayFunction:
     """The ``BatchedEnv.replay`` of a classic-control environment drawn as ``SCENES[scene]`` (MountainCar: the
     flag at ``goal``, default ``MOUNTAIN_CAR_GOAL``): one episode per policy from one shared start state, one
-    panel each, side by side. The dynamics' frames must be the raw state (see the module docstring)."""
+    panel each, side by side. The dynamics' frames must be the raw state (see the module docstring), and its
+    ``step`` must take the policies' own actions: for a Box action space whose bounds are not [-1, 1] (Pendulum,
+    MountainCarContinuous), dynamics that map tanh outputs into the bounds as the rollouts do
+    (``pvnviz.envs.families.BoxActions``), so that a replay shows the policy the run measured."""
     if scene not in SCENES:
         raise ValueError(f"unknown classic-control scene {scene!r}; use one of {sorted(SCENES)}.")
     drawn = SCENES[scene]
