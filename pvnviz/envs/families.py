@@ -9,8 +9,8 @@ The PVN pipeline (Section 6, Algorithms 1-3) runs on a ``BatchedEnv`` (``pvnviz.
 2. a batched family, where its module exists here and lists the ID in its ``IDS`` tuple (``FAMILY_MODULES``):
    ``pvnviz.envs.classic`` (NumPy classic control) and ``pvnviz.envs.mujoco_family`` (MuJoCo), each with
    ``batched_env(gym_id) -> BatchedEnv`` whose dynamics step actions in the environment's own units;
-3. otherwise the generic path, the environment's own code through gymnasium's vector API
-   (``pvnviz.envs.gym_vector``).
+3. otherwise (also where a family refuses a keyword it does not model) the generic path, the environment's own
+   code through gymnasium's vector API (``pvnviz.envs.gym_vector``).
 
 Every policy outputs actions the way its action space says (``pvnviz.core.policies``): a softmax choice for
 ``Discrete``, tanh outputs in [-1, 1] for a ``Box``. For a ``Box`` whose bounds are not [-1, 1] the dynamics are
@@ -89,8 +89,13 @@ def batched_env(gym_id: GymId) -> BatchedEnv:
         env = dataclasses.replace(get_env(BUILT_IN_IDS[gym_id.id]), name=gym_id.name, family="built-in")
     else:
         module = family_module(gym_id)
+        env = None
         if module is not None:
-            env = module.batched_env(gym_id)
+            try:
+                env = module.batched_env(gym_id)
+            except (ValueError, TypeError):  # a keyword the family does not model: gymnasium's own code takes it
+                module = None
+        if module is not None and env is not None:
             step_count = env.step_count if env.fixed_length or env.step_count == "measured" else "measured"
             env = dataclasses.replace(
                 env, name=gym_id.name, step_count=step_count, family=env.family or module.__name__.rsplit(".", 1)[-1]
