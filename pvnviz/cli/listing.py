@@ -1,5 +1,6 @@
 """``pvnviz settings NAME [--preset P]``: an experiment's presets (``pvnviz.runs.presets``; the polytope's one is
-Appendix A's), then every setting of one preset with its help text, as ``--set KEY=VALUE`` takes it."""
+Appendix A's), then every setting of one preset with its help text, as ``--set KEY=VALUE`` takes it;
+``pvnviz settings gym:`` lists the gymnasium IDs that qualify. What ``run`` and ``settings`` say of a gym: name."""
 
 from __future__ import annotations
 
@@ -9,6 +10,27 @@ from collections.abc import Callable
 from typing import Any
 
 from pvnviz.core.config_fields import ConfigError
+
+EXPERIMENT_HELP = (
+    "polytope, cartpole, swimmer, or gym:ID: any gymnasium environment with a flat Box observation and a "
+    "Discrete or Box action, keywords after ? (gym:Pendulum-v1?g=9.81; `settings gym:` lists them)"
+)
+
+
+def is_gym(name: str) -> bool:
+    """Whether the experiment's name is a gymnasium environment's (``gym:ID``)."""
+    from pvnviz.envs.gym_id import is_gym_name
+
+    return is_gym_name(name)
+
+
+def qualified(name: str) -> str:
+    """A gym: name in its canonical spelling, once it qualifies; EnvRefused (one line, exit 2) if it does not."""
+    from pvnviz.envs.gym_id import check_qualifies, parse_env_name
+
+    gym_id = parse_env_name(name)
+    check_qualifies(gym_id)
+    return gym_id.name
 
 
 def check_preset(name: str, presets: dict[str, Callable[[], Any]], preset: str) -> None:

@@ -6,9 +6,7 @@ The ``pvnviz`` command, also ``python -m pvnviz``:
     pvnviz run polytope --preset beyond --checks 20 --episodes 100 --out runs/polytope-beyond
     pvnviz run cartpole --preset paper --seed 0 --out runs/cartpole --set horizon=200
     pvnviz settings cartpole --preset quick
-    pvnviz run gym:Pendulum-v1 --preset quick --out runs/pendulum
-    pvnviz run "gym:Pendulum-v1?g=9.81" --preset paper --out runs/pendulum-paper
-    pvnviz settings gym:
+    pvnviz run "gym:Pendulum-v1?g=9.81" --preset quick --out runs/pendulum   (`settings gym:` lists the IDs)
     pvnviz compare --env swimmer --seed 40 41
     pvnviz app --port 8700
 
@@ -106,10 +104,7 @@ EXPERIMENTS: dict[str, Callable[[], Experiment]] = {"polytope": _polytope}  # an
 
 
 def _experiments() -> list[str]:
-    """The polytope and every registered environment that has presets.
-
-    (``pvnviz.envs.registry``, ``pvnviz.runs.presets``)
-    """
+    """The polytope and every registered environment that has presets (``pvnviz.runs.presets``); and gym: names."""
     from pvnviz.envs.registry import ENVIRONMENTS
     from pvnviz.runs.presets import PRESETS
 
@@ -126,11 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog=prog(), description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one experiment headless and save it")
-    run.add_argument(
-        "experiment",
-        help="polytope, cartpole, swimmer, or gym:ID: any gymnasium environment with a flat Box observation and a "
-        "Discrete or Box action, keywords after ? (gym:Pendulum-v1?g=9.81; `settings gym:` lists them)",
-    )
+    run.add_argument("experiment", help=listing.EXPERIMENT_HELP)
     run.add_argument("--preset", default="paper", help="settings preset (default: paper)")
     run.add_argument("--seed", type=non_negative_int, default=0, help="random seed, 0 or more (default: 0)")
     run.add_argument("--out", required=True, help="folder to write the run into")
@@ -162,16 +153,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _experiment(name: str) -> Experiment:
-    from pvnviz.envs.gym_id import check_qualifies, is_gym_name, parse_env_name
-
-    if is_gym_name(name):  # EnvRefused (a ValueError, exit 2) names what does not qualify, in one line
-        check_qualifies(parse_env_name(name))
-        return _environment(parse_env_name(name).name)()
+def _experiment(name: str) -> tuple[str, Experiment]:  # the name (a gym: one canonical) and how to run it
     names = _experiments()
-    if name not in names:
+    if listing.is_gym(name):  # EnvRefused (a ValueError, exit 2) says what does not qualify, in one line
+        name = listing.qualified(name)
+    elif name not in names:
         raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(names)}, or gym:ID.")
-    return EXPERIMENTS[name]() if name in EXPERIMENTS else _environment(name)()
+    return name, (EXPERIMENTS[name]() if name in EXPERIMENTS else _environment(name)())
 
 
 def _fail(message: str, status: int = 2, progress: TerminalProgress | None = None) -> int:
@@ -311,12 +299,9 @@ def _disk_full(err: BaseException, folder: Path | None) -> bool:
 
 
 def _run(args: argparse.Namespace, where: _Where) -> int:
-    from pvnviz.envs.gym_id import PREFIX, canonical_name
-
-    if args.command == "settings" and args.experiment == PREFIX:
+    if args.command == "settings" and args.experiment == "gym:":  # the gymnasium IDs that qualify
         return listing.gym_ids()
-    args.experiment = canonical_name(args.experiment)  # one spelling of a gym: name (keywords sorted)
-    experiment = _experiment(args.experiment)
+    args.experiment, experiment = _experiment(args.experiment)
     if args.command == "settings":
         return listing.settings(args.experiment, experiment.presets, args.preset)
     where.out = check_out(args.out)

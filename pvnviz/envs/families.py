@@ -83,10 +83,9 @@ def batched_env(gym_id: GymId) -> BatchedEnv:
     """The ``BatchedEnv`` of a qualifying gymnasium environment, named ``gym_id.name`` (EnvRefused, one line,
     for an environment that does not qualify)."""
     spaces = check_qualifies(gym_id)
-    if gym_id.id in BUILT_IN_IDS and not gym_id.kwargs:
-        from pvnviz.envs.registry import get_env  # the built-in, as every page runs it
-
-        env = dataclasses.replace(get_env(BUILT_IN_IDS[gym_id.id]), name=gym_id.name, family="built-in")
+    if gym_id.id in BUILT_IN_IDS and not gym_id.kwargs:  # the built-in, as every page runs it
+        module = importlib.import_module(f"pvnviz.envs.{BUILT_IN_IDS[gym_id.id]}")
+        env = dataclasses.replace(module.batched_env(), name=gym_id.name, family="built-in")
     else:
         module = family_module(gym_id)
         env = None
