@@ -236,3 +236,52 @@ def test_dropping_finished_episodes_changes_no_return(env_id):
     assert policy.widths and min(policy.widths) < 8  # the block was cut
     np.testing.assert_array_equal(counted.returns, np.cumsum(traj.rewards, axis=-1)[..., -1])
     assert counted.env_steps == traj.active.sum()
+
+
+LONG = [  # (id, kwargs): every task over gymnasium's whole 1000-step horizon, where its episodes last that long
+    ("Hopper-v5", {"terminate_when_unhealthy": False}),
+    ("HalfCheetah-v5", {}),
+    ("Walker2d-v5", {"terminate_when_unhealthy": False}),
+    ("InvertedPendulum-v5", {}),
+    ("InvertedDoublePendulum-v5", {}),
+    ("Reacher-v5", {}),
+    ("Ant-v5", {"terminate_when_unhealthy": False}),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id,kwargs", LONG, ids=[c[0] for c in LONG])
+def test_linear_policies_match_gymnasium_over_1000_steps(env_id, kwargs):
+    """Deterministic ``high * tanh(W obs)`` policies (joint limits and contacts held for long stretches), computed
+    one episode at a time on both sides, so the actions agree whenever the observations do."""
+    env = mujoco_family.batched_env((env_id, kwargs))
+    high = env.action_space.high.astype(np.float64)
+    weights = np.random.default_rng(11).normal(size=(K, B, env.act_dim, env.obs_dim))
+
+    def act(w: np.ndarray, obs: np.ndarray) -> np.ndarray:
+        return high * np.tanh(w @ obs)
+
+    class Policy:  # follows its episodes when the rollout drops finished ones (compact)
+        columns = weights
+
+        def __call__(self, obs: np.ndarray) -> np.ndarray:
+            return np.array([[act(w, o) for w, o in zip(ws, row)] for ws, row in zip(self.columns, obs)])
+
+        def compact(self, order: np.ndarray) -> None:
+            self.columns = np.take_along_axis(self.columns, order[..., None, None], axis=1)
+
+    policy = Policy()
+    reference = gymnasium.make(env_id, **kwargs).unwrapped
+    states, returns, lengths = [], np.zeros((K, B)), np.zeros((K, B), int)
+    for k, b in np.ndindex(K, B):
+        obs, _ = reference.reset(seed=100 + k * B + b)
+        states.append(np.concatenate([[reference.data.time], reference.data.qpos, reference.data.qvel]))
+        for t in range(1000):
+            obs, reward, terminated, _, _ = reference.step(act(weights[k, b], obs))
+            returns[k, b] += reward
+            lengths[k, b] = t + 1
+            if terminated:
+                break
+    counted = env.rollout_counted_from_states(policy, np.array(states).reshape(K, B, -1), horizon=1000)
+    np.testing.assert_array_equal(counted.returns, returns)
+    assert counted.env_steps == lengths.sum()
