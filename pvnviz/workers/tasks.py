@@ -14,7 +14,9 @@ run: with ``Hooks(on_progress, on_metrics)``, its live losses too) that
 - raises ``pvnviz.core.progress.Cancelled`` once ``cancelled()`` is true, so a stopped run ends at its next
   report; a worker that does not report in time is killed by its backend (``pvnviz.workers.pool``).
 
-This module imports nothing heavy: the task's module is imported in the worker when the task runs.
+This module imports nothing heavy: the task's module is imported in the worker when the task runs. An environment
+reaches a worker by its name only (a config's ``env_name``): a ``gym:ID?key=value`` name is built there from the
+name itself (``pvnviz.envs.registry.get_env``), keywords and all.
 """
 
 from __future__ import annotations
