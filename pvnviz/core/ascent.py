@@ -68,6 +68,7 @@ class AscentTrace:
     disagreement: np.ndarray | None = None  # (T + 1, A) an ensemble's spread (std of J_hat) along each path
     start_counts: bool = False  # the start (index 0) may be chosen: a measured policy of the dataset, not a random one
     explore_env_steps: int = 0  # env steps of the active rounds' perturbations, beyond the checks
+    pool_checks: bool = False  # choose on the mean of all checks of the same iterate (``pooled_returns``)
     check_env_steps: int | None = None  # env steps the checks took, as the rollouts counted them (None: not counted)
 
     @property
@@ -76,23 +77,48 @@ class AscentTrace:
         return None if self.fresh_returns is None else self.best_returns - self.fresh_returns
 
     @property
+    def pooled_returns(self) -> np.ndarray:
+        """(E, A): each check replaced by the mean of every check of the same start with the same parameters.
+
+        Active rounds re-measure each round's start, the iterate chosen so far, on new episodes; pooled, a
+        policy's estimate gains episodes each time it is chosen again, so a lucky check regresses towards the
+        policy's return instead of standing as a maximum of noisy estimates. Checks of equal episodes: plain mean.
+        """
+        pooled = self.true_returns.astype(float).copy()
+        for a in range(self.params.shape[1]):
+            groups: dict[bytes, list[int]] = {}
+            for e in range(self.params.shape[0]):
+                groups.setdefault(np.ascontiguousarray(self.params[e, a]).tobytes(), []).append(e)
+            for rows in groups.values():
+                pooled[rows, a] = self.true_returns[rows, a].mean()
+        return pooled
+
+    @property
+    def selection_returns(self) -> np.ndarray:
+        """(E, A) what Algorithm 3 chooses on: the checks, or with ``pool_checks`` their ``pooled_returns``."""
+        return self.pooled_returns if self.pool_checks else self.true_returns
+
+    @property
     def best_index(self) -> np.ndarray:
-        """Per start, the scored iterate with the highest true return (A,).
+        """Per start, the scored iterate with the highest true return (A,) (with ``pool_checks``: pooled).
 
         As in Algorithm 3, only iterates after an update count; the untouched start
         (index 0) is used only when no step was taken, or when ``start_counts`` (a start taken
         from the dataset is a candidate answer itself: the ascent must beat it to replace it).
+        Ties go to the first such check.
         """
         if len(self.true_returns) == 1:
             return np.zeros(self.true_returns.shape[1], dtype=int)
+        scores = self.selection_returns
         if self.start_counts:
-            return np.argmax(self.true_returns, axis=0)
-        return 1 + np.argmax(self.true_returns[1:], axis=0)
+            return np.argmax(scores, axis=0)
+        return 1 + np.argmax(scores[1:], axis=0)
 
     @property
     def best_returns(self) -> np.ndarray:
-        """Algorithm 3's result per start: the best true return seen along the ascent (A,)."""
-        return self.true_returns[self.best_index, np.arange(self.true_returns.shape[1])]
+        """Algorithm 3's result per start: the best true return seen along the ascent (A,) (with
+        ``pool_checks``: the chosen iterate's pooled mean)."""
+        return self.selection_returns[self.best_index, np.arange(self.true_returns.shape[1])]
 
     @property
     def best_params(self) -> np.ndarray:
@@ -274,6 +300,7 @@ def join_rounds(traces: list[AscentTrace], explore_env_steps: int = 0) -> Ascent
         disagreement=np.concatenate(disagreement) if len(disagreement) == len(traces) else None,
         start_counts=traces[0].start_counts,
         explore_env_steps=explore_env_steps,
+        pool_checks=traces[0].pool_checks,
         check_env_steps=None if any(t.check_env_steps is None for t in traces) else sum(
             t.check_env_steps for t in traces
         ),

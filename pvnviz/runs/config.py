@@ -73,6 +73,11 @@ class ExperimentConfig:
         1, "Active rounds: ascend, fine-tune the PVN on the checked iterates, ascend on (1: zero-shot)."
     )
     round_train_steps: int = param(300, "PVN fine-tuning steps between two active rounds.")
+    pool_checks: bool = param(
+        False,
+        "Algorithm 3 chooses each start's iterate on the mean of all its checks of the same policy (active rounds "
+        "re-measure each round's start), not on its luckiest check.",
+    )
     round_perturbations: int = param(
         0,
         "Active rounds: antithetic pairs of perturbations of each start's best iterate measured "

@@ -271,6 +271,7 @@ def load_result(path: str | Path, experiment: str | None = None, *, max_bytes: i
                 input_mode=input_mode,
                 **from_arrays(CURVES, curves, "trace"),  # optional arrays absent from older runs: their defaults
                 start_counts=config.start_from == "dataset",
+                pool_checks=config.pool_checks,
             )
             if ENSEMBLE_FILE.needed(config):
                 ensemble = build_ensemble(shell, bins, input_mode, info.seed)

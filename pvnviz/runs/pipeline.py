@@ -254,7 +254,7 @@ def ascend_round(
         on_progress=hooks.on_progress,
         early_checks=tuple(config.early_checks),
     )
-    return dataclasses.replace(trace, start_counts=config.start_from == "dataset")
+    return dataclasses.replace(trace, start_counts=config.start_from == "dataset", pool_checks=config.pool_checks)
 
 
 def explore(

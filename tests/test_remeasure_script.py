@@ -1,0 +1,86 @@
+"""scripts/remeasure_cartpole.py, the re-measurement of CartPole seed records that imports nothing of pvnviz:
+its policies are pvnviz's policies, and what it prints is what docs/beyond.md says."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "remeasure_cartpole.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("remeasure_cartpole", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_script_imports_nothing_of_pvnviz():
+    imported = set()
+    for node in ast.walk(ast.parse(SCRIPT.read_text())):
+        if isinstance(node, ast.Import):
+            imported |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add((node.module or "").split(".")[0])
+    assert imported <= {"__future__", "argparse", "json", "sys", "gymnasium", "numpy"}, imported
+
+
+@pytest.mark.parametrize("hidden", [(30,), ()])
+def test_the_scripts_policy_is_pvnvizs_forward_on_random_params(hidden):
+    """The script's layout and softmax against pvnviz.core.policies.forward_numpy: random (not Glorot, biases
+    non-zero) parameters of 7 policies at 50 random observations each."""
+    from pvnviz.core.policies import PolicyArch, forward_numpy
+
+    script = load_script()
+    arch = PolicyArch(4, 2, hidden, True)
+    rng = np.random.default_rng(3)
+    params = rng.normal(0, 0.7, (7, arch.num_params)).astype(np.float32)
+    obs = rng.normal(0, 1.5, (7, 50, 4)).astype(np.float32)
+    want = forward_numpy(arch, params, obs)
+    assert script.hidden_sizes(arch.num_params) == hidden
+    for k in range(len(params)):
+        got = script.action_probabilities(script.layers(params[k], hidden), obs[k])
+        np.testing.assert_allclose(got, want[k], rtol=1e-5, atol=1e-6)
+    assert want[..., 0].std() > 0.1  # the probabilities vary: a transposed layout would not pass
+
+
+def test_the_script_refuses_a_missing_file_in_one_line(tmp_path, capsys):
+    assert load_script().main([str(tmp_path / "none.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot re-measure" in err
+
+
+def quoted_remeasure(records: str) -> tuple[float, float, int]:
+    """The mean, lowest and lowest seed docs/beyond.md quotes for the script's re-measurement of ``records``."""
+    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
+    match = re.search(
+        rf"`python scripts/remeasure_cartpole.py {re.escape(records)}`[^:]*: "
+        r"mean ([\d.]+), lowest ([\d.]+) \(seed (\d+)",
+        text,
+    )
+    assert match, f"docs/beyond.md quotes no re-measurement of {records}"
+    return float(match.group(1)), float(match.group(2)), int(match.group(3))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "records", ["data/claims/cartpole-beyond-300-319.jsonl", "data/claims/cartpole-beyond-500-549.jsonl"]
+)
+def test_the_script_measures_what_docs_beyond_md_says(records, capsys):
+    """The script run on the shipped records, with its defaults (100 episodes, horizon 100, seed 0), prints the
+    seeds' mean and lowest that docs/beyond.md quotes."""
+    assert load_script().main([str(ROOT / records)]) == 0
+    out = capsys.readouterr().out
+    rows = {int(line.split()[0]): float(line.split()[1]) for line in out.splitlines() if line[:1].isdigit()}
+    mean, lowest, low_seed = quoted_remeasure(records)
+    low = min(rows, key=rows.get)
+    got_mean = np.mean(list(rows.values()))
+    assert (f"{got_mean:.1f}", f"{rows[low]:.1f}", low) == (f"{mean:.1f}", f"{lowest:.1f}", low_seed)
+    assert f"lowest {rows[low]:.1f}, mean {got_mean:.1f}" in out
