@@ -117,3 +117,8 @@ def test_run_quick_end_to_end_with_keywords(tmp_path):
     result = load_result(out, "gym:Pendulum-v1?g=2.0")
     assert result.dataset.env_steps == 12000
     assert result.config.env_name == "gym:Pendulum-v1?g=2.0"
+
+    from pvnviz.runs.archive import read_run_zip, run_zip
+
+    shared = read_run_zip(run_zip(result), "gym:Pendulum-v1?g=2.0")  # the app's download and upload
+    assert shared.config == result.config and shared.dataset.env_steps == 12000
