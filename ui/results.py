@@ -107,12 +107,8 @@ def _render_dataset_and_training(result: ExperimentResult) -> None:
         else:
             what_to_look_at(
                 "Each bar counts random policies by mean return over their rollouts; all of them train the PVN "
-                "(no limit here, as in Section 6.3). "
-                + (
-                    "Most random policies barely move; a thin tail swims."
-                    if config.env_name == "swimmer"
-                    else "The right-most bar is the best policy the PVN trained on: what the ascent must beat."
-                )
+                "(no limit here, as in Section 6.3). The right-most bar holds the best policy the PVN trained on: "
+                "the one an ascent must beat."
             )
     with right:
         losses = result_figure(result, "pvn-training", lambda: figs.loss_figure(figs.trained_curves(result.trained)))
