@@ -49,7 +49,7 @@ def pick_environment() -> GymId | None:
         "Keyword arguments",
         key=KWARGS_KEY,
         bind="query-params",
-        placeholder="none; e.g. g=9.81 (join several with &)",
+        placeholder="none (e.g. g=9.81)",
         help="Passed to gymnasium.make: key=value pairs joined by &; a value is a number, true/false, a JSON list, "
         "or text.",
     )
@@ -86,8 +86,12 @@ def spaces_text(gym_id: GymId, spaces: QualifiedSpaces) -> str:
         action = f"**Discrete({spaces.act_dim})**: the policy picks one of {spaces.act_dim} actions (softmax)"
     else:
         low, high = spaces.action_space.low, spaces.action_space.high
-        bounds = f"[{low.min():g}, {high.max():g}]" if len(set(low)) == 1 and len(set(high)) == 1 else "its bounds"
-        action = f"**Box({spaces.act_dim},)** in {bounds}: the policy's tanh outputs, scaled into the bounds"
+        same = len(set(low)) == 1 and len(set(high)) == 1
+        bounds = f"[{low.min():g}, {high.max():g}]" if same else "its bounds"
+        unit = same and low.min() == -1 and high.max() == 1
+        action = f"**Box({spaces.act_dim},)** in {bounds}: the policy's tanh outputs" + (
+            "" if unit else ", scaled into the bounds"
+        )
     limit = spaces.max_episode_steps
     return (
         f"`{gym_id.name}` ({spaces.family}). Observation: **Box({spaces.obs_dim},)** of {obs.dtype}, what the "
