@@ -293,6 +293,14 @@ def test_scalar_squares_are_numpy_scalar_powers(scale):
         assert not np.array_equal(x32 * x32, np.array([v**2 for v in x32], np.float32))
 
 
+def test_scalar_squares_of_special_values():
+    x = np.array([0.0, -0.0, 1e-200, 1e-320, 1e200, np.inf, -np.inf, np.nan, 2.0, -0.5, 3.0])
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        assert np.array_equal(square_f64(x), np.array([v**2 for v in x]), equal_nan=True)
+        x32 = x.astype(np.float32)
+        assert np.array_equal(square_f32(x32), np.array([v**2 for v in x32], np.float32), equal_nan=True)
+
+
 def test_acrobot_and_mountain_car_constants_match_gymnasium():
     a = gymnasium.make("Acrobot-v1").unwrapped
     assert (a.dt, a.MAX_VEL_1, a.MAX_VEL_2, list(a.AVAIL_TORQUE), a.book_or_nips) == (

@@ -69,16 +69,15 @@ def _dsdt(theta1, theta2, dtheta1, dtheta2, a):
     cos2, sin2 = np.cos(theta2), np.sin(theta2)
     d1 = m1 * lc1**2 + m2 * (l1**2 + lc2**2 + 2 * l1 * lc2 * cos2) + I1 + I2
     d2 = m2 * (lc2**2 + l1 * lc2 * cos2) + I2
+    dtheta2_sq, dtheta1_sq, d2_sq = square_f64(np.stack([dtheta2, dtheta1, d2]))  # one call: fewer NumPy calls
     phi2 = m2 * lc2 * g * np.cos(theta1 + theta2 - pi / 2.0)
     phi1 = (
-        -m2 * l1 * lc2 * square_f64(dtheta2) * sin2
+        -m2 * l1 * lc2 * dtheta2_sq * sin2
         - 2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * sin2
         + (m1 * lc1 + m2 * l1) * g * np.cos(theta1 - pi / 2)
         + phi2
     )
-    ddtheta2 = (a + d2 / d1 * phi1 - m2 * l1 * lc2 * square_f64(dtheta1) * sin2 - phi2) / (
-        m2 * lc2**2 + I2 - square_f64(d2) / d1
-    )
+    ddtheta2 = (a + d2 / d1 * phi1 - m2 * l1 * lc2 * dtheta1_sq * sin2 - phi2) / (m2 * lc2**2 + I2 - d2_sq / d1)
     ddtheta1 = -(d2 * ddtheta2 + phi1) / d1
     return dtheta1, dtheta2, ddtheta1, ddtheta2
 

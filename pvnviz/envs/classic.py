@@ -53,8 +53,9 @@ class _Spec:
     reset_states: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
     observation: tuple[np.ndarray, np.ndarray]  # the observation Box's low and high (float32)
     action_bounds: tuple[float, float] | None  # the action Box's low and high (None: Discrete)
-    steps_per_second: float  # one core, K x B = 1000 random-action episodes (tests/test_classic_envs.py)
-    bytes_per_episode: int
+    # one core, one block of 1000 random-action episodes: ``python tests/test_classic_envs.py`` (a shared machine)
+    steps_per_second: float
+    bytes_per_episode: int  # the state, and the temporaries of one step (tracemalloc's peak)
     fixed_length: bool
 
 
@@ -71,23 +72,23 @@ def _specs() -> dict[str, _Spec]:
             6, acrobot.NUM_ACTIONS, True,
             ("cos theta1", "sin theta1", "cos theta2", "sin theta2", "theta1 velocity", "theta2 velocity"),
             tuple((-float(h), float(h)) for h in acro_high), "observation-space bounds",
-            acrobot.reset_states, (-acro_high, acro_high), None, 1.5e6, 600, False,
+            acrobot.reset_states, (-acro_high, acro_high), None, 4e5, 600, False,
         ),
         "MountainCar-v0": _Spec(
             2, mountain_car.NUM_ACTIONS, True, mc_labels, mc_bounds, "the track's ends and the speed limit",
-            mountain_car.reset_states, (mc_low, mc_high), None, 8e6, 200, False,
+            mountain_car.reset_states, (mc_low, mc_high), None, 5e6, 200, False,
         ),
         "MountainCarContinuous-v0": _Spec(
             2, 1, False, mc_labels, mc_bounds, "the track's ends and the speed limit",
             mountain_car.reset_states, (mc_low, mc_high), (mountain_car.MIN_ACTION, mountain_car.MAX_ACTION),
-            3e6, 250, False,
+            3e6, 200, False,
         ),
         "Pendulum-v1": _Spec(
             3, 1, False, ("cos theta", "sin theta", "angular velocity"),
             ((-1.0, 1.0), (-1.0, 1.0), (-float(pendulum.MAX_SPEED), float(pendulum.MAX_SPEED))),
             "observation-space bounds", pendulum.reset_states,
             (-pendulum.OBSERVATION_HIGH, pendulum.OBSERVATION_HIGH), (-pendulum.MAX_TORQUE, pendulum.MAX_TORQUE),
-            3e6, 250, True,
+            1.5e6, 250, True,
         ),
     }
 

@@ -79,7 +79,8 @@ class Pendulum:
         th, thdot = state.physics
         g, m, l, dt = self.g, MASS, LENGTH, DT  # noqa: E741 (gymnasium's names)
         u = np.clip(np.asarray(actions, dtype=np.float32), -MAX_TORQUE, MAX_TORQUE)[..., 0]
-        costs = square_f64(angle_normalize(th)) + 0.1 * square_f64(thdot) + 0.001 * square_f32(u)
+        angle_sq, thdot_sq = square_f64(np.stack([angle_normalize(th), thdot]))  # one call: fewer NumPy calls
+        costs = angle_sq + 0.1 * thdot_sq + 0.001 * square_f32(u)
         newthdot = thdot + (3 * g / (2 * l) * np.sin(th) + 3.0 / (m * l**2) * u) * dt
         newthdot = np.clip(newthdot, -MAX_SPEED, MAX_SPEED)
         newth = th + newthdot * dt

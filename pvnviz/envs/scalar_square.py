@@ -28,6 +28,16 @@ _F64_SAFE = (2.0**-900, 2.0**900)  # squares whose Dekker error term is exact (n
 _F32_SAFE = (2.0**-80, 16.0)  # squares of the float32 range scanned: [2^-40, 4)
 
 
+def _near_midpoint(error: np.ndarray, square: np.ndarray, exponent_mask: int, ulps_per_power: float, window: float):
+    """Where ``|error|`` (exact square minus ``square``, in float64) is within ``window`` ULP of half an ULP of
+    ``square`` (float64 or float32, positive); also where ``square`` is a power of two (its gap below is half)."""
+    bits = square.view(np.int64 if square.dtype == np.float64 else np.int32)
+    power = (bits & exponent_mask).view(square.dtype).astype(np.float64)  # 2**exponent of ``square``
+    mantissa_zero = (bits & ~exponent_mask) == 0  # a power of two (or 0, where error is 0 too)
+    in_ulps = np.abs(error) * ulps_per_power / np.maximum(power, 2.0**-1022)
+    return (np.abs(in_ulps - 0.5) < window) | mantissa_zero
+
+
 def square_f64(x: np.ndarray) -> np.ndarray:
     """``np.float64(v) ** 2`` for every element ``v`` of the float64 array ``x`` (any shape), bit for bit."""
     x = np.asarray(x, dtype=np.float64)
@@ -36,13 +46,13 @@ def square_f64(x: np.ndarray) -> np.ndarray:
     high = c - (c - x)
     low = x - high
     error = ((high * high - square) + 2.0 * high * low) + low * low  # x**2 == square + error exactly
-    gap = np.where(error < 0.0, square - np.nextafter(square, -np.inf), np.spacing(square))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        from_midpoint = np.abs(np.abs(error) / gap - 0.5)
-    near = ~(from_midpoint >= F64_MIDPOINT_WINDOW) | ~((square >= _F64_SAFE[0]) & (square <= _F64_SAFE[1]))
-    near &= x != 0.0
-    if near.any():
-        square[near] = [v**2 for v in x[near]]  # NumPy float64 scalars: the C library's pow, as gymnasium
+    near = _near_midpoint(error, square, 0x7FF0000000000000, 2.0**52, F64_MIDPOINT_WINDOW)
+    outside = ~((square >= _F64_SAFE[0]) & (square <= _F64_SAFE[1]))  # also NaN and inf
+    near &= ~outside
+    if near.any():  # Python floats' ** is the C library's pow, as NumPy float64 scalars' is (quicker to call)
+        square[near] = x[near].astype(object) ** 2
+    if outside.any():  # NumPy scalars: inf on overflow, where a Python float raises
+        square[outside] = [v**2 for v in x[outside]]
     return square
 
 
@@ -51,13 +61,9 @@ def square_f32(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)
     exact = np.square(x.astype(np.float64))  # exact: 48 significant bits at most
     square = exact.astype(np.float32)
-    error = exact - square.astype(np.float64)  # exact too
-    below = (square - np.nextafter(square, np.float32(-np.inf))).astype(np.float64)
-    gap = np.where(error < 0.0, below, np.spacing(square).astype(np.float64))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        from_midpoint = np.abs(np.abs(error) / gap - 0.5)
-    near = ~(from_midpoint >= F32_MIDPOINT_WINDOW) | ~((exact >= _F32_SAFE[0]) & (exact < _F32_SAFE[1]))
-    near &= x != 0.0
+    error = exact - square  # exact too
+    near = _near_midpoint(error, square, 0x7F800000, 2.0**23, F32_MIDPOINT_WINDOW)
+    near |= ~((exact >= _F32_SAFE[0]) & (exact < _F32_SAFE[1]))
     if near.any():
         square[near] = [v**2 for v in x[near]]  # NumPy float32 scalars: the C library's powf, as gymnasium
     return square
