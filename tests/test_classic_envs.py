@@ -277,6 +277,9 @@ def test_batched_returns_equal_gymnasiums_summed_rewards(gym_id):
     returns = spec.rollout_returns_from_states(Scripted(act, (K, B)), initial, horizon=horizon)
     reference = gym_episodes(gym_id, {}, initial, act, horizon, seeds)
     np.testing.assert_array_equal(returns.ravel(), [sum(r["reward"]) for r in reference])
+    counted = spec.rollout_counted_from_states(Scripted(act, (K, B)), initial, horizon=horizon)
+    np.testing.assert_array_equal(counted.returns, returns)
+    assert counted.env_steps == sum(len(r["reward"]) for r in reference)  # the steps gymnasium took
     if gym_id != "Pendulum-v1":
         assert sum(r["terminated"][-1] for r in reference) >= 1  # compaction took place
 

@@ -83,11 +83,13 @@ def _dsdt(theta1, theta2, dtheta1, dtheta2, a):
 
 
 def _wrap(x: np.ndarray, m: float, big_m: float) -> np.ndarray:
-    """gymnasium's ``wrap``: subtract ``big_m - m`` while above ``big_m``, then add it while below ``m``."""
+    """gymnasium's ``wrap``: subtract ``big_m - m`` while above ``big_m``, then add it while below ``m`` (an
+    infinite angle, where gymnasium would loop for ever, is left as it is)."""
     diff = big_m - m
-    while (above := x > big_m).any():
+    finite = np.isfinite(x)
+    while (above := (x > big_m) & finite).any():
         x = np.where(above, x - diff, x)
-    while (below := x < m).any():
+    while (below := (x < m) & finite).any():
         x = np.where(below, x + diff, x)
     return x
 
