@@ -8,11 +8,13 @@ episode is not stepped again). The reference is
 ``MjData`` after another in Python (and resets ended ones).
 
     python -m pvnviz.envs.mujoco_speed Hopper-v5 HalfCheetah-v5 --episodes 200 --steps 200
+    python -m pvnviz.envs.mujoco_speed Hopper-v5 --kwargs '{"terminate_when_unhealthy": false}'
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -55,15 +57,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("ids", nargs="+", help=f"any of {', '.join(mujoco_family.IDS)}")
     parser.add_argument("--episodes", type=int, default=200)
     parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--kwargs", default="{}", help='keywords for every ID, JSON: \'{"ctrl_cost_weight": 0.01}\'')
     args = parser.parse_args(argv)
+    try:
+        kwargs = json.loads(args.kwargs)
+        if not isinstance(kwargs, dict):
+            raise ValueError
+    except ValueError:
+        print(f"error: --kwargs must be a JSON object, got {args.kwargs!r}.", file=sys.stderr)
+        return 2
     unknown = [i for i in args.ids if i not in mujoco_family.IDS]
     if unknown or args.episodes < 1 or args.steps < 1:
         ids = ", ".join(mujoco_family.IDS)
         print(f"error: give IDs among {ids} and positive counts (unknown: {unknown or 'none'}).", file=sys.stderr)
         return 2
     for env_id in args.ids:
-        ours = batched_rate(env_id, args.episodes, args.steps)
-        theirs = gymnasium_rate(env_id, args.episodes, args.steps)
+        try:
+            ours = batched_rate(env_id, args.episodes, args.steps, kwargs)
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        theirs = gymnasium_rate(env_id, args.episodes, args.steps, kwargs)
         print(f"{env_id}: batched {ours:,.0f} steps/s, gymnasium sync vector {theirs:,.0f} steps/s "
               f"({ours / theirs:.1f}x), {args.episodes} episodes x {args.steps} steps, per CPU second")
     return 0
