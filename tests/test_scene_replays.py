@@ -13,6 +13,7 @@ import pytest
 
 from pvnviz.core.policies import PolicyArch
 from pvnviz.envs import cartpole, swimmer
+from pvnviz.envs.rollout import State
 from pvnviz.envs.scene_classic import (
     CAR_CLEARANCE,
     acrobot_parts,
@@ -20,6 +21,7 @@ from pvnviz.envs.scene_classic import (
     hill_height,
     mountain_car_parts,
     pendulum_parts,
+    replay_for,
 )
 from pvnviz.envs.scene_mujoco import geom_frames, mujoco_replay, view_axes
 from pvnviz.figures.replay import replay_figure
@@ -142,3 +144,44 @@ def test_the_generic_mujoco_replay_of_the_swimmer_draws_the_swimmer_s_own_capsul
             np.testing.assert_allclose(capsule[:, 0], chain[:, k], atol=1e-9)
         np.testing.assert_allclose(links[-1][:, 1], chain[:, -1], atol=1e-9)
         assert mine.frames == theirs.frames
+
+
+class _Recorder:
+    """A still pendulum whose steps record the actions they are given: state (K, B, 2) = (theta, 0)."""
+
+    name, state_size, discrete, action_shape = "Recorder", 2, False, (1,)
+
+    def __init__(self):
+        self.actions = []
+
+    def reset(self, initial_states, nthread=None):
+        shape = initial_states.shape[:2]
+        return State(initial_states.copy(), initial_states.astype(np.float32), np.zeros(shape), np.zeros(shape, bool))
+
+    def step(self, state, actions):
+        self.actions.append(np.array(actions, dtype=np.float64))
+        state.reward = np.zeros(state.done.shape)
+        return state
+
+    def frame(self, state):
+        return state.physics
+
+
+def test_replay_for_picks_the_scene_by_id_and_maps_tanh_outputs_into_the_box():
+    arch = PolicyArch(2, 1, (), discrete=False)
+    params = np.array([[3.0, 1.0, 0.5], [-3.0, 2.0, -0.5]], dtype=np.float32)  # linear: w (2), b (1)
+    recorder = _Recorder()
+
+    def reset(rng, shape):
+        return np.broadcast_to([0.4, 0.0], (*shape, 2)).copy()
+
+    replay = replay_for("Pendulum-v1", recorder, reset, gymnasium.spaces.Box(-2.0, 2.0, (1,)))(arch, params, 3, 0)
+    tanh = np.tanh(np.asarray(params[:, :2] @ [0.4, 0.0] + params[:, 2], dtype=np.float64))  # the policies' outputs
+    np.testing.assert_allclose(recorder.actions[0][:, 0, 0], 2.0 * tanh, rtol=1e-6)  # mapped into [-2, 2]
+    assert [p.role for p in replay.panels[0].parts] == ["track", "pole"]  # the pendulum's scene
+    recorder.actions.clear()
+    replay_for("Acrobot-v1", recorder, reset, gymnasium.spaces.Box(-1.0, 1.0, (1,)))(arch, params, 3, 0)
+    np.testing.assert_allclose(recorder.actions[0][:, 0, 0], tanh, rtol=1e-6)  # [-1, 1]: as the policy gave them
+    flag = replay_for("MountainCarContinuous-v0", recorder, reset, gymnasium.spaces.Box(-1.0, 1.0, (1,)))
+    assert flag(arch, params, 3, 0).panels[0].parts[1].points[0, 0, 0] == 0.45  # its own goal's flag
+    assert replay_for("CarRacing-v3", recorder, reset, None) is None

@@ -15,14 +15,14 @@ Each scene is the geometry gymnasium's own ``render`` draws (gymnasium 1.4.0,
 A frame is the environment's ``Dynamics.frame``: its raw state, ``(K, B, T + 1, S)`` in a recorded rollout, with
 the state variables first, in gymnasium's order. ``classic_replay(scene, dynamics, reset_states)`` makes the
 ``BatchedEnv.replay`` of an environment from its step function, as ``pvnviz.envs.replay.cart_and_pole`` does
-CartPole's.
+CartPole's; ``replay_for(gym_id, dynamics, reset_states, action_space)`` picks the scene by gymnasium ID.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -127,6 +127,31 @@ SCENES: dict[str, Scene] = {
         "how soon each policy gets there.",
     ),
 }
+
+
+SCENE_OF_ID = {  # gymnasium ID -> (scene, MountainCar's goal position)
+    "Pendulum-v1": ("pendulum", None),
+    "Acrobot-v1": ("acrobot", None),
+    "MountainCar-v0": ("mountain_car", MOUNTAIN_CAR_GOAL),
+    "MountainCarContinuous-v0": ("mountain_car", 0.45),
+}
+
+
+def replay_for(env_id: str, dynamics: Dynamics, reset_states: Callable, action_space: Any) -> ReplayFunction | None:
+    """The ``BatchedEnv.replay`` of a classic-control environment by its gymnasium ID (None for an ID without a
+    scene here): its scene and goal from ``SCENE_OF_ID``, over ``dynamics`` that step actions in the environment's
+    own units. For a Box ``action_space`` whose bounds are not [-1, 1], the policies' tanh outputs are mapped into
+    them first (``pvnviz.envs.families.BoxActions``), as the rollouts do."""
+    if env_id not in SCENE_OF_ID:
+        return None
+    from pvnviz.envs.families import BoxActions
+    from pvnviz.envs.gym_id import is_identity_box
+
+    scene, goal = SCENE_OF_ID[env_id]
+    low, high = getattr(action_space, "low", None), getattr(action_space, "high", None)
+    if low is not None and not is_identity_box(low, high):
+        dynamics = BoxActions(dynamics, low, high)
+    return classic_replay(scene, dynamics, reset_states, goal=goal)
 
 
 def classic_replay(
