@@ -6,6 +6,7 @@ baseline labels, the loss curve's log axis; the validation player's frames, give
 
 import copy
 import json
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -185,3 +186,14 @@ def test_distribution_frames_equal_one_distribution_figure_per_policy():
         for drawn, expected in zip(shown["data"], built["data"], strict=True):
             assert drawn["name"] == expected["name"]
             assert array(drawn["y"]) == pytest.approx(array(expected["y"]), abs=1e-7)  # float32 after frame 0
+
+
+def test_the_returns_histogram_s_bins_hold_every_policy_the_best_included():
+    """float32 mean returns (a gym: environment's) whose 40 bins of float32 width ended just short of the best policy:
+    plotly drops a value past the bins' end, so the best policy, the one an ascent must beat, went missing."""
+    means = np.array([-1.1870588, 71.74594, 128.8341, 222.51707] + [5.0] * 56, dtype=np.float32)
+    dataset = SimpleNamespace(mean_returns=means)
+    split = SimpleNamespace(kept=np.ones(len(means), bool))
+    xbins = figs.returns_histogram(dataset, split, None).data[0].xbins
+    last_edge = xbins.start + math.ceil((xbins.end - xbins.start) / xbins.size) * xbins.size  # plotly's bins' end
+    assert xbins.start <= means.min() and float(means.max()) < last_edge

@@ -28,9 +28,9 @@ def returns_histogram(dataset: PolicyDataset, split: Split, return_limit: float 
     """Mean returns of the dataset's policies: kept in green, filtered in red, the limit (Fig. 4, left)."""
     means = dataset.mean_returns
     fig = go.Figure()
-    bins = dict(
-        start=float(means.min()), end=float(means.max()) + 1e-9, size=max((means.max() - means.min()) / 40, 1e-3)
-    )
+    low, high = float(means.min()), float(means.max())  # float64: float32 bins can end just short of the best
+    size = max((high - low) / 40, 1e-3)
+    bins = dict(start=low, end=high + size / 2, size=size)  # the best policy inside the last bin, never past it
     fig.add_trace(
         go.Histogram(
             x=means[split.kept], xbins=bins, name=f"kept for training ({split.kept.sum()})", marker_color=theme.TRAIN
