@@ -68,13 +68,13 @@ VISIT_STEPS = 100  # visited_states: random-action episodes at most this long
 # environment steps per CPU second, one thread, 200 episodes of random actions (pvnviz.envs.mujoco_speed:
 # python -m pvnviz.envs.mujoco_speed Hopper-v5 ...), measured on a loaded 2-core machine: lower bounds
 STEPS_PER_SECOND = {
-    "Hopper-v5": 7e3,
-    "HalfCheetah-v5": 23e3,
+    "Hopper-v5": 11e3,
+    "HalfCheetah-v5": 24e3,
     "Walker2d-v5": 8e3,
-    "InvertedPendulum-v5": 27e3,
-    "InvertedDoublePendulum-v5": 10e3,
-    "Reacher-v5": 40e3,
-    "Ant-v5": 3.5e3,
+    "InvertedPendulum-v5": 40e3,
+    "InvertedDoublePendulum-v5": 18e3,
+    "Reacher-v5": 42e3,
+    "Ant-v5": 3.9e3,
 }
 
 
