@@ -14,6 +14,7 @@ import gymnasium
 import numpy as np
 import pytest
 
+from pvnviz.core.policies import PolicyArch
 from pvnviz.envs import acrobot, classic, mountain_car, pendulum, rollout
 from pvnviz.envs.scalar_square import square_f32, square_f64
 
@@ -257,6 +258,17 @@ def test_batched_env_fields_agree_with_gymnasium(gym_id):
     assert visited.shape == (20, spec.obs_dim) and visited.dtype == np.float32
     assert all(env.observation_space.contains(v) for v in visited)
     assert len({tuple(v) for v in visited}) > 10
+
+
+@pytest.mark.parametrize("gym_id", classic.IDS)
+def test_replay_draws_one_episode_per_policy_from_the_dynamics(gym_id):
+    spec = classic.batched_env(gym_id)
+    arch = PolicyArch(spec.obs_dim, spec.act_dim, (4,), discrete=spec.discrete)
+    params = np.random.default_rng(1).normal(size=(2, arch.num_params)).astype(np.float32)
+    replay = spec.replay(arch, params, 40, 3)
+    assert len(replay.panels) == 2 and all(1 < p.frames <= 41 for p in replay.panels)
+    if gym_id == "Pendulum-v1":  # fixed length: both policies run the whole horizon, from one start
+        assert [p.frames for p in replay.panels] == [41, 41]
 
 
 def test_cartpole_through_the_same_entry():

@@ -11,7 +11,8 @@ rewards and terminations, from the same reset draws (``reset_states(rng, (K, B))
 
 Actions are in the environment's own units (integers for ``Discrete``, reals in the ``Box`` for continuous
 actions, taken as the space's float32); mapping a policy's tanh outputs into the ``Box`` is done by the caller
-(``pvnviz.envs.gym_id.box_actions``). Truncation is the rollout's horizon.
+(``pvnviz.envs.gym_id.box_actions``). Truncation is the rollout's horizon. Replays draw each environment's raw
+state (``Dynamics.frame``) as ``pvnviz.envs.scene_classic.replay_for`` picks the scene by ID.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 from pvnviz.envs import acrobot, mountain_car, pendulum
 from pvnviz.envs.batched import BatchedEnv
 from pvnviz.envs.rollout import Dynamics, record
+from pvnviz.envs.scene_classic import replay_for
 
 IDS = ("Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1")
 CARTPOLE_ID = "CartPole-v1"
@@ -154,7 +156,7 @@ def batched_env(gym_id: Any, kwargs: Mapping[str, Any] | None = None) -> Batched
         steps_per_second=spec.steps_per_second,
         bytes_per_episode=spec.bytes_per_episode,
         fixed_length=spec.fixed_length,
-        replay=None,
+        replay=replay_for(gym_id, step, spec.reset_states, action_space),
         step_count="horizon" if spec.fixed_length else "measured",
         family=FAMILY,
     )
