@@ -11,7 +11,7 @@ from pvnviz.runs.sizing import estimate
 
 def test_discrete_actions_take_cartpoles_shape():
     presets = presets_for("gym:Acrobot-v1")
-    assert list(presets) == ["paper", "beyond", "quick"]
+    assert list(presets) == ["paper", "beyond", "quick", "beyond-1M"]
     paper = presets["paper"]()
     assert (paper.num_policies, paper.num_episodes, paper.num_bins, paper.horizon) == (1000, 100, 41, 500)
     assert paper.return_limit is None and paper.policy_hidden == (30,)
@@ -21,7 +21,7 @@ def test_discrete_actions_take_cartpoles_shape():
 
 def test_a_box_takes_the_swimmers_shape():
     presets = presets_for("gym:Pendulum-v1?g=9.81")
-    assert list(presets) == ["paper", "budget-10000x1", "beyond", "quick"]
+    assert list(presets) == ["paper", "budget-10000x1", "beyond", "quick", "beyond-1M"]
     paper = presets["paper"]()
     assert paper.env_name == "gym:Pendulum-v1?g=9.81" and paper.horizon == 200
     assert (paper.num_policies, paper.num_episodes, paper.num_bins) == (2000, 500, SWIMMER_PAPER.num_bins)

@@ -147,7 +147,9 @@ GYM_PRESET_LABELS = {
     "budget-10000x1": "10,000 policies x 1 rollout (Box actions, as the Swimmer's)",
     "beyond": "Beyond zero-shot: the paper's sizes plus active rounds",
     "quick": "Quick (under a minute)",
+    "beyond-1M": "Beyond zero-shot on a dataset of at most 1 M env steps",
 }
+GYM_SMALL_DATASET_STEPS = 1_000_000  # beyond-1M: the most env steps its dataset's episodes may take
 GYM_DEFAULT_HORIZON = 1000  # for an environment without a time limit of its own
 QUICK_SECONDS = 40.0  # the estimate (pvnviz.runs.sizing) a quick preset stays under, on one core
 QUICK_COLLECT_SHARE = 0.6  # of which the dataset may take this share
@@ -187,6 +189,22 @@ def gym_beyond(env_name: str) -> ExperimentConfig:
     changed = {f.name: getattr(swimmer, f.name) for f in dataclasses.fields(swimmer)}
     changed = {k: v for k, v in changed.items() if k != "env_name" and v != getattr(SWIMMER_PAPER, k)}
     return dataclasses.replace(paper, **changed)
+
+
+def gym_beyond_small(env_name: str) -> ExperimentConfig:
+    """``gym_beyond`` on a dataset whose episodes take at most ``GYM_SMALL_DATASET_STEPS`` env steps, where the
+    paper-sized one does not fit the time a comparison has here (docs/environments.md, "Where the PVN works").
+
+    A Box: one rollout a policy, as many policies as the steps allow (at least 1000). Discrete actions: 1000
+    policies, as many rollouts each as the steps allow (at least 1). The rounds' cap stays a fraction of the
+    dataset's steps, so a smaller dataset also buys fewer rounds."""
+    config = gym_beyond(env_name)
+    horizon = config.horizon
+    if _gym_discrete(env_name):
+        episodes = max(1, GYM_SMALL_DATASET_STEPS // (config.num_policies * horizon))
+        return dataclasses.replace(config, num_episodes=min(config.num_episodes, episodes))
+    policies = max(1000, GYM_SMALL_DATASET_STEPS // horizon)
+    return dataclasses.replace(config, num_policies=min(config.num_policies, policies), num_episodes=1)
 
 
 def gym_quick(env_name: str) -> ExperimentConfig:
@@ -230,6 +248,7 @@ def presets_for(env_name: str) -> dict[str, Callable[[], ExperimentConfig]]:
         presets["budget-10000x1"] = lambda: dataclasses.replace(gym_paper(name), num_policies=10000, num_episodes=1)
     presets["beyond"] = lambda: gym_beyond(name)
     presets["quick"] = lambda: gym_quick(name)
+    presets["beyond-1M"] = lambda: gym_beyond_small(name)
     return presets
 
 
