@@ -95,7 +95,7 @@ class Scene:
 
 def _pendulum_summary(states: np.ndarray, ret: float, steps: int) -> str:
     upright = np.cos(states[:, 0]) > np.cos(np.pi / 12)  # within 15 degrees of upright
-    return f"return {ret:.0f}, upright {upright.mean():.0%} of the time"
+    return f"return {ret:.0f}, {upright.mean():.0%} upright"
 
 
 SCENES: dict[str, Scene] = {
@@ -106,7 +106,8 @@ SCENES: dict[str, Scene] = {
         summary=_pendulum_summary,
         caption="The same start state for both policies; the rod turns about the pivot, upright (the top of the "
         "grey circle) is the goal, and every step away from it, fast or pushing hard, costs reward. Press ▶: a "
-        "good policy swings the rod up and holds it there.",
+        "good policy swings the rod up and holds it there (each title: the return, and the share of steps within 15° "
+        "of upright).",
     ),
     "acrobot": Scene(
         parts=acrobot_parts,

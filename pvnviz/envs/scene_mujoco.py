@@ -123,7 +123,7 @@ def mujoco_replay(dynamics: Dynamics, reset_states: Callable, load_model: Callab
         panels = []
         for frames, ret in zip(made, traj.returns[:, 0]):
             moved = frames.root[-1, 0] - frames.root[0, 0]
-            summary = f"return {ret:.0f}, {len(frames.root) - 1} steps, moved {moved:+.2f} m"
+            summary = f"return {ret:.0f}, {len(frames.root) - 1} steps, {moved:+.2f} m"
             panels.append(Panel(panel_parts(frames, axes), len(frames.root), summary))
         points = np.concatenate([f.ends[..., list(axes)].reshape(-1, 2) for f in made])
         width, height = np.ptp(points, axis=0)
