@@ -23,3 +23,33 @@ def test_compare_checks_a_saved_dataset_as_the_cli_does(monkeypatch, capsys):
     with pytest.raises(SystemExit) as stop:
         compare.main()
     assert stop.value.code == 2 and "pass --seed 0" in capsys.readouterr().err
+
+
+def test_compare_refuses_an_unknown_beyond_preset_in_one_line(capsys):
+    from pvnviz.cli import compare
+
+    with pytest.raises(SystemExit) as stop:
+        compare.main(["--env", "swimmer", "--beyond", "nope", "--seed", "1"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "--beyond" in err and "budget-ars" in err and len(err.strip().splitlines()) == 1
+
+
+def test_compare_with_beyond_runs_that_preset_alone_and_ars_with_its_policy_shape(monkeypatch):
+    """``beyond=PRESET``: best-of-random and that PVN preset (no zero-shot), then ARS given the PVN's env steps with
+    the preset's linear policies: every Swimmer episode runs its whole horizon, so ARS stops at the first whole
+    iteration (2 x 8 directions x horizon steps) at or past the PVN's budget."""
+    import dataclasses
+
+    from conftest import TINY_SWIMMER
+    from pvnviz.baselines import compare as comparison
+    from pvnviz.runs.presets import PRESETS
+
+    tiny = dataclasses.replace(TINY_SWIMMER, policy_hidden=(), start_from="dataset", rounds=2, fresh_episodes=2)
+    monkeypatch.setitem(PRESETS["swimmer"], "tiny-linear", lambda: tiny)
+    rows = comparison.compare(3, "swimmer", beyond="tiny-linear", ars=("V1-t",))
+    assert [r["method"] for r in rows] == ["PVN tiny-linear", "best of random policies", "ARS V1-t"]
+    assert {r["policy"] for r in rows} == {"linear"}
+    pvn, _, ars = rows
+    per_iteration = 2 * comparison.SETTINGS["swimmer"].directions * tiny.horizon
+    assert pvn["env_steps"] <= ars["env_steps"] < pvn["env_steps"] + per_iteration
+    assert ars["env_steps"] % per_iteration == 0

@@ -4,8 +4,10 @@
 its ``beyond`` preset on one dataset (dataset + Algorithm 3's checks), ARS V1-t and V2-t (Mania et al., 2018;
 ``SETTINGS``, untuned) with the larger of the two PVN budgets, and best-of-random-policies (the best policy of
 the dataset, no limit). Every final policy is re-measured on fresh episodes from a stream no method used.
-A row is ``{method, env, seed, env_steps, fresh_mean, fresh_best}``; ``load_rows`` reads a saved comparison
-(one JSON row per line), as ``pvnviz compare`` writes and the pages draw.
+A row is ``{method, env, seed, env_steps, fresh_mean, fresh_best, policy}`` (``policy``: the policies' shape,
+``linear`` or ``MLP [30]``; ARS uses the PVN's); ``load_rows`` reads a saved comparison (one JSON row per line), as
+``pvnviz compare`` writes and the pages draw. ``compare(..., beyond=PRESET)`` runs that preset instead of the two
+(a preset with a dataset of its own: no zero-shot row), and ``ars`` chooses which ARS versions run.
 """
 
 from __future__ import annotations
@@ -56,30 +58,51 @@ def setting_for(env_name: str) -> Setting:
     return SETTINGS["cartpole" if get_env(env_name).discrete else "swimmer"]
 
 
-def compare(seed: int, env_name: str = "cartpole", dataset: PolicyDataset | None = None) -> list[dict]:
+ARS_VERSIONS = ("V1-t", "V2-t")  # V1-t: raw states; V2-t: states normalised by their running mean and std
+
+
+def compare(
+    seed: int,
+    env_name: str = "cartpole",
+    dataset: PolicyDataset | None = None,
+    beyond: str | None = None,
+    ars: tuple[str, ...] = ARS_VERSIONS,
+) -> list[dict]:
     """One JSON row per method: its environment steps and the fresh return of its final policies.
 
-    ``dataset``: the two PVN presets' dataset (``collect`` of either, they share it), to skip collecting it.
+    ``dataset``: the PVN presets' dataset (``collect`` of either, they share it), to skip collecting it.
+    ``beyond``: a preset id of ``env_name`` run alone (with best-of-random on its dataset) instead of the setting's
+    two. ARS (``ars``: a subset of ``ARS_VERSIONS``) gets the largest PVN budget and the PVN's policy shape.
     """
     setting = setting_for(env_name)
-    rows = _pvn_rows(seed, env_name, dataset)
-    budget = max(row["env_steps"] for row in rows if row["method"].startswith("PVN"))
-    beyond = presets_for(env_name)[setting.beyond]()
-    return rows + [_ars_row(seed, env_name, beyond.arch(), beyond.horizon, normalise, budget) for normalise in (0, 1)]
+    names = (setting.zero_shot, setting.beyond) if beyond is None else (beyond,)
+    rows = _pvn_rows(seed, env_name, dataset, names)
+    budget = max(row["env_steps"] for row in rows if row["method"].startswith("PVN"))  # the largest PVN budget
+    config = presets_for(env_name)[names[-1]]()
+    return rows + [
+        _ars_row(seed, env_name, config.arch(), config.horizon, ARS_VERSIONS.index(version), budget)
+        for version in ars
+    ]
 
 
-def _row(method: str, env_name: str, seed: int, env_steps: int, fresh_mean: float, fresh_best: float) -> dict:
+def policy_shape(arch: PolicyArch) -> str:
+    """A comparison row's ``policy``: ``linear`` or ``MLP [30]`` (the hidden layers)."""
+    return "linear" if not arch.hidden else f"MLP {list(arch.hidden)}"
+
+
+def _row(method: str, env_name: str, seed: int, env_steps: int, fresh_mean: float, fresh_best: float,
+         policy: str) -> dict:  # fmt: skip
     return {"method": method, "env": env_name, "seed": seed, "env_steps": env_steps, "fresh_mean": fresh_mean,
-            "fresh_best": fresh_best}  # fmt: skip
+            "fresh_best": fresh_best, "policy": policy}  # fmt: skip
 
 
-def _pvn_rows(seed: int, env_name: str, dataset: PolicyDataset | None) -> list[dict]:
-    """The two PVN presets on one dataset, and the dataset's best policy re-measured (best of random policies)."""
-    setting, env, rows = setting_for(env_name), get_env(env_name), []
-    names = (setting.zero_shot, setting.beyond)
+def _pvn_rows(seed: int, env_name: str, dataset: PolicyDataset | None, names: tuple[str, ...]) -> list[dict]:
+    """The PVN presets ``names`` (zero-shot first) on one dataset, and the dataset's best policy re-measured (best
+    of random policies) after the first."""
+    env, rows = get_env(env_name), []
     presets = {name: dataclasses.replace(presets_for(env_name)[name](), inputs=("fingerprint",)) for name in names}
-    zero_shot, beyond = presets.values()
-    assert dataset_config(zero_shot) == dataset_config(beyond), "the two PVN presets must share their dataset"
+    configs = list(presets.values())
+    assert all(dataset_config(c) == dataset_config(configs[0]) for c in configs), "the PVN presets share a dataset"
     for preset, config in presets.items():
         result = run_experiment(config, seed, dataset=dataset)
         dataset = result.dataset
@@ -87,13 +110,15 @@ def _pvn_rows(seed: int, env_name: str, dataset: PolicyDataset | None) -> list[d
         f = s["inputs"]["fingerprint"]
         spent = s["dataset_env_steps"] + f["check_env_steps"] + f["explore_env_steps"]
         fresh_best = max(f["fresh_return_per_start"])
-        rows.append(_row(f"PVN {preset}", env_name, seed, spent, f["fresh_mean_return"], fresh_best))
-        if preset == setting.zero_shot:
+        shape = policy_shape(config.arch())
+        rows.append(_row(f"PVN {preset}", env_name, seed, spent, f["fresh_mean_return"], fresh_best, shape))
+        if preset == names[0]:
             best = dataset.params[np.argmax(dataset.mean_returns)][None]
             fresh_rng = stage_rng(seed, "fresh")
-            fresh = measure_returns(env, config.arch(), best, setting.fresh_episodes, config.horizon, fresh_rng)
+            episodes = setting_for(env_name).fresh_episodes
+            fresh = measure_returns(env, config.arch(), best, episodes, config.horizon, fresh_rng)
             mean = float(fresh[0])
-            rows.append(_row("best of random policies", env_name, seed, s["dataset_env_steps"], mean, mean))
+            rows.append(_row("best of random policies", env_name, seed, s["dataset_env_steps"], mean, mean, shape))
     return rows
 
 
@@ -114,7 +139,7 @@ def _ars_row(seed: int, env_name: str, arch: PolicyArch, horizon: int, normalise
     else:
         fresh = measure_returns(env, arch, result.theta[None], setting.fresh_episodes, horizon, fresh_rng)[0]
     version = "ARS V2-t" if normalise else "ARS V1-t"
-    return _row(version, env_name, seed, int(result.env_steps[-1]), float(fresh), float(fresh))
+    return _row(version, env_name, seed, int(result.env_steps[-1]), float(fresh), float(fresh), policy_shape(arch))
 
 
 def load_rows(path: str | Path) -> list[dict]:

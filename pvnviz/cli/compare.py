@@ -8,14 +8,16 @@ of the two PVN budgets, and best-of-random-policies (the best policy of the data
 final policy is re-measured on fresh episodes from a stream no method used. Prints one JSON line per
 method; ``data/cartpole-compare.jsonl`` (seeds 10-14) and ``data/swimmer-compare.jsonl`` hold the shipped
 comparisons, drawn on the pages by ``pvnviz.baselines.compare.load_rows`` and
-``pvnviz.figures.beyond.budget_figure``. The comparison itself is ``pvnviz.baselines.compare``.
+``pvnviz.figures.beyond.budget_figure``. ``--beyond PRESET`` runs that one PVN preset (and best-of-random on its
+dataset) instead of the two, ARS with its policy shape; ``--ars V1-t`` runs one ARS version only. The comparison
+itself is ``pvnviz.baselines.compare``.
 """
 
 from __future__ import annotations
 
 import json
 
-from pvnviz.baselines.compare import SETTINGS, compare, setting_for
+from pvnviz.baselines.compare import ARS_VERSIONS, SETTINGS, compare, setting_for
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 from pvnviz.cli.collect import saved_dataset
 from pvnviz.core.config_fields import ConfigError
@@ -58,20 +60,35 @@ def main(argv: list[str] | None = None, prog: str = "python -m pvnviz.cli.compar
         default=[],
         help="one saved run per seed (e.g. a budget-10000x1 run) whose dataset.npz the PVN presets use",
     )
+    parser.add_argument(
+        "--beyond",
+        metavar="PRESET",
+        help="run this one PVN preset of --env (with best-of-random on its dataset) instead of the two",
+    )
+    parser.add_argument(
+        "--ars",
+        nargs="*",
+        choices=ARS_VERSIONS,
+        default=list(ARS_VERSIONS),
+        help=f"the ARS versions to run (default: {' '.join(ARS_VERSIONS)}; none: --ars alone)",
+    )
     parser.add_argument("--html", help="also write the chart (returns against env steps) to this HTML file")
     args = parser.parse_args(argv)
     rows = []
     if args.dataset_from and len(args.dataset_from) != len(args.seed):
         parser.error("--dataset-from needs one run per --seed")
+    presets = presets_for(args.env_name)
+    if args.beyond is not None and args.beyond not in presets:
+        parser.error(f"--beyond: choose one of {', '.join(presets)}, got {args.beyond!r}")
+    first = setting_for(args.env_name).zero_shot if args.beyond is None else args.beyond
     for i, seed in enumerate(args.seed):
         dataset = None
         if args.dataset_from:  # checked as `run --dataset-from` checks it: same seed and dataset settings
-            zero_shot = presets_for(args.env_name)[setting_for(args.env_name).zero_shot]()
             try:
-                dataset = saved_dataset(args.dataset_from[i], args.env_name, seed, zero_shot)
+                dataset = saved_dataset(args.dataset_from[i], args.env_name, seed, presets[first]())
             except (ConfigError, RunError, ValueError) as err:
                 parser.error(f"--dataset-from {args.dataset_from[i]}: {err}")
-        for row in compare(seed, args.env_name, dataset):
+        for row in compare(seed, args.env_name, dataset, args.beyond, tuple(args.ars)):
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.html:

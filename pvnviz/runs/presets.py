@@ -87,6 +87,20 @@ PRESETS: dict[str, dict[str, Callable[[], ExperimentConfig]]] = {
             early_checks=(10, 25, 50, 100),
             max_beyond_fraction=0.25,
         ),
+        # ARS's budget spent ARS's way (docs/beyond.md, "Random search at the same budget"): linear policies,
+        # ARS's own; a dataset of 2500 x 1 (2.5 M env steps) and the other 10 M steps (4x the dataset's) in
+        # active rounds from the dataset's 5 best, checked as `beyond`'s: 40 rounds, 12.5 M steps in all.
+        "budget-ars": lambda: dataclasses.replace(
+            SWIMMER_PAPER,
+            policy_hidden=(),
+            num_policies=2500,
+            num_episodes=1,
+            start_from="dataset",
+            rounds=60,
+            eval_every=200,
+            early_checks=(10, 25, 50, 100),
+            max_beyond_fraction=4.0,
+        ),
         "quick": lambda: dataclasses.replace(
             SWIMMER_PAPER,
             num_policies=300,
@@ -113,6 +127,7 @@ PRESET_LABELS: dict[str, dict[str, str]] = {
         "budget-2000x5": "10 M steps: 2000 policies x 5 rollouts",
         "budget-10000x1": "10 M steps: 10,000 policies x 1 rollout",
         "beyond": "Beyond zero-shot: 10,000 x 1, best-policy starts, 10 active rounds",
+        "budget-ars": "12.5 M steps as ARS spends them: linear, 2500 x 1, then 40 active rounds",
         "quick": "Quick (live, under a minute)",
     },
 }
