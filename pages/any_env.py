@@ -8,6 +8,10 @@ from ui.results import render_results
 
 require_navigation()
 
+# The run the page opens on (its environment, preset and seed: app.py's default seed, 10), made by
+# `python -m pvnviz run gym:Pendulum-v1 --preset quick --seed 10 --out data/any-env-pendulum-quick`.
+SHIPPED_RUNS = {"gym:Pendulum-v1": {"quick": "data/any-env-pendulum-quick"}}
+
 st.title("Any environment: PVNs beyond CartPole and Swimmer")
 st.caption(
     "Sections 4-6 on any gymnasium environment with a flat Box observation and a Discrete or Box action: random "
@@ -31,4 +35,6 @@ ascent_note = (
     "Starts that end above it found policies better than any the PVN trained on, with no environment steps but "
     "Algorithm 3's checks. The same figure as CartPole's Fig. 4 (right), on this environment."
 )
-show_experiment(gym_id.name, config, seed, lambda result: render_results(result, ascent_note))
+show_experiment(
+    gym_id.name, config, seed, lambda result: render_results(result, ascent_note), shipped=SHIPPED_RUNS.get(gym_id.name)
+)
