@@ -12,6 +12,10 @@ import os
 import shutil
 from pathlib import Path
 
+import pvnviz  # noqa: F401  first, before anything loads NumPy or torch: AVX2's kernels (pvnviz.kernels)
+
+# isort: split
+
 import hostile_inputs as hostile
 import pytest
 from streamlit.testing.v1 import AppTest

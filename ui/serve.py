@@ -14,6 +14,7 @@ import importlib
 import sys
 from pathlib import Path
 
+import pvnviz  # noqa: F401  first, before streamlit loads NumPy: AVX2's kernels (pvnviz.kernels)
 from ui.server import streamlit_internals
 
 # what a results page imports on its first run, slowest first (python -X importtime)
