@@ -35,7 +35,10 @@ def test_run_follows_the_progress_then_draws_the_results_and_a_replay_that_plays
     page.goto(_link(server, env, seed=21))
     wait_idle(page)
     assert f"gym:{env}" in _text(page) and "Observation: Box(" in _text(page)
-    assert "No result for these settings yet" in _text(page)
+    said = _text(page)  # nothing made these settings: nothing, or the page's shipped run (Pendulum's) is shown
+    assert "No result for these settings yet" in said or "have not been run yet" in said
+    shown = player(page, "time step")
+    before = int(shown.get_attribute("data-drawn") or 0) if shown.count() else 0  # the shipped run's replay
     page.get_by_role("button", name="Run with these settings").click()
     running = page.locator(".pvn-job-progress[data-state='running'] .pvn-job-text")
     running.wait_for(timeout=120_000)
@@ -45,7 +48,9 @@ def test_run_follows_the_progress_then_draws_the_results_and_a_replay_that_plays
     assert page.locator(".pvn-plotly-view").count() >= 4  # dataset, PVN training, ascent, predictions, ...
     replay = player(page, "time step")
     replay.scroll_into_view_if_needed()
-    page.wait_for_function("(el) => Number(el.dataset.drawn) > 0", arg=replay.element_handle(), timeout=60_000)
+    page.wait_for_function(  # the live run's replay, drawn once near
+        f"(el) => Number(el.dataset.drawn) > {before}", arg=replay.element_handle(), timeout=60_000
+    )
     assert "before and after ascent" in replay.inner_text()
     replay.locator(".pvn-play").click()  # plays in the page: the drawn frame count goes up
     drawn = int(replay.get_attribute("data-drawn"))
