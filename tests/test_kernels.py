@@ -19,7 +19,7 @@ import pvnviz
 import numpy, torch
 from numpy._core._multiarray_umath import __cpu_features__ as features
 maps = open('/proc/self/maps').read().split()
-(blas,) = sorted({p for p in maps if 'openblas' in p and p.endswith('.so')})
+(blas,) = sorted({p for p in maps if 'numpy.libs/libscipy_openblas64' in p and p.endswith('.so')})
 corename = getattr(ctypes.CDLL(blas), 'scipy_openblas_get_corename64_')
 corename.restype = ctypes.c_char_p
 print(json.dumps({'blas': corename().decode(), 'x86_v4': features.get('X86_V4'),
@@ -72,7 +72,7 @@ def test_pinning_is_too_late_once_numpy_is_loaded_and_then_sets_nothing():
 def test_the_tests_themselves_run_pinned_kernels():
     """conftest.py imports pvnviz before anything loads NumPy: this very process computes with AVX2's kernels."""
     maps = open("/proc/self/maps").read().split()
-    (blas,) = sorted({p for p in maps if "openblas" in p and p.endswith(".so")})
+    (blas,) = sorted({p for p in maps if "numpy.libs/libscipy_openblas64" in p and p.endswith(".so")})  # NumPy's
     corename = ctypes.CDLL(blas).scipy_openblas_get_corename64_
     corename.restype = ctypes.c_char_p
     assert corename().decode() == os.environ.get("OPENBLAS_CORETYPE", "Haswell")
