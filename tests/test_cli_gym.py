@@ -77,7 +77,10 @@ def test_settings_of_a_gym_environment(capsys):
 
     assert main(["settings", "gym:Acrobot-v1", "--preset", "quick"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "# gym:Acrobot-v1: 3 presets (--preset NAME)"
+    from pvnviz.runs.presets import presets_for
+
+    assert lines[0] == f"# gym:Acrobot-v1: {len(presets_for('gym:Acrobot-v1'))} presets (--preset NAME)"
+    assert {"paper", "beyond", "quick"} <= set(presets_for("gym:Acrobot-v1"))
     assert any(line.startswith("#   quick") and "<- listed below" in line for line in lines)
     pairs = [line.split("  #")[0].split(" = ") for line in lines if " = " in line]
     settings = {key: json.loads(value) for key, value in pairs}
