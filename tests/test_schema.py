@@ -112,7 +112,7 @@ def test_loading_then_saving_gives_back_the_same_arrays(run, tmp_path):
 def test_the_loaded_classes_have_a_declared_array_for_every_field():
     """A field added to the dataset, a trained PVN or an ascent trace is saved only if the schema declares it."""
     from_file = {"model", "input_mode"}, {"input_mode"}  # from the .pt file and the file's name
-    from_config = {"start_counts"}  # config.json's start_from
+    from_config = {"start_counts", "pool_checks"}  # config.json's start_from and pool_checks
     arrays = [*DATASET.arrays, *CURVES.arrays]
     declared = {owner: {a.field for a in arrays if a.owner == owner} for owner in ("dataset", "trained", "trace")}
     assert declared["dataset"] == {f.name for f in dataclasses.fields(PolicyDataset)}
