@@ -223,7 +223,8 @@ def gym_beyond_small(env_name: str) -> ExperimentConfig:
 
 
 def gym_quick(env_name: str) -> ExperimentConfig:
-    """A run of the whole pipeline in under a minute here: the paper's shape, the dataset sized from the
+    """A run of the whole pipeline in under a minute here: the paper's shape with both PVN inputs (fingerprint and
+    flattened weights, whatever the action space), the dataset sized from the
     environment's measured steps per second (``BatchedEnv.steps_per_second``) so that the estimate stays under
     ``QUICK_SECONDS``; at least 40 policies. An environment too slow for that gets fewer checks of one episode
     each, then episodes cut to as few as ``QUICK_MIN_HORIZON`` steps."""
@@ -237,8 +238,13 @@ def gym_quick(env_name: str) -> ExperimentConfig:
     ascent = {"ascent_steps": 200, "eval_every": 50, "eval_episodes": 5 if discrete else 2, "fresh_episodes": 10}
     budget_steps = QUICK_SECONDS * QUICK_COLLECT_SHARE * rate
     policies = int(min(QUICK_MAX_POLICIES, max(40, budget_steps // (episodes * horizon))))
-    config = dataclasses.replace(
-        gym_paper(env_name), num_policies=policies, num_episodes=episodes, train_steps=1500, **ascent
+    config = dataclasses.replace(  # both inputs, as CartPole's: fingerprint against flattened weights
+        gym_paper(env_name),
+        num_policies=policies,
+        num_episodes=episodes,
+        train_steps=1500,
+        inputs=("fingerprint", "flattened"),
+        **ascent,
     )
     while estimate(config).seconds > QUICK_SECONDS and config.num_policies > 40:
         config = dataclasses.replace(config, num_policies=max(40, config.num_policies * 3 // 4))
