@@ -16,7 +16,7 @@ st.title("Any environment: PVNs beyond CartPole and Swimmer")
 st.caption(
     "Sections 4-6 on any gymnasium environment with a flat Box observation and a Discrete or Box action: random "
     "policies, PVNs trained on their returns (through fingerprints, and through flattened weights where the preset "
-    "compares both, as for Discrete actions), and gradient ascent through them. Pick an environment, press **Run "
+    "compares both, as Quick does), and gradient ascent through them. Pick an environment, press **Run "
     "with these settings**, and compare with the CartPole page."
 )
 explain.experiment()
