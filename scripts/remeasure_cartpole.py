@@ -80,15 +80,14 @@ def episode_returns(params: np.ndarray, episodes: int, horizon: int, seed: int) 
     return returns
 
 
-def remeasure(records: list[dict], input_mode: str, episodes: int, horizon: int, seed: int) -> dict[int, list[float]]:
-    """Per seed, each start's mean return over ``episodes`` new episodes."""
+def remeasure(records: list[dict], input_mode: str, episodes: int, horizon: int, seed: int) -> dict[int, np.ndarray]:
+    """Per seed, the returns (A, ``episodes``) of each start's chosen policy on new episodes."""
     out = {}
     for r in records:
         chosen = r["inputs"][input_mode]["chosen_params"]
-        out[r["seed"]] = [
-            float(episode_returns(np.array(p), episodes, horizon, seed + 1000 * r["seed"] + a).mean())
-            for a, p in enumerate(chosen)
-        ]
+        out[r["seed"]] = np.stack(
+            [episode_returns(np.array(p), episodes, horizon, seed + 1000 * r["seed"] + a) for a, p in enumerate(chosen)]
+        )
     return out
 
 
@@ -103,17 +102,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with open(args.records) as f:
             records = [json.loads(line) for line in f if line.strip()]
-        means = remeasure(records, args.input, args.episodes, args.horizon, args.seed)
+        returns = remeasure(records, args.input, args.episodes, args.horizon, args.seed)
     except (OSError, ValueError, KeyError) as e:
         print(f"cannot re-measure {args.records}: {e!r}", file=sys.stderr)
         return 2
-    if not means:
+    if not returns:
         print(f"{args.records} holds no records", file=sys.stderr)
         return 2
     print("seed  mean   per start")
-    for seed, per_start in means.items():
-        print(f"{seed:<5} {np.mean(per_start):5.1f}  " + ", ".join(f"{v:.1f}" for v in per_start))
-    seed_means = [float(np.mean(v)) for v in means.values()]
+    for seed, per_start in returns.items():
+        print(f"{seed:<5} {per_start.mean():5.1f}  " + ", ".join(f"{v:.1f}" for v in per_start.mean(axis=1)))
+    seed_means = [float(v.mean()) for v in returns.values()]
     print(f"seeds {len(seed_means)}: lowest {min(seed_means):.1f}, mean {np.mean(seed_means):.1f}")
     return 0
 

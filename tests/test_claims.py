@@ -216,8 +216,6 @@ def test_the_cartpole_beyond_claims_are_what_the_seed_records_say(cartpole_beyon
     assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] for r in records)
     values = list(fresh.values())
     mean, lowest = float(np.mean(values)), min(values)
-    row = readme_row("CartPole `beyond`")
-    assert f"| {mean:.1f}, every seed at {lowest:.1f} or more (held-out seeds 300-319) |" in row
     section = beyond_section("CartPole `beyond`")
     listed = ", ".join(f"{v:.1f}" for v in values)
     assert f"{listed}: **mean {mean:.1f}, every seed at {lowest:.1f} or more**" in " ".join(section.split())
@@ -242,6 +240,38 @@ def test_the_cartpole_beyond_policies_score_in_plain_gymnasium_what_the_records_
     low = min(means, key=means.get)
     said = f"mean {np.mean(list(means.values())):.1f}, lowest {means[low]:.1f} (seed {low};"
     assert said in " ".join(beyond_section("CartPole `beyond`").split())
+
+
+CARTPOLE_HELD_OUT_RECORDS = ROOT / "data" / "claims" / "cartpole-beyond-500-549.jsonl"
+
+
+def test_the_cartpole_beyond_held_out_seeds_are_what_their_records_say():
+    """README and docs/beyond.md: the held-out seeds 500-549 of today's preset (pooled checks), every seed's fresh
+    mean and per-start returns in the table, their mean and lowest, how many at 90 or more, the share of the
+    dataset spent beyond it, recomputed from the records (`python -m pvnviz.runs.seed_records cartpole beyond
+    500-549 --inputs fingerprint`)."""
+    from pvnviz.runs.seed_records import read_records
+
+    records = read_records(CARTPOLE_HELD_OUT_RECORDS)
+    seeds = [r["seed"] for r in records]
+    assert seeds == list(range(500, 500 + len(seeds))) and len(seeds) >= 20
+    assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] for r in records)
+    per_start = {r["seed"]: r["inputs"]["fingerprint"]["fresh_return_per_start"] for r in records}
+    fresh = {seed: float(np.mean(v)) for seed, v in per_start.items()}
+    section = " ".join(beyond_section("CartPole `beyond`").split())
+    for seed, values in per_start.items():
+        assert f"| {seed} | {fresh[seed]:.1f} | {', '.join(f'{v:.1f}' for v in values)} |" in section, seed
+    mean, lowest = float(np.mean(list(fresh.values()))), min(fresh.values())
+    at_90 = sum(v >= 90 for v in fresh.values())
+    span = f"{seeds[0]}-{seeds[-1]}"
+    low = min(fresh, key=fresh.get)
+    assert f"seeds {span}: mean {mean:.1f}, lowest {lowest:.1f} (seed {low}), {at_90} of {len(seeds)}" in section
+    n = len(seeds)
+    said = f"| {mean:.1f}, lowest seed {lowest:.1f}, {at_90} of {n} seeds at 90 or more (held-out seeds {span})"
+    assert said in readme_row("CartPole `beyond`")
+    shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
+    assert f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it" in section
+    assert max(shares) <= 0.25
 
 
 # --- Swimmer (Section 6.3): the shipped zero-shot runs ---------------------------------------------------------
@@ -294,6 +324,8 @@ def test_beyond_md_states_the_presets_settings():
             f"{cartpole.eval_episodes} episodes each), at most {cartpole.rounds} rounds")  # fmt: skip
     assert said in text
     assert StepBudget(cartpole).checks_per_round == 2
+    assert cartpole.pool_checks and not linear.pool_checks and not swimmer.pool_checks
+    assert "CartPole `beyond` chooses on **pooled checks**" in text
     assert (f"`beyond-linear`: linear policies at lr {linear.ascent_learning_rate}, checked every {linear.eval_every} "
             f"steps, at most {linear.rounds} rounds") in text and linear.policy_hidden == ()  # fmt: skip
     early = ", ".join(str(s) for s in swimmer.early_checks[:-1]) + f" and {swimmer.early_checks[-1]}"
