@@ -38,3 +38,4 @@ ascent_note = (
 show_experiment(
     gym_id.name, config, seed, lambda result: render_results(result, ascent_note), shipped=SHIPPED_RUNS.get(gym_id.name)
 )
+any_env.show_comparison(gym_id)

@@ -74,6 +74,26 @@ def test_the_page_opens_on_pendulum_s_shipped_quick_run_with_its_spaces(monkeypa
     assert component_data(at)["run"]["disabled"] is False
 
 
+def _comparison_titles(at) -> list[str]:
+    return [f["layout"]["title"]["text"] for f in figures(at) if "Where the PVN works" in str(f["layout"].get("title"))]
+
+
+def test_the_comparison_with_random_search_shows_each_seed_where_one_was_run(monkeypatch):
+    """Pendulum-v1 is in data/envs-compare.jsonl: its panel holds a marker per seed for each method; MountainCar-v0
+    is not: no comparison, no heading."""
+    from pvnviz.runs.env_results import shipped_env_results
+
+    monkeypatch.setattr(ui.server.queue, "submit", no_training)
+    at = open_page(PAGE)
+    (fig,) = [f for f in figures(at) if "Where the PVN works" in str(f["layout"].get("title"))]
+    seeds = {r.seed for r in shipped_env_results("gym:Pendulum-v1")}
+    assert len(seeds) >= 3 and all(len(trace["y"]) == len(seeds) for trace in fig["data"])
+    assert "Against random search at the same budget" in [h.value for h in at.subheader]
+    other = open_link({"anyenv_env": "MountainCar-v0"}, page=PAGE)
+    assert _comparison_titles(other) == []
+    assert "Against random search at the same budget" not in [h.value for h in other.subheader]
+
+
 def test_the_shipped_run_is_the_quick_preset_of_today():
     """The page opens on it only while it is the quick preset's run: remake it with the command in pages/any_env.py
     when the preset changes."""

@@ -110,3 +110,25 @@ def show_spaces(gym_id: GymId) -> QualifiedSpaces:
 def stop() -> None:
     """Stop the page after ``pick_environment``'s error (the link's warning first)."""
     urlcheck.stop()
+
+
+def show_comparison(gym_id: GymId) -> None:
+    """The shipped comparison of PVN ``beyond`` against ARS at the same env-step budget on this environment
+    (``data/envs-compare.jsonl``, docs/environments.md "Where the PVN works"), every seed; nothing for an
+    environment it does not hold."""
+    from pvnviz.figures.env_results import env_results_figure
+    from pvnviz.runs.env_results import shipped_env_results
+    from ui.components import chart
+
+    results = shipped_env_results(gym_id.name)
+    if not results:
+        return
+    st.subheader("Against random search at the same budget")
+    chart(env_results_figure(results, columns=2), name=f"{gym_id.id}-vs-ars", key="any-env-vs-ars")
+    st.caption(
+        "What to look at: each marker is one seed's return on fresh episodes, at the env-step budget in the panel's "
+        "title: the best policy of the random dataset, the PVN's active rounds (Section 5's checks, added to its "
+        "data; the mean of its 5 starts, and its best start), and augmented random search (Mania et al. 2018) "
+        "spending the same steps on one policy. Where the PVN's mean is above ARS, the dataset of random "
+        "policies was worth more than the same steps of search. Every environment's table: docs/environments.md."
+    )
