@@ -170,6 +170,12 @@ def test_the_readme_quotes_the_shipped_random_search_comparisons():
     said = f"Swimmer: ARS wins ({min(ars_v1):.0f}-{max(ars_v1):.0f} against the PVN's best start, "
     assert said + f"{min(pvn_best):.0f}-{max(pvn_best):.0f})" in row
     assert min(ars_v1) > max(pvn_best)  # "ARS wins" on every seed
+    linear = budget_rows("swimmer-ars-compare.jsonl")["PVN budget-ars"]
+    means = " and ".join(f"{r['fresh_mean']:.1f}" for r in linear)
+    seeds = [r["seed"] for r in linear]
+    assert f"linear `budget-ars` level with it ({means} on seeds {seeds[0]}-{seeds[-1]})" in row
+    by_seed = {r["seed"]: r["fresh_mean"] for r in swimmer["ARS V1-t"]}
+    assert all(abs(r["fresh_mean"] - by_seed[r["seed"]]) < 5 for r in linear)  # "level": within 5 of V1-t
     for comparison in (cartpole, swimmer):  # every method of a comparison ran on the same seeds
         assert len({tuple(r["seed"] for r in rows) for rows in comparison.values()}) == 1
 
