@@ -5,7 +5,7 @@ font, and nothing (no favicon, no icon) is fetched from outside the app's server
 
 import pytest
 
-from conftest import wait_idle
+from conftest import PAGES, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -23,7 +23,7 @@ def test_switching_pages_opens_each_on_its_own_seed(server, browser):
     polytope_seed = _seed(page)
     nav = page.locator("[data-testid='stSidebarNav']")
     icons = nav.locator("[data-testid='stIconMaterial']")
-    assert icons.count() == 4, nav.inner_html()[:500]  # one Material icon per page, no emoji
+    assert icons.count() == len(PAGES), nav.inner_html()[:500]  # one Material icon per page, no emoji
     assert "🛒" not in nav.inner_text() and "🏠" not in nav.inner_text()
     nav.get_by_text("CartPole (Section 6.2)").click()
     page.wait_for_url("**/cartpole**")
