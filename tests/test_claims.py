@@ -186,10 +186,11 @@ CARTPOLE_BEYOND_RECORDS = ROOT / "data" / "claims" / "cartpole-beyond-300-319.js
 PLAIN_GYM_EPISODES, PLAIN_GYM_SEED = 100, 11  # the re-run in plain gymnasium that docs/beyond.md quotes
 
 
-def beyond_section(heading: str) -> str:
-    text = (ROOT / "docs" / "beyond.md").read_text()
+def beyond_section(heading: str, page: str = "beyond.md") -> str:
+    """The text of docs/``page``'s ``## heading`` section."""
+    text = (ROOT / "docs" / page).read_text()
     match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
-    assert match, f"docs/beyond.md has no section {heading!r}"
+    assert match, f"docs/{page} has no section {heading!r}"
     return match.group(1)
 
 
@@ -355,9 +356,9 @@ def table_rows(text: str, header_start: str) -> dict[str, list[str]]:
     return rows
 
 
-def test_beyond_md_random_search_tables_are_the_shipped_comparisons():
+def test_the_random_search_tables_are_the_shipped_comparisons():
     """Every cell of the two same-budget tables, from data/cartpole-compare.jsonl and data/swimmer-compare.jsonl."""
-    section = beyond_section("Random search at the same budget")
+    section = beyond_section("Random search at the same budget", "random-search.md")
 
     def bold(cell: str) -> str:
         return cell.replace("**", "")

@@ -1,4 +1,4 @@
-"""docs/beyond.md, "Swimmer at ARS's budget, ARS's way": every number recomputed from the shipped rows.
+"""docs/random-search.md, "Swimmer at ARS's budget, ARS's way": every number recomputed from the shipped rows.
 
 The held-out comparison is ``data/swimmer-ars-compare.jsonl`` (what ``pvnviz compare --env swimmer --beyond
 budget-ars`` wrote), its ARS rows ``data/swimmer-compare.jsonl``'s (the same budget, so the same ARS runs); the
@@ -19,9 +19,9 @@ HEADER = "| seed | best of random (linear dataset) | PVN `budget-ars` mean / bes
 
 
 def section() -> str:
-    text = (ROOT / "docs" / "beyond.md").read_text()
+    text = (ROOT / "docs" / "random-search.md").read_text()
     match = re.search(r"^## Swimmer at ARS's budget, ARS's way\n(.*?)(?=^## |\Z)", text, re.M | re.S)
-    assert match, "docs/beyond.md has no section on the Swimmer at ARS's budget"
+    assert match, "docs/random-search.md has no section on the Swimmer at ARS's budget"
     return match.group(1)
 
 
