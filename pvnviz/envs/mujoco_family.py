@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +48,7 @@ from pvnviz.envs.batched import BatchedEnv
 from pvnviz.envs.mujoco_tasks import Rows, Task
 from pvnviz.envs.rollout import State, record
 from pvnviz.envs.scene_mujoco import mujoco_replay
+from pvnviz.envs.swimmer import batch_threads
 
 TASKS: dict[str, Task] = {
     task.id: task
@@ -157,13 +157,6 @@ def resolve(task: Task, kwargs: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def _threads(nthread: int | None) -> int:
-    threads = (os.cpu_count() or 1) if nthread is None else int(nthread)
-    if threads < 1:
-        raise ValueError(f"nthread must be at least 1, got {nthread}; pass None for one thread per core.")
-    return threads
-
-
 class _Physics:
     """The running episodes: the batch (one row per episode, in the State's C order), its bound fields
     (``rows``), and what the next step's reward needs of the present state (``before``)."""
@@ -230,7 +223,7 @@ class MujocoDynamics:
 
     def reset(self, initial_states: np.ndarray, nthread: int | None = None) -> State:
         shape = initial_states.shape[:-1]
-        physics = _Physics.start(self, initial_states.reshape(-1, self.state_size), _threads(nthread))
+        physics = _Physics.start(self, initial_states.reshape(-1, self.state_size), batch_threads(nthread))
         observation = self.task.observe(physics.rows, self.params)
         return State(physics, observation.reshape(*shape, -1), np.zeros(shape), np.zeros(shape, dtype=bool))
 

@@ -199,51 +199,43 @@ def _planar_bounds(model: Any, p: dict) -> tuple[tuple[float, float] | None, ...
 
 PLANAR_DEFAULTS = {"forward_reward_weight": 1.0, "exclude_current_positions_from_observation": True}
 
-HOPPER = Task(
-    id="Hopper-v5",
-    xml_file="hopper.xml",
-    horizon=1000,
-    defaults={
-        "frame_skip": 4,
-        **PLANAR_DEFAULTS,
-        "ctrl_cost_weight": 1e-3,
-        "healthy_reward": 1.0,
-        "terminate_when_unhealthy": True,
-        "healthy_state_range": (-100.0, 100.0),
-        "healthy_z_range": (0.7, INF),
-        "healthy_angle_range": (-0.2, 0.2),
-        "reset_noise_scale": 5e-3,
-    },
-    observe=_planar_observe(clip_velocity=True),
-    before=_x_before,
-    reward=_healthy_walker_reward(_hopper_healthy),
-    reset=uniform_reset,
-    labels=_planar_labels,
-    bounds=_planar_bounds,
-    terminates=lambda p: bool(p["terminate_when_unhealthy"]),
-)
+def _walker_task(id: str, xml_file: str, healthy: Callable[[Rows, dict], np.ndarray], ranges: dict) -> Task:
+    """Hopper or Walker2d: a planar body rewarded for forward speed and for staying healthy (``healthy`` on the
+    ``ranges`` given), ended when it is not."""
+    return Task(
+        id=id,
+        xml_file=xml_file,
+        horizon=1000,
+        defaults={
+            "frame_skip": 4,
+            **PLANAR_DEFAULTS,
+            "ctrl_cost_weight": 1e-3,
+            "healthy_reward": 1.0,
+            "terminate_when_unhealthy": True,
+            **ranges,
+            "reset_noise_scale": 5e-3,
+        },
+        observe=_planar_observe(clip_velocity=True),
+        before=_x_before,
+        reward=_healthy_walker_reward(healthy),
+        reset=uniform_reset,
+        labels=_planar_labels,
+        bounds=_planar_bounds,
+        terminates=lambda p: bool(p["terminate_when_unhealthy"]),
+    )
 
-WALKER2D = Task(
-    id="Walker2d-v5",
-    xml_file="walker2d_v5.xml",
-    horizon=1000,
-    defaults={
-        "frame_skip": 4,
-        **PLANAR_DEFAULTS,
-        "ctrl_cost_weight": 1e-3,
-        "healthy_reward": 1.0,
-        "terminate_when_unhealthy": True,
-        "healthy_z_range": (0.8, 2.0),
-        "healthy_angle_range": (-1.0, 1.0),
-        "reset_noise_scale": 5e-3,
-    },
-    observe=_planar_observe(clip_velocity=True),
-    before=_x_before,
-    reward=_healthy_walker_reward(_walker_healthy),
-    reset=uniform_reset,
-    labels=_planar_labels,
-    bounds=_planar_bounds,
-    terminates=lambda p: bool(p["terminate_when_unhealthy"]),
+
+HOPPER = _walker_task(
+    "Hopper-v5",
+    "hopper.xml",
+    _hopper_healthy,
+    {"healthy_state_range": (-100.0, 100.0), "healthy_z_range": (0.7, INF), "healthy_angle_range": (-0.2, 0.2)},
+)
+WALKER2D = _walker_task(
+    "Walker2d-v5",
+    "walker2d_v5.xml",
+    _walker_healthy,
+    {"healthy_z_range": (0.8, 2.0), "healthy_angle_range": (-1.0, 1.0)},
 )
 
 HALF_CHEETAH = Task(

@@ -98,6 +98,11 @@ def _pendulum_summary(states: np.ndarray, ret: float, steps: int) -> str:
     return f"return {ret:.0f}, {upright.mean():.0%} upright"
 
 
+def _steps_summary(states: np.ndarray, ret: float, steps: int) -> str:
+    """A replay's title for a task ended by reaching a goal: its return and how many steps it took."""
+    return f"return {ret:.0f}, {steps} steps"
+
+
 SCENES: dict[str, Scene] = {
     "pendulum": Scene(
         parts=pendulum_parts,
@@ -113,7 +118,7 @@ SCENES: dict[str, Scene] = {
         parts=acrobot_parts,
         x_title="x",
         y_title="height",
-        summary=lambda states, ret, steps: f"return {ret:.0f}, {steps} steps",
+        summary=_steps_summary,
         caption="The same start state for both policies; only the joint between the two links is driven. Every "
         "step costs -1 until the tip rises above the grey line (y = 1), which ends the episode: press ▶ and "
         "compare how soon each policy swings it there (fewer steps, higher return).",
@@ -122,7 +127,7 @@ SCENES: dict[str, Scene] = {
         parts=mountain_car_parts,
         x_title="position",
         y_title="height",
-        summary=lambda states, ret, steps: f"return {ret:.0f}, {steps} steps",
+        summary=_steps_summary,
         caption="The same start state for both policies; the engine is too weak to climb straight up, so the car "
         "must rock back and forth to reach the flag on the right, which ends the episode. Press ▶ and compare "
         "how soon each policy gets there.",

@@ -139,7 +139,8 @@ def observations_from_states(states: np.ndarray) -> np.ndarray:
     return observe(states[..., QPOS_SLICE], states[..., QVEL_SLICE])
 
 
-def _validate_threads(nthread: int | None) -> int:
+def batch_threads(nthread: int | None) -> int:
+    """The threads a ``mujoco.batch.Batch`` steps with: ``nthread``, or one per core for None (at least 1)."""
     threads = (os.cpu_count() or 1) if nthread is None else int(nthread)
     if threads < 1:
         raise ValueError(f"nthread must be at least 1, got {nthread}; pass None for one thread per core.")
@@ -199,7 +200,7 @@ class Swimmer:
         shape = initial_states.shape[:-1]
         count = int(np.prod(shape))
         states = initial_states.reshape(count, STATE_SIZE)
-        stepper = self.stepper_class(load_model(), states, _validate_threads(nthread))
+        stepper = self.stepper_class(load_model(), states, batch_threads(nthread))
         physics = _Physics(stepper, count)
         observe(stepper.qpos, stepper.qvel, out=physics.observation)
         return State(
