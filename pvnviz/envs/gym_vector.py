@@ -11,8 +11,8 @@ environment's own rewards; an episode ends on its own ``terminated`` or ``trunca
 An episode's start is its reset seed: ``reset_states`` draws one per episode, (K, B, 1) float64 holding whole
 numbers below 2**31, and ``reset`` gives sub-environment ``i`` the seed of episode ``i`` (``reset(seed=[...])``).
 The same seed and actions give gymnasium's own ``make(ID).reset(seed=s)`` then ``step`` loop exactly
-(tests/test_gym_vector.py). Finished episodes are dropped from the block (``select``) by building a smaller
-``SyncVectorEnv`` over the running sub-environments themselves, so a rollout costs the steps it takes.
+(tests/test_gym_vector.py). A sync block steps each running episode's sub-environment itself, and finished
+episodes are dropped from the block (``select``), so a rollout costs the steps it takes.
 Actions reach ``step`` in the environment's own units (``pvnviz.envs.families`` maps the policies' outputs).
 """
 
@@ -55,7 +55,7 @@ def vector_mode(num_envs: int, steps_per_second: float, cores: int | None = None
 class _Physics:
     """The running block: a vector environment and which of its sub-environments each column is."""
 
-    env: Any  # gymnasium.vector.VectorEnv
+    env: Any  # gymnasium.vector.VectorEnv: a SyncVectorEnv's ``envs`` are stepped one by one
     index: np.ndarray  # (K, W) int: the sub-environment of each column
     home: Any  # the cached SyncVectorEnv the sub-environments belong to, given back at ``close``; None: async
 
@@ -115,7 +115,31 @@ class GymVector:
         return State(_Physics(env, index, home), obs.copy(), np.zeros(shape), np.zeros(shape, dtype=bool))
 
     def step(self, state: State, actions: np.ndarray) -> State:
-        """One step of every sub-environment; only the running episodes' rewards, observations and endings count."""
+        """One step of every running episode; only their rewards, observations and endings count.
+
+        A sync block steps each running episode's own sub-environment (``env.envs[i].step``), exactly as
+        ``SyncVectorEnv.step`` would, without stepping finished ones or merging their ``info`` dicts; an async
+        block steps all its processes at once."""
+        physics, running = state.physics, ~state.done
+        if physics.home is None:
+            return self._step_async(state, actions)
+        envs, index = physics.env.envs, physics.index.reshape(-1)
+        flat = np.asarray(actions).reshape(-1, *self.action_shape).astype(self._action_dtype(), copy=False)
+        obs = state.obs.reshape(index.size, -1).copy()
+        reward = np.zeros(index.size)
+        ended = np.zeros(index.size, dtype=bool)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for j in np.flatnonzero(running.reshape(-1)):
+                obs[j], reward[j], terminated, truncated, _ = envs[index[j]].step(flat[j])
+                ended[j] = terminated or truncated
+        shape = running.shape
+        state.obs, state.reward = obs.reshape(state.obs.shape), reward.reshape(shape)
+        state.done = state.done | ended.reshape(shape)
+        return state
+
+    def _step_async(self, state: State, actions: np.ndarray) -> State:
+        """``step`` for an ``AsyncVectorEnv``: every process steps (a finished one with a neutral action)."""
         physics, running = state.physics, ~state.done
         env, index = physics.env, physics.index
         flat = np.empty((env.num_envs, *self.action_shape), dtype=self._action_dtype())
@@ -148,19 +172,9 @@ class GymVector:
         return np.asarray(state.obs, dtype=np.float64)
 
     def select(self, physics: _Physics, order: np.ndarray) -> _Physics:
-        """Keep the columns ``order`` (K, W) names: a ``SyncVectorEnv`` over just their sub-environments (the
-        same objects, states and all), so the finished ones are stepped no more. Async blocks keep their
-        processes and only re-index."""
-        from gymnasium.vector import AutoresetMode, SyncVectorEnv
-
-        index = np.take_along_axis(physics.index, order, axis=1)
-        if physics.home is None:
-            return _Physics(physics.env, index, None)
-        chosen = [physics.env.envs[i] for i in index.reshape(-1)]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            env = SyncVectorEnv([lambda e=e: e for e in chosen], autoreset_mode=AutoresetMode.NEXT_STEP)
-        return _Physics(env, np.arange(len(chosen)).reshape(index.shape), physics.home)
+        """Keep the columns ``order`` (K, W) names: the same sub-environments, re-indexed (``step`` steps only
+        the ones a column names)."""
+        return _Physics(physics.env, np.take_along_axis(physics.index, order, axis=1), physics.home)
 
     def close(self, state: State) -> None:
         """After a rollout: an async vector environment is closed, the sync one kept for the next reset of its
