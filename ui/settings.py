@@ -18,7 +18,7 @@ import math
 import streamlit as st
 
 from pvnviz.core.config_fields import ConfigError, help_text
-from pvnviz.runs.config import START_FROM
+from pvnviz.runs.config import PROBE_INITS, START_FROM
 from pvnviz.runs.pipeline import ExperimentConfig
 from pvnviz.runs.presets import preset_from_link, preset_label, presets_for
 from ui import urlcheck
@@ -42,7 +42,7 @@ FIELDS = [
             ("num_bins", "Return bins m", "int", dict(min_value=0, max_value=201, step=1)),
             ("num_probes", "Probing states n", "int", dict(min_value=0, max_value=200, step=1)),
             ("train_probes", "Train the probing states", "bool", {}),
-            ("probe_init", "Probe initialisation", "select", dict(options=["noise", "visited"])),
+            ("probe_init", "Probe initialisation", "select", dict(options=list(PROBE_INITS))),
             ("pvn_hidden", "PVN hidden layers", "layers", {}),
             ("temperature", "Softmax temperature", "float", dict(min_value=0.01, max_value=100.0, step=0.5)),
             (

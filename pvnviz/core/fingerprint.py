@@ -3,8 +3,9 @@
 n probing states phi (n, obs_dim) are fed to every policy; the fingerprint is the
 concatenation of the policy's outputs there: action probabilities for discrete
 actions (n * |A| numbers) or actions for continuous control (n * act_dim numbers).
-The probes are parameters of the PVN, initialised from noise (the paper's choice) or
-from states visited in the environment, and trained jointly with it or frozen.
+The probes are parameters of the PVN, initialised from noise (the paper's choice), from
+states visited in the environment, or uniformly within the observation space's finite
+bounds, and trained jointly with it or frozen.
 Their inputs are policies as flat parameter vectors (K, P) (see ``pvnviz.core.policies``).
 """
 
@@ -16,13 +17,26 @@ from torch import nn
 
 from pvnviz.core.policies import PolicyArch, forward_torch
 
-PROBE_INITS = ("noise", "visited")
+PROBE_INITS = ("noise", "visited", "bounds")
+# gymnasium marks an unbounded coordinate with an infinite bound or with float32's largest value
+UNBOUNDED = float(np.finfo(np.float32).max)
 
 
 def initial_probes(
-    num_probes: int, obs_dim: int, how: str, rng: np.random.Generator, visited_states=None
+    num_probes: int,
+    obs_dim: int,
+    how: str,
+    rng: np.random.Generator,
+    visited_states=None,
+    bounds: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """(n, obs_dim) probes: standard normal noise, or n states sampled from ``visited_states(rng, n)``."""
+    """(n, obs_dim) float32 probes by ``how``:
+
+    - "noise": standard normal;
+    - "visited": n states sampled from ``visited_states(rng, n)``;
+    - "bounds": each coordinate uniform in the observation space's ``bounds`` (low, high) where both are
+      finite (below ``UNBOUNDED``), standard normal where either is not.
+    """
     if num_probes < 1:
         raise ValueError(f"num_probes must be at least 1; got {num_probes}.")
     if how == "noise":
@@ -31,6 +45,14 @@ def initial_probes(
         if visited_states is None:
             raise ValueError("probe_init 'visited' needs an environment that can sample visited states.")
         return np.asarray(visited_states(rng, num_probes), dtype=np.float32)
+    if how == "bounds":
+        if bounds is None:
+            raise ValueError("probe_init 'bounds' needs the observation space's bounds.")
+        low, high = (np.broadcast_to(np.asarray(b, dtype=np.float64), (obs_dim,)) for b in bounds)
+        finite = (np.abs(low) < UNBOUNDED) & (np.abs(high) < UNBOUNDED)
+        uniform = rng.uniform(np.where(finite, low, 0.0), np.where(finite, high, 1.0), (num_probes, obs_dim))
+        normal = rng.standard_normal((num_probes, obs_dim))
+        return np.where(finite, uniform, normal).astype(np.float32)
     raise ValueError(f"probe_init must be one of {PROBE_INITS}; got {how!r}.")
 
 

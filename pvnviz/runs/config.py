@@ -44,7 +44,11 @@ class ExperimentConfig:
     num_bins: int = param(41, "Return-histogram bins m.")
     num_probes: int = param(20, "Probing states n of the fingerprint.")
     train_probes: bool = param(True, "Train the probing states jointly with the PVN (else frozen).")
-    probe_init: str = param("noise", "Probe initialisation: noise, or visited (states seen in the environment).")
+    probe_init: str = param(
+        "noise",
+        "Probe initialisation: noise, visited (states seen in the environment), or bounds (uniform within the "
+        "observation space's finite bounds, noise where a bound is infinite).",
+    )
     pvn_hidden: tuple[int, ...] = param((80,), "Hidden layer sizes of the PVN.")
     temperature: float = param(3.0, "Softmax temperature of the PVN's output.")
     learning_rate: float = param(0.003, "Adam learning rate of the PVN (and probes).")

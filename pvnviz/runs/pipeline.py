@@ -165,7 +165,10 @@ def build_ensemble(config: ExperimentConfig, bins: ReturnBins, input_mode: str, 
 def build_pvn(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed: int, member: int = 0) -> PVN:
     env = get_env(config.env_name)
     rng = stage_rng(seed, "probes") if member == 0 else np.random.default_rng([seed, STAGES["probes"], member])
-    probes = initial_probes(config.num_probes, env.obs_dim, config.probe_init, rng, env.visited_states)
+    space = env.observation_space
+    probes = initial_probes(
+        config.num_probes, env.obs_dim, config.probe_init, rng, env.visited_states, (space.low, space.high)
+    )
     generator = torch.Generator().manual_seed(int(rng.integers(2**31)) + INPUT_MODES.index(input_mode))
     return PVN(
         config.arch(),
