@@ -82,6 +82,11 @@ class ExperimentConfig:
         "Algorithm 3 chooses each start's iterate on the mean of all its checks of the same policy (active rounds "
         "re-measure each round's start), not on its luckiest check.",
     )
+    share_best: bool = param(
+        False,
+        "Active rounds: the start whose best iterate is estimated lowest restarts from the start estimated "
+        "highest (the others from their own best), so a start stalled where the PVN is wrong moves on.",
+    )
     round_perturbations: int = param(
         0,
         "Active rounds: antithetic pairs of perturbations of each start's best iterate measured "

@@ -193,7 +193,8 @@ def ascend_in_rounds(
     """Algorithm 3 through the PVN, then up to ``rounds - 1`` active rounds while the budget allows.
 
     A round: (perturb each start's best iterate and measure the pairs,) refit the PVN on the dataset plus
-    every policy measured so far at its measured mean, and ascend again from each start's best iterate.
+    every policy measured so far at its measured mean, and ascend again from each start's best iterate
+    (``restarts``: with ``share_best``, the lowest start from the highest one's).
     The returned trace holds every round's checks, all counted; its ``best_index`` chooses across rounds.
     The PVN is refitted in place.
     """
@@ -214,8 +215,19 @@ def ascend_in_rounds(
         measured = np.concatenate([so_far.params.reshape(-1, so_far.params.shape[-1]), *explored_params])
         means = np.concatenate([so_far.true_returns.reshape(-1), *explored_means])
         refit(config, pvn, dataset, parts, measured, means, seed)
-        traces.append(ascend_round(config, env, pvn, so_far.best_params, seed, r, hooks))
+        traces.append(ascend_round(config, env, pvn, restarts(so_far, config.share_best), seed, r, hooks))
     return join_rounds(traces, explored_steps)
+
+
+def restarts(so_far: AscentTrace, share_best: bool) -> np.ndarray:
+    """Where each start's next round begins (A, P): its own best iterate; with ``share_best``, the start whose
+    best is estimated lowest (``best_returns``, pooled with ``pool_checks``) takes the highest one's instead
+    (ties: the first start). A copy, so the trace keeps its own."""
+    params = np.array(so_far.best_params, copy=True)
+    if share_best and len(params) > 1:
+        estimates = so_far.best_returns
+        params[int(np.argmin(estimates))] = params[int(np.argmax(estimates))]
+    return params
 
 
 def starting_policies(
