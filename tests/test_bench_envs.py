@@ -37,3 +37,12 @@ def test_bench_envs_refuses_an_environment_that_does_not_qualify_in_one_line(cap
     assert main(["envs", "--ids", "NoSuchEnv-v9"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "NoSuchEnv-v9" in err[-1], err
+
+
+def test_each_way_keeps_its_fastest_repeat(monkeypatch):
+    """Repeats are timed in turn and the fastest of each way is kept: a repeat slowed by the machine is dropped."""
+    slow_then_fast = iter([envs.Timing(100, 2.0), envs.Timing(100, 1.0), envs.Timing(100, 4.0)])
+    monkeypatch.setattr(envs, "time_make_vec", lambda *a, **k: next(slow_then_fast))
+    row = envs.bench_env("gym:Pendulum-v1", sizes=(2, 1, 3), repeat=3)
+    assert row.make_vec == envs.Timing(100, 1.0)
+    assert envs.fastest([envs.Timing(10, 1.0), envs.Timing(30, 2.0)]) == envs.Timing(30, 2.0)
