@@ -19,20 +19,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pvnviz.core.config_fields import ConfigError, apply_overrides
 from pvnviz.runs.config import ExperimentConfig
 from pvnviz.runs.pipeline import ExperimentResult, run_experiment
 from pvnviz.runs.presets import PRESETS
 
 
-def preset_config(env_name: str, preset: str, inputs: tuple[str, ...] | None = None) -> ExperimentConfig:
-    """The preset's config, restricted to ``inputs`` if given (``--set inputs=...`` on the CLI)."""
-    config = PRESETS[env_name][preset]()
+def preset_config(
+    env_name: str, preset: str, inputs: tuple[str, ...] | None = None, overrides: tuple[str, ...] = ()
+) -> ExperimentConfig:
+    """The preset's config, restricted to ``inputs`` if given, with the ``key=value`` ``overrides`` (``--set``)."""
+    config = apply_overrides(PRESETS[env_name][preset](), list(overrides))
     return config if inputs is None else dataclasses.replace(config, inputs=tuple(inputs))
 
 
-def seed_record(env_name: str, preset: str, seed: int, result: ExperimentResult) -> dict[str, Any]:
-    """One JSON-ready line: the run's identity, its dataset's best mean return and, per input, what Algorithm 3
-    chose and what it scored."""
+def seed_record(
+    env_name: str, preset: str, seed: int, result: ExperimentResult, overrides: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """One JSON-ready line: the run's identity (its ``--set`` overrides under "set", where any), its dataset's
+    best mean return and, per input, what Algorithm 3 chose and what it scored."""
     full = result.summary()
     summary = full["inputs"]
     inputs = {}
@@ -45,18 +50,26 @@ def seed_record(env_name: str, preset: str, seed: int, result: ExperimentResult)
             "chosen_params": [[float(v) for v in row] for row in best],
         }
     best = float(full["dataset_best_mean_return"])  # the best policy the PVN could have been trained on
-    return {"env": env_name, "preset": preset, "seed": int(seed), "dataset_best_mean_return": best, "inputs": inputs}
+    record = {"env": env_name, "preset": preset, "seed": int(seed)}
+    if overrides:
+        record["set"] = list(overrides)
+    return {**record, "dataset_best_mean_return": best, "inputs": inputs}
 
 
 def write_records(
-    env_name: str, preset: str, seeds: list[int], out: Path, inputs: tuple[str, ...] | None = None
+    env_name: str,
+    preset: str,
+    seeds: list[int],
+    out: Path,
+    inputs: tuple[str, ...] | None = None,
+    overrides: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
-    """Run the preset on every seed and write one line each to ``out`` (rewritten after each seed, so an
-    interrupted run keeps the seeds it finished)."""
-    config = preset_config(env_name, preset, inputs)
+    """Run the preset (with ``overrides``) on every seed and write one line each to ``out`` (rewritten after each
+    seed, so an interrupted run keeps the seeds it finished)."""
+    config = preset_config(env_name, preset, inputs, overrides)
     records = []
     for seed in seeds:
-        records.append(seed_record(env_name, preset, seed, run_experiment(config, seed=seed)))
+        records.append(seed_record(env_name, preset, seed, run_experiment(config, seed=seed), overrides))
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_suffix(".tmp")
         tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -80,13 +93,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("preset")
     parser.add_argument("seeds", help="a seed or a range FIRST-LAST")
     parser.add_argument("--inputs", nargs="+", help="PVN inputs to run (default: the preset's)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one of the preset's settings; repeatable")  # fmt: skip
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     presets = PRESETS[args.env_name]
     if args.preset not in presets:
         print(f"no preset {args.preset!r} for {args.env_name}: pick one of {', '.join(presets)}", file=sys.stderr)
         return 2
-    write_records(args.env_name, args.preset, _seeds(args.seeds), args.out, tuple(args.inputs) if args.inputs else None)
+    overrides = tuple(args.overrides)
+    try:
+        preset_config(args.env_name, args.preset, None, overrides)
+    except ConfigError as err:
+        print(f"--set: {err}", file=sys.stderr)
+        return 2
+    inputs = tuple(args.inputs) if args.inputs else None
+    write_records(args.env_name, args.preset, _seeds(args.seeds), args.out, inputs, overrides)
     return 0
 
 
