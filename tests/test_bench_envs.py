@@ -46,3 +46,38 @@ def test_each_way_keeps_its_fastest_repeat(monkeypatch):
     row = envs.bench_env("gym:Pendulum-v1", sizes=(2, 1, 3), repeat=3)
     assert row.make_vec == envs.Timing(100, 1.0)
     assert envs.fastest([envs.Timing(10, 1.0), envs.Timing(30, 2.0)]) == envs.Timing(30, 2.0)
+
+
+def speed_section() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "environments.md").read_text()
+    start = text.index("## Speed")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else None]
+
+
+def test_the_speed_table_is_one_run_of_the_benchmark_and_its_words_follow_it():
+    """docs/environments.md's Speed table, as `python -m pvnviz.bench envs` prints it: every environment the
+    benchmark runs by default, in its order and sizes, each ratio its row's rates divided; and the sentences
+    under it quote the table's own ranges (rates are the machine's: measured, not re-derived here)."""
+    section = speed_section()
+    assert "`python -m pvnviz.bench envs`" in section
+    rows = [line.strip("|").split("|") for line in section.splitlines() if line.startswith("| ") and "-v" in line]
+    assert [r[0].strip() for r in rows] == list(envs.DEFAULT_IDS)
+    number = lambda cell: float(cell.split("(")[0].replace(",", ""))  # noqa: E731
+    printed = lambda cell: cell.split("(")[1].rstrip("x) ")  # noqa: E731
+    ratio = lambda cell: float(printed(cell))  # noqa: E731
+    generic, batched = {}, {}
+    for name, sizes, make_vec, gen, bat in ([c.strip() for c in r] for r in rows):
+        k, b, t = envs.SIZES["classic" if name in envs.CLASSIC else "mujoco"]
+        assert sizes == f"{k} x {b} x {t}", name
+        for cell, into in ((gen, generic), (bat, batched)):
+            decimals = len(printed(cell).split(".")[1])  # as the benchmark prints it: 2 for generic, 1 for batched
+            assert f"{number(cell) / number(make_vec):.{decimals}f}" == printed(cell), (name, cell)
+            into[name] = ratio(cell)
+    assert f"{min(generic.values()):.2f}-{max(generic.values()):.2f}x of `make_vec` here" in section
+    classic = [batched[n] for n in envs.CLASSIC]
+    assert f"classic control families {min(classic):.0f}-{max(classic):.0f}x" in " ".join(section.split())
+    if min(batched.values()) >= 3:
+        assert "Every batched family is 3x gymnasium's vector environment or more in this run" in section

@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[1]
 TOUR = ROOT / "tests" / "artifacts" / "tour"
-PAGES = {"": "home", "polytope": "polytope", "cartpole": "cartpole", "swimmer": "swimmer"}
+PAGES = {"": "home", "polytope": "polytope", "cartpole": "cartpole", "swimmer": "swimmer", "any_env": "any-env"}
 VIEWPORTS = {"1280x720": (1280, 720), "1920x1080": (1920, 1080)}
 MODES = {"normal": "", "projector": "projector=true"}
 

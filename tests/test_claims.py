@@ -101,17 +101,16 @@ def seed_table(section: str, index: int) -> dict[str, tuple[str, str]]:
 @pytest.fixture(scope="module")
 def cartpole_best() -> dict[str, dict[int, dict[str, float]]]:
     """preset -> seed -> input -> best true return along the ascent, mean over the starts (Algorithm 3): the
-    CartPole section's tables, recomputed (about 15 s a run here)."""
-    from pvnviz.runs.pipeline import run_experiment
+    CartPole section's tables, recomputed (about 15 s a run here, the seeds over the cores)."""
+    from pvnviz.core.seed_map import seed_map
     from pvnviz.runs.presets import PRESETS
+    from pvnviz.runs.seed_records import best_mean_returns
 
-    out: dict[str, dict[int, dict[str, float]]] = {}
-    for preset in CARTPOLE_TABLES:
-        out[preset] = {}
-        for seed in range(5):
-            result = run_experiment(PRESETS["cartpole"][preset](), seed=seed)
-            out[preset][seed] = {name: float(t.best_returns.mean()) for name, t in result.traces.items()}
-    return out
+    seeds = range(5)
+    return {
+        preset: dict(zip(seeds, seed_map(best_mean_returns, PRESETS["cartpole"][preset](), seeds)))
+        for preset in CARTPOLE_TABLES
+    }
 
 
 @pytest.mark.slow

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pvnviz.core.seed_map import seed_map
 from pvnviz.polytope import mdp as mdp_lib
 from pvnviz.polytope.experiment import PolytopeConfig, learned_view, train_polytope_pvn
 from pvnviz.polytope.rounds import PolytopeRoundsConfig, active_rounds
@@ -83,10 +84,10 @@ def seed_end(config: PolytopeConfig, seed: int) -> SeedEnd:
     )
 
 
-def survey(config: PolytopeConfig, seeds: Iterable[int]) -> Survey:
-    """``seed_end`` of every seed (about 0.3 s each at the paper's settings)."""
+def survey(config: PolytopeConfig, seeds: Iterable[int], processes: int | None = None) -> Survey:
+    """``seed_end`` of every seed (about 0.3 s each at the paper's settings), over ``processes`` (``seed_map``)."""
     _, best_J = mdp_lib.optimal_policy(config.mdp())
-    return Survey(tuple(seed_end(config, int(s)) for s in seeds), float(best_J))
+    return Survey(tuple(seed_map(seed_end, config, seeds, processes)), float(best_J))
 
 
 @dataclass(frozen=True)
@@ -138,10 +139,11 @@ def beyond_seed_end(config: PolytopeRoundsConfig, seed: int) -> BeyondSeedEnd:
     )
 
 
-def beyond_survey(config: PolytopeRoundsConfig, seeds: Iterable[int]) -> Survey:
-    """``beyond_seed_end`` of every seed (its ``ends`` are ``BeyondSeedEnd``; about 0.7 s a seed)."""
+def beyond_survey(config: PolytopeRoundsConfig, seeds: Iterable[int], processes: int | None = None) -> Survey:
+    """``beyond_seed_end`` of every seed (its ``ends`` are ``BeyondSeedEnd``; about 0.7 s a seed), over
+    ``processes`` (``seed_map``)."""
     _, best_J = mdp_lib.optimal_policy(config.mdp())
-    return Survey(tuple(beyond_seed_end(config, int(s)) for s in seeds), float(best_J))
+    return Survey(tuple(seed_map(beyond_seed_end, config, seeds, processes)), float(best_J))
 
 
 def record(result: Survey) -> SurveyRecord:

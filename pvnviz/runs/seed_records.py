@@ -56,6 +56,13 @@ def seed_record(
     return {**record, "dataset_best_mean_return": best, "inputs": inputs}
 
 
+def best_mean_returns(config: ExperimentConfig, seed: int) -> dict[str, float]:
+    """Per input, the best true return along the ascent, mean over the starts (Algorithm 3's result): what
+    docs/results.md's seed tables print (``pvnviz.core.seed_map.seed_map`` runs it over many seeds)."""
+    result = run_experiment(config, seed=seed)
+    return {name: float(trace.best_returns.mean()) for name, trace in result.traces.items()}
+
+
 def write_records(
     env_name: str,
     preset: str,
