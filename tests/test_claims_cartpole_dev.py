@@ -1,0 +1,73 @@
+"""docs/beyond.md, "Shared restarts, tried and not kept": the development seeds 300-319 of today's CartPole `beyond`
+preset, with and without ``share_best``, as their seed records say (`python -m pvnviz.runs.seed_records cartpole
+beyond 300-319 --inputs fingerprint [--set share_best=true]`), and one of them run again to show the records are
+what the command gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pvnviz.runs.seed_records import preset_config, read_records, seed_record
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDS = {
+    (): ROOT / "data" / "claims" / "cartpole-beyond-pooled-300-319.jsonl",
+    ("share_best=true",): ROOT / "data" / "claims" / "cartpole-beyond-shared-300-319.jsonl",
+}
+
+
+def paragraph() -> str:
+    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
+    start = text.index("**Shared restarts, tried and not kept.**")
+    return text[start : text.index("**", text.index("**", start + 2) + 2)]
+
+
+def fresh_means(overrides: tuple[str, ...]) -> dict[int, float]:
+    records = read_records(RECORDS[overrides])
+    assert all(r["preset"] == "beyond" and r.get("set", []) == list(overrides) for r in records)
+    return {r["seed"]: float(np.mean(r["inputs"]["fingerprint"]["fresh_return_per_start"])) for r in records}
+
+
+@pytest.mark.parametrize("overrides", list(RECORDS), ids=["today", "shared"])
+def test_the_paragraph_lists_every_seed_of_its_records(overrides):
+    means = fresh_means(overrides)
+    assert list(means) == list(range(300, 320))
+    values = list(means.values())
+    listed = ", ".join(f"{v:.1f}" for v in values)
+    at_90 = sum(v >= 90 for v in values)
+    said = f"{listed} (mean {np.mean(values):.1f}, lowest {min(values):.1f}, {at_90} of 20 at 90 or more)"
+    assert said in paragraph(), said
+
+
+def test_the_paragraph_names_the_seeds_sharing_pulled_down():
+    today, shared = fresh_means(()), fresh_means(("share_best=true",))
+    worse = [s for s in shared if shared[s] < 90 <= today[s]]
+    text = paragraph()
+    lifted = [s for s in shared if today[s] < 90 <= shared[s]]
+    assert len(lifted) == 1
+    up = lifted[0]
+    pulled = " and ".join(map(str, worse))
+    said = f"Sharing lifted seed {up} ({today[up]:.1f} to {shared[up]:.1f}) and pulled seeds {pulled} below 90"
+    assert worse and said in text
+    starts = [v for r in read_records(RECORDS[("share_best=true",)]) if r["seed"] in worse
+              for v in r["inputs"]["fingerprint"]["fresh_return_per_start"]]  # fmt: skip
+    assert f"every start ended between {min(starts):.1f} and {max(starts):.1f}" in text
+    assert f"their means were {' and '.join(f'{today[s]:.1f}' for s in worse)}" in text
+    low = min(today, key=today.get)
+    assert f"leaves one development seed below 90 ({low}, {today[low]:.1f})" in text
+    assert sum(v < 90 for v in today.values()) == 1
+
+
+@pytest.mark.slow
+def test_a_record_is_what_its_command_gives():
+    """Seed 304 with shared restarts, run again: the same fresh returns, start by start, as its record."""
+    from pvnviz.runs.pipeline import run_experiment
+
+    overrides = ("share_best=true",)
+    config = preset_config("cartpole", "beyond", ("fingerprint",), overrides)
+    again = seed_record("cartpole", "beyond", 304, run_experiment(config, seed=304), overrides)
+    (shipped,) = [r for r in read_records(RECORDS[overrides]) if r["seed"] == 304]
+    assert again == shipped
