@@ -22,7 +22,7 @@ from ui.browser_player import Choice, play
 from ui.components import PlainFigure, chart, result_figure
 from ui.server import queue as jobs
 
-REPLAY_NAMES = ("before ascent", "after ascent (best seen)")  # the policies of pvnviz.runs.live.policy_pair, in order
+REPLAY_NAMES = ("before ascent", "after ascent")  # pvnviz.runs.live.policy_pair: the start, the chosen iterate
 
 
 def render_results(
