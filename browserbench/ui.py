@@ -19,6 +19,7 @@ alternating with this one, and prints the ratio: the machine's load is shared by
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 from pathlib import Path
@@ -149,7 +150,11 @@ def main(argv: list[str] | None = None) -> int:
         "with --root on every repetition so both see the same machine load; a ratio is printed",
     )
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated pages to time the first open of")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of: {', '.join(PARTS)}")
     args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
+    if parts - set(PARTS):
+        parser.error(f"unknown parts {', '.join(sorted(parts - set(PARTS)))}; choose from {', '.join(PARTS)}")
     unknown = sorted(set(args.pages.split(",")) - set(PAGES))
     if unknown:
         parser.error(f"unknown pages {', '.join(unknown)}; choose from {', '.join(PAGES)}")
@@ -164,13 +169,16 @@ def main(argv: list[str] | None = None) -> int:
         browser = launch(p)
         servers = {name: start_server(root) for name, root in roots.items()}
         try:
-            _print_instrument(browser, servers["now"][1], args.repeats)
-            _print_playback(browser, servers["now"][1], args.repeats)
-            _print_views(browser, servers["now"][1], args.repeats)
+            if "instrument" in parts:
+                _print_instrument(browser, servers["now"][1], args.repeats)
+            if "playback" in parts:
+                _print_playback(browser, {name: url for name, (_, url) in servers.items()}, args.repeats)
+            if "views" in parts:
+                _print_views(browser, servers["now"][1], args.repeats)
         finally:
             for proc, _ in servers.values():
                 stop_server(proc)
-        for name in args.pages.split(","):
+        for name in args.pages.split(",") if "open" in parts else ():
             path, charts, goal = PAGES[name]
             times = {k: [] for k in roots}
             for _ in range(args.repeats):
@@ -181,7 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-PLAYERS = {"polytope": ("ascent step",), "cartpole": ("snapshot", "time step")}  # page -> players' captions
+# page (with its query) -> its players' captions
+PLAYERS = {"polytope": ("ascent step",), "polytope?beyond=true": ("round",), "cartpole": ("snapshot", "time step")}
+DRAWN = """(caption) => [...document.querySelectorAll('.pvn-player')]
+  .some((r) => r.querySelector('.pvn-player-caption')?.textContent.includes(caption) && r.dataset.drawn)"""
+PARTS = ("instrument", "playback", "views", "open")  # what --parts may name
 VIEWS = {  # page -> (player caption, drop-down label) switched in the page
     "cartpole": (("snapshot", "Horizontal axis"), ("time step", "Start"), ("time step", "Ascent through")),
     "swimmer": (("snapshot", "Vertical axis"), ("time step", "Start")),
@@ -213,21 +225,23 @@ def _print_views(browser, url: str, repeats: int) -> None:
 
 
 
-def _print_playback(browser, url: str, repeats: int) -> None:
-    """Frames a second and server reruns while each browser player plays (this checkout only: a player
-    made of server reruns has no frame stamps to count)."""
-    from browserbench.playback import playback
+def _print_playback(browser, urls: dict[str, str], repeats: int) -> None:
+    """Frames a second and server reruns while each browser player plays, for each checkout served (``urls``:
+    name -> URL; a player made of server reruns has no frame stamps to count)."""
+    from browserbench.playback import playback, player
 
-    for path, captions in PLAYERS.items():
+    for (path, captions), (name, url) in itertools.product(PLAYERS.items(), urls.items()):
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.goto(f"{url}/{path}")
         page.wait_for_selector(IDLE, timeout=300_000)
         draw_every_figure(page, 1)
         for caption in captions:
+            player(page, caption).scroll_into_view_if_needed()  # drawn once it is near: then it can play
+            page.wait_for_function(DRAWN, arg=caption, timeout=300_000)
             runs = [playback(page, caption) for _ in range(repeats)]
             fps = statistics.median(r[0] for r in runs)
             print(
-                f"  playback {path} ({caption}): {fps:5.1f} frames/s (goal >= 30; runs "
+                f"  playback {path} ({caption}, {name}): {fps:5.1f} frames/s (goal >= 30; runs "
                 + ", ".join(f"{r[0]:.1f}" for r in runs)
                 + f"), server reruns while playing {max(r[1] for r in runs)} (goal 0)",
                 flush=True,

@@ -140,7 +140,8 @@ function strokeLines(ctx, trace, { X, Y }) {
 
 function paintMarkers(ctx, trace, at) {
   const m = trace.marker || {};
-  ctx.globalAlpha = (m.opacity ?? 1) * (trace.opacity ?? 1) * (trace.fade ?? 1);
+  const bubbles = Array.isArray(m.size) || ArrayBuffer.isView(m.size); // plotly's default opacity for them: 0.7
+  ctx.globalAlpha = (m.opacity ?? (bubbles ? 0.7 : 1)) * (trace.opacity ?? 1) * (trace.fade ?? 1);
   const colors = m.color;
   const numeric = colors && typeof colors !== "string" && typeof colors[0] === "number";
   if (numeric && !m.line?.width && !m.symbol) fillColorLevels(ctx, trace, at);
@@ -172,18 +173,22 @@ function fillColorLevels(ctx, trace, { X, Y }) {
   });
 }
 
+const pointValue = (v, k, fallback) => ((Array.isArray(v) || ArrayBuffer.isView(v) ? v[k] : v) ?? fallback);
+
 function paintEachMarker(ctx, trace, { X, Y }, numeric) {
-  // Markers one by one: circles, squares, stars and crosses, each in its colour, outlined if the marker says so.
+  // Markers one by one: circles, squares, stars and crosses, each in its colour and size, outlined if the marker
+  // says so (sizes, outline colours and widths: one for all or one per point, as plotly takes them).
   const { x, y } = trace;
   const m = trace.marker || {};
-  const r = (m.size ?? 6) / 2;
   const colors = m.color;
   const span = (trace.cmax - trace.cmin) || 1;
-  const outline = m.line?.width ? m.line : null;
   for (let k = 0; k < x.length; k++) {
     if (!Number.isFinite(x[k]) || !Number.isFinite(y[k])) continue;
     const color = numeric ? viridis((colors[k] - trace.cmin) / span)
       : typeof colors === "string" ? colors : colors?.[k] || trace.line?.color || "#1f77b4";
+    const r = pointValue(m.size, k, 6) / 2;
+    const width = pointValue(m.line?.width, k, 0);
+    const outline = width ? { color: pointValue(m.line.color, k, "#444"), width } : null;
     const [cx, cy] = [X(x[k]), Y(y[k])];
     ctx.beginPath();
     if (m.symbol === "x") {

@@ -36,7 +36,7 @@ function createPlayer(parent) {
   parent.appendChild(root);
   const bar = playerBar(root);
   const s = { id: null, frame: 0, playing: false, divs: {}, data: null, animation: null, setState: null, busy: false };
-  Object.assign(s, { anim: null, styled: {}, choice: {}, shown: null, wanted: null, drawn: 0 });
+  Object.assign(s, { anim: null, styled: {}, choice: {}, shown: null, wanted: null, drawn: 0, moving: {}, emptied: {} });
   s.inputAt = null; // when a view switch not drawn yet was made (performance.now() clock)
   const inst = { parent, root, choicesRow, stage, bar, s };
   const unbindKeys = bindPlayerBar(inst);

@@ -75,6 +75,7 @@ function setPlayerView(inst) {
   const s = inst.s;
   s.anim = chosenAnimation(s);
   s.shown = null;
+  Object.assign(s, { moving: {}, emptied: {} }); // what the frames move, and whether plotly's drawing lacks it
   for (const name of Object.keys(s.anim.figures)) s.styled[name] = pvnPlotly.look(s.anim.figures[name].layout || {}, inst.root);
   inst.bar.slider.max = String(s.anim.frames.length - 1);
   inst.root.dataset.choice = JSON.stringify(s.choice);

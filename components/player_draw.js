@@ -1,6 +1,7 @@
 // The player's drawing (components/player.js): the newest frame asked for, one at a time. Playing: plotly's own
 // fast path (Plotly.animate without a redraw: only the changed traces' points move) and a relayout for shapes and
-// annotations; paused: the exact frame with Plotly.react (names, hovers, legend, titles).
+// annotations, or for an animation that asks for it the moving parts painted over plotly (player_paint.js);
+// paused: the exact frame with Plotly.react (names, hovers, legend, titles).
 // Concatenated before player.js (ui/browser_player.py).
 //
 // Stamps on the player's root: data-frame and data-drawn (frames drawn) after each frame, data-draw-ms its drawing
@@ -36,9 +37,11 @@ async function drawPlayerFrame(inst, t, quick) {
     Object.entries(anim.figures).map(async ([name, base]) => {
       const now = anim.frames[t][name];
       if (!quick || s.shown === null) {
+        if (anim.painted) clearPaintedFrame(inst, name);
         const fig = merged(base, s.styled[name], now);
         return pvnPlotly.Plotly.react(s.divs[name], fig.data, fig.layout, (s.data.config || {})[name] || {});
       }
+      if (anim.painted) return paintPlayerFrame(inst, name, base, now);
       moveFrame(inst, name, base, anim.frames[s.shown][name], now);
     }),
   );

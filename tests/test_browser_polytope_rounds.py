@@ -77,3 +77,68 @@ def test_the_tour_checks_pass_with_the_mode_on(server, browser, mode, monkeypatc
     monkeypatch.setitem(tour.MODES, name, mode)
     problems, shot = tour.visit(browser, server, "polytope", "1280x720", name)
     assert problems == [], (problems, shot)
+
+
+def _stage_shot(root):
+    """The player's figures, as a PIL image."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    return Image.open(BytesIO(root.locator(".pvn-player-stage").screenshot())).convert("RGB")
+
+
+def _difference(a, b) -> int:
+    """Pixels of two screenshots that differ by more than 60 (of 255) in a channel: anti-aliasing moves a few
+    edges by less, a marker or a path drawn elsewhere changes hundreds of pixels by more."""
+    import numpy as np
+
+    return int((np.abs(np.asarray(a, dtype=int) - np.asarray(b, dtype=int)).max(axis=-1) > 60).sum())
+
+
+def test_a_painted_frame_looks_like_plotlys_exact_frame(server, browser):
+    """While the rounds play, what the frames move is painted over plotly's plot (components/player_paint.js), not
+    drawn by plotly: a screenshot of frame F while it plays (the page's animation frames held back, so that the
+    player's clock waits on it) is nearly plotly's own drawing of frame F once paused
+    (a few pixels of anti-aliasing apart), and much further from plotly's frame F + 5, in another round; plotly's
+    own moving traces are empty while it plays, and the painted canvas is blank again once paused."""
+    page, errors = open_rounds(browser, server)
+    root = player(page, "round")
+    root.locator(".pvn-first").click()
+    page.wait_for_timeout(1500)
+    root.locator(".pvn-play").click()
+    page.wait_for_function("document.querySelector('.pvn-player[data-playing=\"true\"]')?.dataset.frame >= 25")
+    page.evaluate("() => { window.__raf = window.requestAnimationFrame; window.requestAnimationFrame = () => 0; }")
+    page.wait_for_timeout(300)  # the frame asked for last is painted; the player's clock waits for a frame
+    assert root.get_attribute("data-playing") == "true"
+    frame = int(root.get_attribute("data-frame"))
+    painted = _stage_shot(root)
+    page.evaluate("() => { window.requestAnimationFrame = window.__raf; }")
+    canvas = root.locator("canvas.pvn-overlay")
+    assert canvas.count() == 1
+    empty = root.evaluate(
+        "r => [...r.querySelectorAll('.scatterlayer .trace.scatter')].filter(g => !g.querySelector('path.point')"
+        " && !(g.querySelector('path.js-line')?.getAttribute('d'))).length"
+    )
+    assert empty >= 4, empty  # this round's ascent and the checks, in both panels: painted, not drawn by plotly
+    root.locator(".pvn-play").click()  # pause
+
+    def exact(k: int):
+        root.evaluate(
+            "(r, k) => { const s = r.querySelector('.pvn-player-slider'); s.value = String(k);"
+            " s.dispatchEvent(new Event('input')); }",
+            k,
+        )
+        page.wait_for_function("(k) => document.querySelector(`.pvn-player[data-frame=\"${k}\"]`)", arg=k)
+        page.wait_for_timeout(800)
+        return _stage_shot(root)
+
+    same, other = exact(frame), exact(frame + 5)
+    blank = canvas.evaluate(
+        "c => !c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some((v, i) => i % 4 === 3 && v > 0)"
+    )
+    assert blank, "the painted frame stayed on the canvas after the pause"
+    near, far = _difference(painted, same), _difference(painted, other)
+    print(f"frame {frame}: pixels apart, painted vs plotly's same frame {near}, vs frame {frame + 5} {far}")
+    assert near < far / 5, (near, far)
+    assert not errors, errors

@@ -65,7 +65,16 @@ class Choice(NamedTuple):
 
 _player = component(
     "pvn_player",
-    js=js_module("controls_lib.js", "player_frames.js", "player_draw.js", "player_controls.js", "player.js"),
+    js=js_module(
+        "plotly_adapter.js",
+        "controls_lib.js",
+        "canvas_layer.js",
+        "player_frames.js",
+        "player_paint.js",
+        "player_draw.js",
+        "player_controls.js",
+        "player.js",
+    ),
     css=CSS,
     isolate_styles=False,
 )

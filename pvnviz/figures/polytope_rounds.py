@@ -9,9 +9,13 @@ corners and optimum) with the ascent at its exact values and the checks at their
 - the zero-shot ascent of the same seed (round 0's path, whole, dashed grey) stays as it is;
 - this round's ascent, solid, up to the frame's step, and the checks made so far (``checks_at``: a round's
   perturbations from its first frame, an iterate's check from the frame that reaches its step), the best
-  measured so far (Algorithm 3's choice) ringed: one trace a panel, so that a frame moves three traces (the
-  player redraws each changed trace in every frame while it plays: few traces keep it at 30 frames a second);
+  measured so far (Algorithm 3's choice) ringed: one trace a panel, so that a frame moves four traces and one
+  shape;
 - the title counts the checks against the budget ("checks: 7 of 20"), as the player's caption does.
+
+The animation is ``painted``: while it plays, the player paints the moving traces and the field on a canvas over
+plotly's plot (``components/player_paint.js``) instead of asking plotly to redraw, so that a frame costs a few
+milliseconds, not plotly's whole-figure pass; paused, plotly draws the exact frame.
 
 Traces carry roles (``meta``, ``pvnviz.figures.roles``): ``current:{col}``, ``checks:{col}`` and
 ``zero-shot:{col}`` (col 1: the policy square, 2: the polytope); the field is the layout's one shape, an SVG path.
@@ -263,4 +267,6 @@ def rounds_animation(
         for change in changes:
             title = change["rounds"]["layout"]["title"]
             title["text"] = "<br>".join(theme.wrap_title(title["text"], chars))
-    return changes_animation({"rounds": first}, changes, frame_labels(rounds, budget))
+    animation = changes_animation({"rounds": first}, changes, frame_labels(rounds, budget))
+    animation["painted"] = True  # while playing, the player paints what the frames move (components/player_paint.js)
+    return animation
