@@ -81,9 +81,11 @@ def _environment(experiment: str, s: dict[str, Any]) -> list[str]:
     if "num_policies" in s:
         limit = s.get("return_limit")
         kept = f", the training set's limit {_number(limit)}" if isinstance(limit, (int, float)) else ""
+        fresh = s.get("kept_best_fresh_return")
+        again = f" ({_number(fresh)} on fresh episodes)" if fresh is not None else ""
         lines.append(
             f"  dataset: {s.get('num_kept', '?')} of {s['num_policies']} policies kept, best "
-            f"{_number(s.get('kept_best_mean_return'))}{kept}"
+            f"{_number(s.get('kept_best_mean_return'))}{again}{kept}"
         )
     for name, numbers in (s.get("inputs") or {}).items():
         if not isinstance(numbers, dict):

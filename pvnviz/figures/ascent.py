@@ -26,9 +26,10 @@ def ascent_figure(
     dataset_best: float | None = None,
     baselines: dict[str, float] | None = None,
     baseline_source: str = "",
+    best_label: str = "best kept policy",
 ) -> go.Figure:
     """True return along the ascent: each start light, the mean bold, the best check so far dashed, one panel per
-    input (Fig. 4-5)."""
+    input (Fig. 4-5); ``dataset_best`` (named ``best_label``) the line an ascent must beat."""
     input_modes = list(traces)
     fig = make_subplots(
         rows=1,
@@ -41,7 +42,7 @@ def ascent_figure(
     notes: list[dict] = list(fig.layout.annotations)  # the panels' titles
     for col, input_mode in enumerate(input_modes, start=1):
         _ascent_lines(fig, traces[input_mode], input_mode, col)
-        _reference_lines(shapes, notes, col, return_limit, dataset_best, baselines)
+        _reference_lines(shapes, notes, col, return_limit, (dataset_best, best_label), baselines)
         fig.update_xaxes(title_text="ascent step", row=1, col=col)
     if baselines:
         values = [v for t in traces.values() for v in (t.true_returns.min(), t.true_returns.max())]
@@ -111,7 +112,12 @@ def _ascent_lines(fig: go.Figure, trace: AscentTrace, input_mode: str, col: int)
 
 
 def _reference_lines(
-    shapes: list[dict], notes: list[dict], col: int, limit: float | None, best: float | None, baselines: dict | None
+    shapes: list[dict],
+    notes: list[dict],
+    col: int,
+    limit: float | None,
+    best: tuple[float | None, str],
+    baselines: dict | None,
 ) -> None:
     """Panel ``col``'s horizontal lines (what ``fig.add_hline`` makes, without its copying of every shape per
     call): the training-set limit, the best kept policy, the baselines; the labels only on the first panel."""
@@ -128,10 +134,11 @@ def _reference_lines(
         line(limit, color=theme.LIMIT, dash="dash", width=2)
         if col == 1:
             label(limit, "training-set limit", below=False)
-    if best is not None:
-        line(best, color=theme.TRAIN, dash="dot", width=1.5)
+    value, name = best
+    if value is not None:
+        line(value, color=theme.TRAIN, dash="dot", width=1.5)
         if col == 1:
-            label(best, "best kept policy", below=True)
+            label(value, name, below=True)
     for value in (baselines or {}).values():
         line(value, color=theme.BASELINE, dash="dash", width=1)
 

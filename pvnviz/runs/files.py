@@ -91,6 +91,10 @@ def _seconds(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
 
 
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def check_summary(summary: dict, input_modes: tuple[str, ...]) -> tuple[dict[str, float], dict[str, float]]:
     """What a run's summary.json gives the page: its timings (seconds) and each ensemble's validation spread.
 
@@ -282,4 +286,8 @@ def load_result(path: str | Path, experiment: str | None = None, *, max_bytes: i
         raise
     except (OSError, KeyError, ValueError, RuntimeError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as err:
         raise RunError(f"not a complete {info.experiment} run ({type(err).__name__}); run it again.") from None
-    return ExperimentResult(config, info.seed, dataset, parts, trained, traces, timings, ensembles)
+    fresh_best = info.summary.get("kept_best_fresh_return")
+    if fresh_best is not None and not (_number(fresh_best) and math.isfinite(fresh_best)):
+        raise refuse("summary.json", "kept_best_fresh_return is not a number")
+    kept_best_fresh = None if fresh_best is None else float(fresh_best)
+    return ExperimentResult(config, info.seed, dataset, parts, trained, traces, timings, ensembles, kept_best_fresh)
