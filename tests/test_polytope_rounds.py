@@ -28,7 +28,7 @@ from pvnviz.polytope.rounds import (
     rounds_from_dict,
     rounds_to_dict,
 )
-from pvnviz.polytope.survey import beyond_survey
+from pvnviz.polytope.survey import beyond_survey, read_beyond_records
 
 # A fast config for the tests of mechanics: a small PVN training; the rounds' logic is the same.
 FAST = PolytopeRoundsConfig(train_steps=400, round_train_steps=50, grid_size=5)
@@ -315,6 +315,38 @@ def test_the_exact_rounds_on_seeds_0_23_are_what_the_table_says():
     assert derived(0, range(24)) == row[2]
 
 
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = range(100, 200)  # rows over these seeds come from the shipped records (scripts/polytope_rounds_records.py)
+
+
+def records(episodes: int, changes: dict | None = None):
+    """The shipped per-seed records of a row over ``RECORDED``: (their settings, their ends)."""
+    name = "std0.1" if changes else "exact" if episodes == 0 else f"{episodes}-episodes"
+    return read_beyond_records(ROOT / "data" / "claims" / f"polytope-rounds-{name}-100-199.jsonl")
+
+
+def counts(ends, episodes: int) -> tuple[int, ...]:
+    """A row's counts from its seeds' ends (as ``derived``)."""
+    spent = {end.checks_spent for end in ends}
+    assert len(spent) == 1  # the budget rule spends the same on every seed
+    if episodes == 0 or episodes >= 100:  # the section: these rounds never end below a near-optimal zero-shot end
+        assert not [end.seed for end in ends if end.zero_shot_near_optimal and not end.near_optimal]
+    near, at = sum(end.near_optimal for end in ends), sum(end.at_optimum for end in ends)
+    return (sum(end.zero_shot_near_optimal for end in ends), near, at, spent.pop())
+
+
+def assert_a_sample_reruns(config: PolytopeRoundsConfig, ends) -> None:
+    """Every 20th seed of the records run again: the same end, field by field (the exact J to 1e-9)."""
+    sample = [end for end in ends if end.seed % 20 == 7]
+    again = beyond_survey(config, [end.seed for end in sample]).ends
+    for recorded, now in zip(sample, again, strict=True):
+        assert dataclasses.replace(now, exact_J=0.0, policy=(0, 0)) == dataclasses.replace(
+            recorded, exact_J=0.0, policy=(0, 0)
+        )
+        assert now.exact_J == pytest.approx(recorded.exact_J, rel=1e-9)
+        assert now.policy == pytest.approx(recorded.policy, rel=1e-9)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "row",
@@ -322,8 +354,17 @@ def test_the_exact_rounds_on_seeds_0_23_are_what_the_table_says():
     ids=lambda r: f"episodes{r[0]}-seeds{r[1].start}-{r[1].stop - 1}",
 )
 def test_every_other_row_of_the_table_is_what_the_seeds_give(row):
-    episodes, seeds, counts = row
-    assert derived(episodes, seeds) == counts
+    """Seeds 0-23: run whole. Seeds 100-199 (about a minute a row): the shipped records, whole, and a sample of
+    their seeds run again."""
+    episodes, seeds, claimed = row
+    if seeds != RECORDED:
+        assert derived(episodes, seeds) == claimed
+        return
+    config, ends = records(episodes)
+    assert config == PolytopeRoundsConfig(check_episodes=episodes)
+    assert [end.seed for end in ends] == list(RECORDED)
+    assert counts(ends, episodes) == claimed
+    assert_a_sample_reruns(config, ends)
 
 
 VARIANTS = [  # (the section's words, the settings, the seeds, near-optimal count)
@@ -341,4 +382,10 @@ def test_the_variants_the_section_names_are_what_the_seeds_give(words, changes, 
     config = PolytopeRoundsConfig(**changes)
     if changes.get("round_perturbations") == 0:
         assert config.num_rounds() == 20 and config.checks_of_round(1) == 1
-    assert len(beyond_survey(config, seeds).near_optimal) == near
+    if seeds != RECORDED:
+        assert len(beyond_survey(config, seeds).near_optimal) == near
+        return
+    recorded, ends = records(0, changes)
+    assert recorded == config and [end.seed for end in ends] == list(RECORDED)
+    assert sum(end.near_optimal for end in ends) == near
+    assert_a_sample_reruns(config, ends)

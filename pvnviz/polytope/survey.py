@@ -19,8 +19,11 @@ a slow test recomputes it, so a change that moves the rate fails on the day it l
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -155,3 +158,24 @@ def record(result: Survey) -> SurveyRecord:
         at_optimum=len(result.at_optimum),
         first_at_optimum=result.at_optimum[0] if result.at_optimum else -1,
     )
+
+
+def write_beyond_records(config: PolytopeRoundsConfig, seeds: Iterable[int], path: str | Path) -> Survey:
+    """``beyond_survey`` of ``seeds``, one JSON line per seed (every ``BeyondSeedEnd`` field, and the settings that
+    differ from ``PolytopeRoundsConfig()``'s under ``"set"``) written to ``path``: the records a test re-derives a
+    table from, and re-runs a sample of."""
+    result = beyond_survey(config, seeds)
+    default = PolytopeRoundsConfig()
+    changed = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)
+               if getattr(config, f.name) != getattr(default, f.name)}  # fmt: skip
+    lines = [json.dumps({**dataclasses.asdict(end), "set": changed}) for end in result.ends]
+    Path(path).write_text("\n".join(lines) + "\n")
+    return result
+
+
+def read_beyond_records(path: str | Path) -> tuple[PolytopeRoundsConfig, tuple[BeyondSeedEnd, ...]]:
+    """The settings and the ends ``write_beyond_records`` wrote (one settings for the whole file)."""
+    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    (changed,) = {json.dumps(row.pop("set"), sort_keys=True) for row in rows}
+    config = PolytopeRoundsConfig(**json.loads(changed))
+    return config, tuple(BeyondSeedEnd(**{**row, "policy": tuple(row["policy"])}) for row in rows)
