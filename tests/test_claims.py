@@ -169,12 +169,20 @@ def test_the_readme_quotes_the_shipped_random_search_comparisons():
     said = f"Swimmer: ARS wins ({min(ars_v1):.0f}-{max(ars_v1):.0f} against the PVN's best start, "
     assert said + f"{min(pvn_best):.0f}-{max(pvn_best):.0f})" in row
     assert min(ars_v1) > max(pvn_best)  # "ARS wins" on every seed
-    linear = budget_rows("swimmer-ars-compare.jsonl")["PVN budget-ars"]
-    means = " and ".join(f"{r['fresh_mean']:.1f}" for r in linear)
-    seeds = [r["seed"] for r in linear]
-    assert f"linear `budget-ars` level with it ({means} on seeds {seeds[0]}-{seeds[-1]})" in row
-    by_seed = {r["seed"]: r["fresh_mean"] for r in swimmer["ARS V1-t"]}
-    assert all(abs(r["fresh_mean"] - by_seed[r["seed"]]) < 5 for r in linear)  # "level": within 5 of V1-t
+    linear = budget_rows("swimmer-ars-compare.jsonl")
+    pvn_linear = linear["PVN budget-ars"]
+    seeds = [r["seed"] for r in pvn_linear]
+    # ARS V1-t of each seed: the linear comparison's own where it ran ARS, else the MLP comparison's
+    by_seed = {r["seed"]: r["fresh_mean"] for r in swimmer["ARS V1-t"] + linear.get("ARS V1-t", [])}
+    ars_v1 = [by_seed[s] for s in seeds]
+
+    def listed(values):
+        return ", ".join(f"{v:.1f}" for v in values[:-1]) + f" and {values[-1]:.1f}"
+
+    means = listed([r["fresh_mean"] for r in pvn_linear])
+    said = f"linear `budget-ars` level with ARS V1-t or above it ({means} against {listed(ars_v1)} on seeds "
+    assert said + f"{seeds[0]}-{seeds[-1]})" in row
+    assert all(r["fresh_mean"] > v - 5 for r, v in zip(pvn_linear, ars_v1))  # "level or above": not 5 below
     for comparison in (cartpole, swimmer):  # every method of a comparison ran on the same seeds
         assert len({tuple(r["seed"] for r in rows) for rows in comparison.values()}) == 1
 
