@@ -180,9 +180,9 @@ def test_the_readme_quotes_the_shipped_random_search_comparisons():
         return ", ".join(f"{v:.1f}" for v in values[:-1]) + f" and {values[-1]:.1f}"
 
     means = listed([r["fresh_mean"] for r in pvn_linear])
-    said = f"linear `budget-ars` level with ARS V1-t or above it ({means} against {listed(ars_v1)} on seeds "
-    assert said + f"{seeds[0]}-{seeds[-1]})" in row
-    assert all(r["fresh_mean"] > v - 5 for r, v in zip(pvn_linear, ars_v1))  # "level or above": not 5 below
+    above = sum(r["fresh_mean"] >= v for r, v in zip(pvn_linear, ars_v1))
+    said = f"linear `budget-ars` at or above ARS V1-t on {above} of {len(seeds)} seeds ({means} against "
+    assert said + f"{listed(ars_v1)} on seeds {seeds[0]}-{seeds[-1]})" in row
     for comparison in (cartpole, swimmer):  # every method of a comparison ran on the same seeds
         assert len({tuple(r["seed"] for r in rows) for rows in comparison.values()}) == 1
 

@@ -122,6 +122,13 @@ def test_the_held_out_table_is_the_shipped_rows_and_the_verdict_follows():
     assert steps[2] == steps[3] == "12.51 M"
     text = " ".join(section().split())
     assert f"at or above ARS V1-t's on {above} of the {len(seeds)} held-out seeds run" in text
+    losses = [(p, ars[p["seed"]]["ARS V1-t"]["fresh_mean"]) for p in pvn]
+    losses = [(p, v1) for p, v1 in losses if p["fresh_mean"] < v1]
+    means = " and ".join(f"{v1 - p['fresh_mean']:.1f}" for p, v1 in losses)
+    bests = " and ".join(f"{v1 - p['fresh_best']:.1f}" for p, v1 in losses)
+    assert f"Where it loses, its mean is {means} below V1-t and its best start {bests} below" in text
+    behind = [s for s in seeds if ars[s]["ARS V2-t"]["fresh_mean"] < 200]
+    assert "V2-t ends far behind on seeds 41-43" in text and behind == [41, 42, 43]
 
 
 def test_where_it_stands_quotes_the_rows():
