@@ -27,7 +27,7 @@ from conftest import APP, PAGES, figures, no_training, open_page, texts
 pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
 
 ROOT = Path(__file__).resolve().parents[1]
-COMBINATIONS = 210  # the fuzz's: random pages, links and widget values
+COMBINATIONS = 120  # the fuzz's: random pages, links and widget values
 FUZZ_PAGES = ["pages/polytope.py", "pages/cartpole.py", "pages/swimmer.py", "pages/home.py"]
 JUNK = [
     "", "abc", "-1", "0", "1", "7", "0.5", "1e9", "-1e9", "1e308", "nan", "inf", "-inf", "true", "false",

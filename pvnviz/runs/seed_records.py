@@ -3,7 +3,8 @@ document quotes.
 
 A results table over many seeds (Algorithm 3's chosen policies, their fresh-episode returns, the env steps the
 checks spent) takes too long to re-run in CI. Its record does not: one JSON line per seed with, for each
-input, the fresh return per start, the share of the dataset's env steps spent beyond it, and the chosen
+input, the fresh return per start, the best true return each start saw along its ascent (the paper's
+result; optional, records may predate it), the share of the dataset's env steps spent beyond it, and the chosen
 policies' flat parameters (A, P), so a test can recompute the table from the records and re-measure the chosen
 policies in plain gymnasium, and a long run can regenerate the records from the command itself.
 
@@ -45,6 +46,7 @@ def seed_record(
         best = trace.best_params  # (A, P) the chosen iterate of each start
         inputs[name] = {
             "fresh_return_per_start": [round(float(r), 3) for r in trace.fresh_returns],
+            "best_return_per_start": [round(float(r), 3) for r in trace.best_returns],
             "fresh_episodes": int(summary[name]["fresh_episodes"]),
             "beyond_dataset_fraction": float(summary[name]["beyond_dataset_fraction"]),
             "chosen_params": [[float(v) for v in row] for row in best],
