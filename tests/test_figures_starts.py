@@ -35,3 +35,23 @@ def test_a_column_from_a_shipped_summary():
     column = column_from_summary("beyond", summary)
     np.testing.assert_array_equal(column.fresh_returns, summary["inputs"]["fingerprint"]["fresh_return_per_start"])
     assert column.dataset_best == summary["dataset_best_mean_return"]
+
+
+def test_a_run_with_a_fresh_best_kept_draws_that_line_named_for_it():
+    """Where a run re-measured its best kept policy, its column's line is that fresh value (what its fresh starts
+    compare with), not the dataset return; a run without it keeps the dataset's best; each name once in the legend."""
+    shipped = json.loads((ROOT / "data" / "swimmer-beyond" / "summary.json").read_text())
+    fresh = {**shipped, "kept_best_fresh_return": shipped["kept_best_mean_return"] - 50.0}
+    columns = [column_from_summary(label, s) for label, s in [("old", shipped), ("new", fresh), ("new2", fresh)]]
+    assert columns[1].dataset_best == fresh["kept_best_fresh_return"] != shipped["dataset_best_mean_return"]
+    assert columns[0].best_label == "best policy of the dataset"
+    fig = starts_figure(columns, {}, "title")
+    lines = {t.name: [] for t in fig.data if "best" in t.name}
+    for t in fig.data:
+        if t.name in lines:
+            lines[t.name].append((t.y[0], t.showlegend))
+    again = fresh["kept_best_fresh_return"]
+    assert lines == {
+        "best policy of the dataset": [(shipped["dataset_best_mean_return"], True)],
+        "best kept policy, fresh episodes": [(again, True), (again, False)],
+    }

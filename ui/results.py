@@ -69,25 +69,17 @@ def _render_download(result: ExperimentResult) -> None:
     )
 
 
-def kept_best(summary: dict) -> tuple[float, str]:
-    """The line an ascent must beat and its name: the best kept policy re-measured on fresh episodes, as the starts'
-    chosen policies are, where the run has it; else its dataset return (with few episodes a policy, a lucky one)."""
-    if summary.get("kept_best_fresh_return") is not None:
-        return float(summary["kept_best_fresh_return"]), "best kept policy, fresh episodes"
-    return float(summary["kept_best_mean_return"]), "best kept policy"
-
-
 def _render_headline(summary: dict) -> None:
     """The headline numbers: the dataset's best kept policy against each PVN's ascent."""
     cols = st.columns(4)
     cols[0].metric("Policies kept / collected", f"{summary['num_kept']} / {summary['num_policies']}")
-    best, _ = kept_best(summary)
-    fresh = "kept_best_fresh_return" in summary
+    best, label = ascent_figs.kept_best_line(summary)
+    dataset = summary["kept_best_mean_return"]
     cols[1].metric(
-        "Best kept policy" + (", fresh episodes" if fresh else " (mean return)"),
+        label.capitalize(),
         f"{best:.1f}",
-        help=f"Its return in the dataset: {summary['kept_best_mean_return']:.1f}"
-        + (" (the luckiest of the dataset's measurements; re-measured on fresh episodes here)" if fresh else ""),
+        help=f"Its return in the dataset: {dataset:.1f}"
+        + ("" if best == dataset else " (the luckiest of its measurements; re-measured on fresh episodes here)"),
     )
     for col, (mode, values) in zip(cols[2:], summary["inputs"].items()):
         # Headline: the chosen iterates re-measured on fresh episodes (honest Algorithm 3), when the run has them.
@@ -149,7 +141,7 @@ def _render_ascent(
     """Algorithm 3: each start's true return along its ascent (Fig. 4 right, Fig. 5), the ``highlighted`` start
     (0-based; -1: none) the one the replay shows, under the page's note on the paper's figure."""
     config = result.config
-    best, best_label = kept_best(summary)
+    best, best_label = ascent_figs.kept_best_line(summary)
 
     def build():
         return ascent_figs.ascent_figure(

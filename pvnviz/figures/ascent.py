@@ -15,6 +15,15 @@ from pvnviz.figures.experiment import MODE_COLOR, MODE_LABEL
 from pvnviz.figures.roles import roles
 
 
+def kept_best_line(summary: dict) -> tuple[float, str]:
+    """The line an ascent must beat, and its name, from a run's summary.json: the best kept policy re-measured on
+    fresh episodes, as the starts' chosen policies are, where the run has it (``kept_best_fresh_return``); else its
+    dataset return (``kept_best_mean_return``; with few episodes a policy, the luckiest measurement)."""
+    if summary.get("kept_best_fresh_return") is not None:
+        return float(summary["kept_best_fresh_return"]), "best kept policy, fresh episodes"
+    return float(summary["kept_best_mean_return"]), "best kept policy"
+
+
 def start_role(input_mode: str, start: int) -> str:
     """The role of start ``start``'s (0-based) line in the ``input_mode`` panel of an ``ascent_figure``."""
     return f"start:{input_mode}:{start}"
