@@ -290,15 +290,17 @@ def test_round_perturbations_join_the_data_as_antithetic_pairs_and_are_counted(m
 
     import pvnviz.runs.pipeline as pipeline
     from pvnviz.core.ascent import AscentTrace
+    from pvnviz.core.histogram import ReturnBins
 
-    def ascend_round(config, env, pvn, begin, seed, r, hooks):  # two checks per round: the start and one step of +1
+    def ascend_round(config, env, pvn, begin, seed, r, hooks, radius):  # two checks a round: the start and a +1 step
         params = np.stack([begin, begin + 1.0])
         return AscentTrace("fingerprint", np.array([0, 1]), params.sum(axis=2), np.zeros((2, 2)), params, 0.0)
 
     seen = []
+    bins = ReturnBins(-20.0, 20.0, 80)  # half-unit bins: every return here has its own
 
-    def refit(config, pvn, dataset, parts, measured, means, seed):
-        seen.append((measured.copy(), means.copy()))
+    def refit(config, pvn, dataset, parts, measured, targets, seed):
+        seen.append((measured.copy(), targets.copy()))
 
     def explore(config, env, best, seed, r):
         pairs = np.concatenate([best + 0.5, best - 0.5])
@@ -308,11 +310,12 @@ def test_round_perturbations_join_the_data_as_antithetic_pairs_and_are_counted(m
         monkeypatch.setattr(pipeline, name, stand_in)
     monkeypatch.setattr(pipeline, "starting_policies", lambda *args: np.zeros((2, 3)))
     config = dataclasses.replace(NOISY, rounds=3, round_perturbations=2, max_beyond_fraction=0.0)
-    trace = pipeline.ascend_in_rounds(config, None, 0, SimpleNamespace(num_env_steps=1), None)
+    trace = pipeline.ascend_in_rounds(config, None, 0, SimpleNamespace(num_env_steps=1), SimpleNamespace(bins=bins))
     assert len(seen) == 2 and trace.explore_env_steps == 2 * 7 * 4
     x, y = seen[-1]
     # round 1 and 2 checks (4 + 4 rows) and two rounds of 4 perturbations, targets at their measured returns
-    assert x.shape == (16, 3) and np.allclose(y, x.sum(axis=1))
+    assert x.shape == (16, 3) and y.shape == (16, 80)
+    np.testing.assert_array_equal(y, bins.pmf(x.sum(axis=1)[:, None]))
     np.testing.assert_allclose(x[-4:-2] + x[-2:], 2 * trace.params[3])  # antithetic around round 2's start
     assert trace.best_returns.tolist() == [9.0, 9.0]  # a perturbation (10.5) is data, never chosen
 

@@ -92,11 +92,14 @@ def test_the_rounds_restart_from_the_pooled_choice(monkeypatch):
 
     import pvnviz.runs.pipeline as pipeline
     from conftest import TINY_CARTPOLE
+    from pvnviz.core.histogram import ReturnBins
+
+    BINS = ReturnBins(0.0, 100.0, 10)
 
     def run(pool: bool) -> list[float]:
         begins, measured = [], iter([[0.0, 100.0], [40.0, 80.0], [50.0, 50.0]])
 
-        def ascend_round(config, env, pvn, begin, seed, r, hooks):
+        def ascend_round(config, env, pvn, begin, seed, r, hooks, radius):
             begins.append(float(begin[0, 0]))
             params = np.stack([begin, np.full_like(begin, 10.0 * (r + 1))])  # round r's end: 10 (r + 1)
             trace = trace_of(params, np.array(next(measured))[:, None], pool=config.pool_checks)
@@ -107,7 +110,7 @@ def test_the_rounds_restart_from_the_pooled_choice(monkeypatch):
         monkeypatch.setattr(pipeline, "get_env", lambda name: None)
         monkeypatch.setattr(pipeline, "starting_policies", lambda *args: np.zeros((1, 2)))
         config = dataclasses.replace(TINY_CARTPOLE, rounds=3, max_beyond_fraction=0.0, pool_checks=pool)
-        pipeline.ascend_in_rounds(config, None, 0, SimpleNamespace(num_env_steps=1), None)
+        pipeline.ascend_in_rounds(config, None, 0, SimpleNamespace(num_env_steps=1), SimpleNamespace(bins=BINS))
         return begins
 
     assert run(pool=True) == [0.0, 10.0, 20.0]

@@ -70,6 +70,7 @@ class AscentTrace:
     explore_env_steps: int = 0  # env steps of the active rounds' perturbations, beyond the checks
     pool_checks: bool = False  # choose on the mean of all checks of the same iterate (``pooled_returns``)
     check_env_steps: int | None = None  # env steps the checks took, as the rollouts counted them (None: not counted)
+    episode_returns: np.ndarray | None = None  # (E, A, B) each check's episode returns (kept in memory, not saved)
 
     @property
     def selection_bias(self) -> np.ndarray | None:
@@ -172,13 +173,28 @@ def measure_counted(
 ) -> tuple[np.ndarray, int | None]:
     """``measure_returns``' means (K,) and the environment steps the episodes took, where the environment counts
     them (``pvnviz.envs.batched.BatchedEnv.rollout_counted``; else None)."""
+    returns, counted = measure_episodes(env, arch, params, num_episodes, horizon, rng, on_progress)
+    return returns.mean(axis=1), counted
+
+
+def measure_episodes(
+    env: Rollouts,
+    arch: PolicyArch,
+    params: np.ndarray,
+    num_episodes: int,
+    horizon: int,
+    rng: np.random.Generator,
+    on_progress: ProgressFn = no_progress,
+) -> tuple[np.ndarray, int | None]:
+    """Each policy's (K, P) undiscounted return in each of ``num_episodes`` episodes (K, B), and the environment
+    steps they took where the environment counts them (else None)."""
     policy_fn = sampling_policy(arch, params, rng)
     kwargs = {"num_policies": len(params), "num_episodes": num_episodes, "horizon": horizon, "rng": rng}
     kwargs["on_progress"] = on_progress
     if hasattr(env, "rollout_counted"):
         counted = env.rollout_counted(policy_fn, **kwargs)
-        return counted.returns.mean(axis=1), int(counted.env_steps)
-    return env.rollout_returns(policy_fn, **kwargs).mean(axis=1), None
+        return np.asarray(counted.returns), int(counted.env_steps)
+    return np.asarray(env.rollout_returns(policy_fn, **kwargs)), None
 
 
 def check_steps(steps: int, eval_every: int, early: tuple[int, ...] = ()) -> list[int]:
@@ -212,8 +228,12 @@ def ascend(
     rng: np.random.Generator,
     on_progress: ProgressFn = no_progress,
     early_checks: tuple[int, ...] = (),
+    radius: np.ndarray | None = None,
 ) -> AscentTrace:
     """Algorithm 3 for all starts at once: Adam on -sum(J_hat), scored every ``eval_every`` steps.
+
+    ``radius`` (A,): each start's iterates are projected, after every step, onto the L2 ball of that radius
+    around its start (a trust region: where the PVN was trained near); None: no bound.
 
     ``early_checks``: further steps to score (``check_steps``), e.g. close to the start, where an
     ascent through an imperfect PVN can leave a good policy's neighbourhood within a few steps.
@@ -227,12 +247,13 @@ def ascend(
     start_time = time.perf_counter()
     with frozen(model):
         checked = set(check_steps(steps, eval_every, early_checks))
-        kept_steps, kept, predicted, spreads = _climb(model, starts, steps, learning_rate, checked, on_progress)
+        kept_steps, kept, predicted, spreads = _climb(model, starts, steps, learning_rate, checked, on_progress, radius)
         num_kept, num_starts, num_params = kept.shape
-        returns, counted = measure_counted(
+        episodes, counted = measure_episodes(
             env, model.arch, kept.reshape(-1, num_params), eval_episodes, horizon, rng, on_progress
         )
-        returns = returns.reshape(num_kept, num_starts)
+        episodes = episodes.reshape(num_kept, num_starts, -1)
+        returns = episodes.mean(axis=2)
     return AscentTrace(
         input_mode=model.input_mode,
         checked_steps=np.array(kept_steps),
@@ -242,15 +263,25 @@ def ascend(
         seconds=time.perf_counter() - start_time,
         disagreement=spreads,
         check_env_steps=counted,
+        episode_returns=episodes,
     )
 
 
 def _climb(
-    model: PVN, starts: np.ndarray, steps: int, learning_rate: float, checked: set[int], on_progress: ProgressFn
+    model: PVN,
+    starts: np.ndarray,
+    steps: int,
+    learning_rate: float,
+    checked: set[int],
+    on_progress: ProgressFn,
+    radius: np.ndarray | None = None,
 ) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray | None]:
-    """Adam on -sum(J_hat) for ``steps`` steps: (the checked steps, their iterates (E, A, P), J_hat at every
-    step (T + 1, A), the members' spread at every step (T + 1, A) for an ensemble of more than one, else None)."""
+    """Adam on -sum(J_hat) for ``steps`` steps, each iterate within ``radius`` (A,) of its start where given:
+    (the checked steps, their iterates (E, A, P), J_hat at every step (T + 1, A), the members' spread at every
+    step (T + 1, A) for an ensemble of more than one, else None)."""
     theta = torch.tensor(starts, dtype=torch.float32, requires_grad=True)
+    origin = torch.tensor(starts, dtype=torch.float32)
+    bound = None if radius is None else torch.as_tensor(radius, dtype=torch.float32)[:, None]
     optimizer = torch.optim.Adam([theta], lr=learning_rate)
     predicted = np.empty((steps + 1, len(starts)))
     spread_fn = getattr(model, "spread", None) if getattr(model, "size", 1) > 1 else None
@@ -270,6 +301,10 @@ def _climb(
         optimizer.zero_grad(set_to_none=True)
         (-j_hat.sum()).backward()
         optimizer.step()
+        if bound is not None:
+            with torch.no_grad():
+                away = theta - origin
+                theta.copy_(origin + away * torch.clamp(bound / away.norm(dim=1, keepdim=True).clamp_min(1e-12), max=1))
         if (step + 1) % max(steps // 40, 1) == 0 or step + 1 == steps:  # the last step too: the stage's end
             detail = f"{model.input_mode}, mean J_hat {predicted[step].mean():.1f}"
             on_progress(step + 1, steps, Report(Stage.ASCENT, detail))
@@ -304,4 +339,7 @@ def join_rounds(traces: list[AscentTrace], explore_env_steps: int = 0) -> Ascent
         check_env_steps=None if any(t.check_env_steps is None for t in traces) else sum(
             t.check_env_steps for t in traces
         ),
+        episode_returns=None
+        if any(t.episode_returns is None for t in traces)
+        else np.concatenate([t.episode_returns for t in traces]),
     )

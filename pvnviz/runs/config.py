@@ -87,6 +87,16 @@ class ExperimentConfig:
         "Active rounds: the start whose best iterate is estimated lowest restarts from the start estimated "
         "highest (the others from their own best), so a start stalled where the PVN is wrong moves on.",
     )
+    check_histograms: bool = param(
+        False,
+        "Active rounds fine-tune the PVN on each check's histogram of episode returns, as the dataset's policies "
+        "are given, instead of a point mass at the check's mean.",
+    )
+    trust_radius: float = param(
+        0.0,
+        "Active rounds: each start ascends within this L2 distance of where its round began, the distance doubled "
+        "after a round whose end beat its start's estimate and halved after one that did not (0: no bound).",
+    )
     round_perturbations: int = param(
         0,
         "Active rounds: antithetic pairs of perturbations of each start's best iterate measured "
@@ -141,6 +151,7 @@ class ExperimentConfig:
             f"got {self.early_checks}.",
         )
         check(self.max_beyond_fraction >= 0, f"max_beyond_fraction must be 0 or more; got {self.max_beyond_fraction}.")
+        check(self.trust_radius >= 0, f"trust_radius must be 0 (no bound) or positive; got {self.trust_radius}.")
         check(self.perturbation_std > 0, f"perturbation_std must be positive; got {self.perturbation_std}.")
         check(self.fresh_episodes >= 0, f"fresh_episodes must be 0 or more; got {self.fresh_episodes}.")
         check(all(h >= 1 for h in self.policy_hidden + self.pvn_hidden), "layer sizes must be positive.")

@@ -87,12 +87,14 @@ def check_config(info: RunInfo, experiment: str | None) -> ExperimentConfig:
     return config
 
 
-def _seconds(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
-
-
 def _number(value: object) -> bool:
+    """A JSON number: an int or a float, not a bool."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _seconds(value: Any) -> bool:
+    """A duration in seconds: a number, 0 or more."""
+    return _number(value) and value >= 0
 
 
 def check_summary(summary: dict, input_modes: tuple[str, ...]) -> tuple[dict[str, float], dict[str, float]]:

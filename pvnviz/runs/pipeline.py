@@ -217,22 +217,35 @@ def ascend_in_rounds(
     env = get_env(config.env_name)
     budget = StepBudget(config, dataset.num_env_steps)
     starts = starting_policies(config, seed, dataset, parts)
-    traces = [ascend_round(config, env, pvn, starts, seed, 0, hooks)]
+    radius = np.full(len(starts), config.trust_radius) if config.trust_radius > 0 else None
+    traces = [ascend_round(config, env, pvn, starts, seed, 0, hooks, radius)]
     explored_params, explored_means, explored_steps = [], [], 0
     for r in range(1, config.rounds):
         so_far = join_rounds(traces, explored_steps)
         if not budget.allows_another_round(so_far):
             break
+        if radius is not None:
+            radius = trust_radii(radius, so_far, len(traces[-1].true_returns))
         if config.round_perturbations > 0:
             params, means, steps = explore(config, env, so_far.best_params, seed, r)
             explored_params.append(params)
             explored_means.append(means)
             explored_steps += steps
         measured = np.concatenate([so_far.params.reshape(-1, so_far.params.shape[-1]), *explored_params])
-        means = np.concatenate([so_far.true_returns.reshape(-1), *explored_means])
-        refit(config, pvn, dataset, parts, measured, means, seed)
-        traces.append(ascend_round(config, env, pvn, restarts(so_far, config.share_best), seed, r, hooks))
+        explored = [parts.bins.pmf(m[:, None]) for m in explored_means]
+        targets = np.concatenate([check_targets(config, parts.bins, so_far), *explored])
+        refit(config, pvn, dataset, parts, measured, targets, seed)
+        traces.append(ascend_round(config, env, pvn, restarts(so_far, config.share_best), seed, r, hooks, radius))
     return join_rounds(traces, explored_steps)
+
+
+def trust_radii(radius: np.ndarray, so_far: AscentTrace, last_checks: int) -> np.ndarray:
+    """Each start's next trust radius (A,): doubled where the last round's final check beat its first (the
+    policy it began from, re-measured), halved where it did not; both as Algorithm 3 chooses on them
+    (``selection_returns``: pooled with ``pool_checks``). ``so_far`` ends with that round's ``last_checks``
+    checks."""
+    scores = so_far.selection_returns
+    return np.where(scores[-1] > scores[len(scores) - last_checks], 2 * radius, radius / 2)
 
 
 def restarts(so_far: AscentTrace, share_best: bool) -> np.ndarray:
@@ -268,9 +281,17 @@ def starting_policies(
 
 
 def ascend_round(
-    config: ExperimentConfig, env: BatchedEnv, pvn: PVNEnsemble, starts: np.ndarray, seed: int, r: int, hooks: Hooks
+    config: ExperimentConfig,
+    env: BatchedEnv,
+    pvn: PVNEnsemble,
+    starts: np.ndarray,
+    seed: int,
+    r: int,
+    hooks: Hooks,
+    radius: np.ndarray | None = None,
 ) -> AscentTrace:
-    """One ascent of every start at once, its iterates checked by Monte Carlo (Algorithm 3)."""
+    """One ascent of every start at once (each within ``radius`` (A,) of its start where given), its iterates
+    checked by Monte Carlo (Algorithm 3)."""
     rng = stage_rng(seed, "ascent") if r == 0 else np.random.default_rng([seed, STAGES["ascent"], r])
     trace = ascend(
         pvn,
@@ -284,6 +305,7 @@ def ascend_round(
         rng=rng,
         on_progress=hooks.on_progress,
         early_checks=tuple(config.early_checks),
+        radius=radius,
     )
     return dataclasses.replace(trace, start_counts=config.start_from == "dataset", pool_checks=config.pool_checks)
 
@@ -301,20 +323,31 @@ def explore(
     return params, means, steps
 
 
+def check_targets(config: ExperimentConfig, bins: ReturnBins, so_far: AscentTrace) -> np.ndarray:
+    """What the PVN is fine-tuned towards for every check so far, (E * A, m) in the order of
+    ``so_far.params.reshape(-1, P)``: each check's histogram of episode returns with ``check_histograms``, else a
+    point mass at its mean."""
+    if config.check_histograms:
+        if so_far.episode_returns is None:
+            raise ValueError("check_histograms needs the checks' episode returns; this trace holds only their means.")
+        return bins.pmf(so_far.episode_returns.reshape(-1, so_far.episode_returns.shape[-1]))
+    return bins.pmf(so_far.true_returns.reshape(-1)[:, None])
+
+
 def refit(
     config: ExperimentConfig,
     pvn: PVNEnsemble,
     dataset: PolicyDataset,
     parts: Split,
     measured: np.ndarray,
-    means: np.ndarray,
+    targets: np.ndarray,
     seed: int,
 ) -> None:
     """Algorithm 2 again, ``round_train_steps`` more steps, on the training policies plus the ``measured``
-    ones (``CHECK_COPIES`` times each) at their measured ``means``; validation stays the dataset's."""
+    ones (N, P) (``CHECK_COPIES`` times each) towards their ``targets`` (N, m); validation stays the dataset's."""
     x = np.concatenate([dataset.params[parts.train_idx], *[measured] * CHECK_COPIES])
     pmf = parts.bins.pmf
-    y = np.concatenate([pmf(dataset.returns[parts.train_idx]), *[pmf(means[:, None])] * CHECK_COPIES])
+    y = np.concatenate([pmf(dataset.returns[parts.train_idx]), *[targets] * CHECK_COPIES])
     steps = config.round_train_steps
     train_ensemble(
         pvn,
@@ -325,7 +358,7 @@ def refit(
         train_steps=steps,
         batch_size=config.batch_size,
         learning_rate=config.learning_rate,
-        rng=np.random.default_rng([seed, STAGES["train"], len(means)]),
+        rng=np.random.default_rng([seed, STAGES["train"], len(targets)]),
         log_every=steps,
     )
 
