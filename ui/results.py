@@ -7,6 +7,7 @@ from collections.abc import Hashable
 import numpy as np
 import streamlit as st
 
+from pvnviz.core.ascent import returned_start
 from pvnviz.envs import registry as envs
 from pvnviz.envs.registry import get_env
 from pvnviz.figures import ascent as ascent_figs
@@ -89,10 +90,24 @@ def _render_headline(summary: dict) -> None:
             f"{headline:.1f}",
             delta=f"{headline - best:+.1f} vs best kept",
             help=f"Selection estimate (the checks that chose each start's iterate): {values['best_mean_return']:.1f}. "
-            f"Env steps beyond the dataset (Algorithm 3's checks {values['check_env_steps']:,}, the rounds' "
+            + returned_note(values)
+            + f"Env steps beyond the dataset (Algorithm 3's checks {values['check_env_steps']:,}, the rounds' "
             f"perturbations {values['explore_env_steps']:,}): "
             f"{values['beyond_dataset_fraction']:.1%} of the dataset's.",
         )
+
+
+def returned_note(values: dict) -> str:
+    """One sentence on Algorithm 3's answer (``returned_start``) from a summary's per-input numbers, or "" where
+    the run has no fresh re-measurement or a single start."""
+    fresh, chosen = values.get("fresh_return_per_start") or [], values.get("best_return_per_start") or []
+    if len(fresh) != len(chosen) or len(chosen) < 2:
+        return ""
+    k = returned_start(chosen)
+    return (
+        f"Algorithm 3 returns one policy, the start whose chosen iterate scored highest (start {k + 1}): "
+        f"{fresh[k]:.1f} on fresh episodes. "
+    )
 
 
 def _render_dataset_and_training(result: ExperimentResult) -> None:

@@ -96,6 +96,12 @@ def _environment(experiment: str, s: dict[str, Any]) -> list[str]:
             f"(from {_number(numbers.get('start_mean_return'))} at the start), "
             f"{_number(numbers.get('fresh_mean_return'))} on fresh episodes"
         )
+        chosen = numbers.get("best_return_per_start") or []
+        if len(fresh) == len(chosen) > 1 and all(isinstance(v, (int, float)) for v in [*fresh, *chosen]):
+            from pvnviz.core.ascent import returned_start  # torch: only once a run has its numbers
+
+            k = returned_start(chosen)
+            line += f"; Algorithm 3 returns start {k + 1}'s policy: {_number(fresh[k])} on fresh episodes"
         if experiment == "swimmer" and fresh:
             above = sum(1 for value in fresh if isinstance(value, (int, float)) and value > SWIMMER_BASELINE)
             line += f"; {above} of {len(fresh)} starts above DDPG's {SWIMMER_BASELINE:.0f}"

@@ -122,12 +122,24 @@ class AscentTrace:
         return self.selection_returns[self.best_index, np.arange(self.true_returns.shape[1])]
 
     @property
+    def returned_start(self) -> int:
+        """The start whose policy Algorithm 3 returns (``returned_start``)."""
+        return returned_start(self.best_returns)
+
+    @property
     def best_params(self) -> np.ndarray:
         return self.params[self.best_index, np.arange(self.params.shape[1])]
 
     @property
     def final_returns(self) -> np.ndarray:
         return self.true_returns[-1]
+
+
+def returned_start(best_per_start) -> int:
+    """Algorithm 3's answer, ``return argmax_theta(Theta)``: of the A starts' chosen iterates, the one whose check
+    (what chose it: ``best_returns``, pooled with ``pool_checks``) is highest; ties go to the first start. The
+    fresh re-measurement plays no part, so the answer's fresh return stays an honest estimate."""
+    return int(np.argmax(np.asarray(best_per_start, dtype=float)))
 
 
 def remeasure(
