@@ -10,7 +10,9 @@ from the softmax of the logits (action 1 when a uniform draw is at least p(actio
 
     python scripts/remeasure_cartpole.py data/claims/cartpole-beyond-500-549.jsonl
 
-prints one row per seed (its mean over the starts, and each start's) and the seeds' lowest and mean.
+prints one row per seed (its mean over the starts, and each start's) and the seeds' lowest and mean. Where the
+records hold each start's selection estimate (``best_return_per_start``), it also prints Algorithm 3's answer,
+``return argmax_theta(Theta)``: the start whose estimate is highest (ties: the first), re-measured like the others.
 """
 
 from __future__ import annotations
@@ -109,12 +111,33 @@ def main(argv: list[str] | None = None) -> int:
     if not returns:
         print(f"{args.records} holds no records", file=sys.stderr)
         return 2
-    print("seed  mean   per start")
+    answers = returned_starts(records, args.input)
+    print("seed  mean   per start" + ("   (returned: start, its mean)" if answers else ""))
     for seed, per_start in returns.items():
-        print(f"{seed:<5} {per_start.mean():5.1f}  " + ", ".join(f"{v:.1f}" for v in per_start.mean(axis=1)))
+        row = f"{seed:<5} {per_start.mean():5.1f}  " + ", ".join(f"{v:.1f}" for v in per_start.mean(axis=1))
+        if answers:
+            k = answers[seed]
+            row += f"   (returned: {k + 1}, {per_start[k].mean():.1f})"
+        print(row)
+    if answers:
+        chosen = [float(returns[seed][k].mean()) for seed, k in answers.items()]
+        at_90 = sum(v >= 90 for v in chosen)
+        print(f"returned policies: lowest {min(chosen):.1f}, mean {np.mean(chosen):.1f}, {at_90} at 90 or more")
     seed_means = [float(v.mean()) for v in returns.values()]
     print(f"seeds {len(seed_means)}: lowest {min(seed_means):.1f}, mean {np.mean(seed_means):.1f}")
     return 0
+
+
+def returned_starts(records: list[dict], input_mode: str) -> dict[int, int]:
+    """Per seed, the start Algorithm 3 returns (argmax of the selection estimates, the first on ties); empty
+    where any record lacks the estimates."""
+    found = {}
+    for r in records:
+        estimates = r["inputs"][input_mode].get("best_return_per_start")
+        if estimates is None:
+            return {}
+        found[r["seed"]] = int(np.argmax(estimates))
+    return found
 
 
 if __name__ == "__main__":

@@ -263,19 +263,85 @@ def test_the_cartpole_beyond_held_out_seeds_are_what_their_records_say():
     per_start = {r["seed"]: r["inputs"]["fingerprint"]["fresh_return_per_start"] for r in records}
     fresh = {seed: float(np.mean(v)) for seed, v in per_start.items()}
     section = " ".join(beyond_section("CartPole `beyond`").split())
+    rows = held_out_section("Seeds 500-549")
     for seed, values in per_start.items():
-        assert f"| {seed} | {fresh[seed]:.1f} | {', '.join(f'{v:.1f}' for v in values)} |" in section, seed
+        assert f"| {seed} | {fresh[seed]:.1f} | {', '.join(f'{v:.1f}' for v in values)} |" in rows, seed
     mean, lowest = float(np.mean(list(fresh.values()))), min(fresh.values())
     at_90 = sum(v >= 90 for v in fresh.values())
     span = f"{seeds[0]}-{seeds[-1]}"
     low = min(fresh, key=fresh.get)
     assert f"seeds {span}: mean {mean:.1f}, lowest {lowest:.1f} (seed {low}), {at_90} of {len(seeds)}" in section
     n = len(seeds)
-    said = f"| {mean:.1f}, lowest seed {lowest:.1f}, {at_90} of {n} seeds at 90 or more (held-out seeds {span})"
+    said = f"{mean:.1f}, lowest seed {lowest:.1f}, {at_90} of {n} seeds at 90 or more (held-out seeds {span}"
     assert said in readme_row("CartPole `beyond`")
     shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
     assert f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it" in section
     assert max(shares) <= 0.25
+
+
+def held_out_section(heading: str) -> str:
+    """docs/held-out.md's ``## heading`` section, whitespace collapsed."""
+    return " ".join(beyond_section(heading, "held-out.md").split())
+
+
+CARTPOLE_600_RECORDS = ROOT / "data" / "claims" / "cartpole-beyond-600-649.jsonl"
+
+
+def test_the_cartpole_beyond_seeds_600_649_are_what_their_records_say():
+    """docs/held-out.md's rows, docs/beyond.md's sums and the README's row for seeds 600-649: each seed's starts'
+    mean, Algorithm 3's answer (``returned_start`` of the selection estimates) and fresh return per start; over the
+    seeds, both readings' mean, lowest and count at 90 or more; the share spent beyond the dataset."""
+    from pvnviz.core.ascent import returned_start
+    from pvnviz.runs.seed_records import read_records
+
+    records = read_records(CARTPOLE_600_RECORDS)
+    assert [r["seed"] for r in records] == list(range(600, 650))
+    assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] and "set" not in r for r in records)
+    rows = held_out_section("Seeds 600-649")
+    means, answers, answer_starts = {}, {}, {}
+    for r in records:
+        numbers = r["inputs"]["fingerprint"]
+        fresh = numbers["fresh_return_per_start"]
+        k = returned_start(numbers["best_return_per_start"])
+        means[r["seed"]], answers[r["seed"]] = float(np.mean(fresh)), fresh[k]
+        answer_starts[r["seed"]] = fresh
+        listed = ", ".join(f"{v:.1f}" for v in fresh)
+        assert f"| {r['seed']} | {np.mean(fresh):.1f} | {fresh[k]:.1f} (start {k + 1}) | {listed} |" in rows, r["seed"]
+
+    def reading(values: dict[int, float]) -> str:
+        low = min(values, key=values.get)
+        at_90 = sum(v >= 90 for v in values.values())
+        return f"mean {np.mean(list(values.values())):.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of 50"
+
+    section = " ".join(beyond_section("CartPole `beyond`").split())
+    shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
+    spent = f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it"
+    assert f"Over seeds 600-649: {reading(means)} at 90 or more, {spent}" in section
+    assert f"Algorithm 3's answer: {reading(answers)} at 90 or more" in section
+    assert max(shares) <= 0.25
+    # the two patterns of the seeds below 90: stalled starts the answer leaves behind, and a slow climb it cannot
+    low = [s for s in means if means[s] < 90]
+    stalled, slow = [s for s in low if answers[s] >= 90], [s for s in low if answers[s] < 90]
+    assert f"On {', '.join(map(str, stalled[:-1]))} and {stalled[-1]} some starts stalled while one reached" in section
+    best = [answers[s] for s in stalled]
+    assert f"reached {min(best):.1f}-{max(best):.1f}, and Algorithm 3's answer is that start" in section
+    ends = [v for s in slow for v in answer_starts[s]]
+    said = f"On {', '.join(map(str, slow[:-1]))} and {slow[-1]} every start ended between {min(ends):.1f} and"
+    assert said + f" {max(ends):.1f}, and so does the answer ({min(answers[s] for s in slow):.1f}-" in section
+    row = readme_row("CartPole `beyond`")
+    assert f"held-out seeds 600-649: the 5 starts' {reading(means)} seeds at 90 or more" in row
+    assert f"Algorithm 3's answer {reading(answers)} seeds at 90 or more" in row
+
+
+@pytest.mark.slow
+def test_a_held_out_record_is_what_its_command_gives():
+    """Seed 600 run again with today's preset (fingerprint): the same record, field by field."""
+    from pvnviz.runs.pipeline import run_experiment
+    from pvnviz.runs.seed_records import preset_config, read_records, seed_record
+
+    config = preset_config("cartpole", "beyond", ("fingerprint",))
+    shipped = read_records(CARTPOLE_600_RECORDS)[0]
+    assert seed_record("cartpole", "beyond", 600, run_experiment(config, seed=600)) == shipped
 
 
 # --- Swimmer (Section 6.3): the shipped zero-shot runs ---------------------------------------------------------

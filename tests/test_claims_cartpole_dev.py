@@ -73,3 +73,27 @@ def test_a_record_is_what_its_command_gives():
     for name, fields in shipped["inputs"].items():  # a record may lack the optional best_return_per_start
         again["inputs"][name] = {key: again["inputs"][name][key] for key in fields}
     assert again == shipped
+
+
+VARIANTS = ROOT / "data" / "claims" / "cartpole-beyond-variants-300-319.jsonl"
+
+
+def test_the_variants_paragraph_is_what_their_rows_say():
+    """docs/beyond.md, "Trust regions and check histograms, tried and not kept": each variant's mean, lowest seed
+    and count at 90 or more over seeds 300-319, from its rows; and today's preset's, from its records."""
+    import json
+
+    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
+    start = text.index("**Trust regions and check histograms, tried and not kept**")
+    paragraph = text[start : text.index("No preset uses either.", start)]
+    rows = [json.loads(line) for line in VARIANTS.read_text().splitlines() if line.strip()]
+    for setting in ("trust_radius=1.0", "check_histograms=true"):
+        means = {r["seed"]: float(np.mean(r["fresh_return_per_start"])) for r in rows if r["set"] == [setting]}
+        assert list(means) == list(range(300, 320)), setting
+        low = min(means, key=means.get)
+        at_90 = sum(v >= 90 for v in means.values())
+        said = f"mean {np.mean(list(means.values())):.1f}, lowest {means[low]:.1f} (seed {low}), {at_90} of 20 at 90"
+        assert said in paragraph, said
+    today = fresh_means(())
+    said = f"{np.mean(list(today.values())):.1f}, {min(today.values()):.1f} and {sum(v >= 90 for v in today.values())}"
+    assert f"against {said} of 20" in paragraph

@@ -80,7 +80,8 @@ def shipped_output(records: str) -> tuple[dict[int, str], str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "records", ["data/claims/cartpole-beyond-300-319.jsonl", "data/claims/cartpole-beyond-500-549.jsonl"]
+    "records",
+    [f"data/claims/cartpole-beyond-{seeds}.jsonl" for seeds in ("300-319", "500-549", "600-649")],
 )
 def test_the_script_measures_what_docs_beyond_md_says(records, tmp_path, capsys, monkeypatch):
     """docs/beyond.md quotes the mean and lowest seed of the script's output on the shipped records, with its
@@ -97,6 +98,21 @@ def test_the_script_measures_what_docs_beyond_md_says(records, tmp_path, capsys,
     lowest, mean = re.fullmatch(rf"seeds {len(rows)}: lowest ([\d.]+), mean ([\d.]+)", summary).groups()
     assert float(lowest) == means[low] and abs(float(mean) - np.mean(list(means.values()))) < 0.05
     assert quoted_remeasure(records) == (float(mean), float(lowest), low)
+    returned = [line for line in (ROOT / records.replace(".jsonl", ".remeasured.txt")).read_text().splitlines()
+                if line.startswith("returned policies:")]  # fmt: skip
+    if "best_return_per_start" in shipped[0]["inputs"]["fingerprint"]:  # Algorithm 3's answer, as the docs quote it
+        answers = [float(re.search(r"\(returned: \d+, ([\d.]+)\)", row).group(1)) for row in rows.values()]
+        for r in shipped:
+            estimates = r["inputs"]["fingerprint"]["best_return_per_start"]
+            assert f"(returned: {int(np.argmax(estimates)) + 1}, " in rows[r["seed"]], r["seed"]
+        (line,) = returned
+        pattern = r"returned policies: lowest ([\d.]+), mean ([\d.]+), (\d+) at 90 or more"
+        low_a, mean_a, at_90 = re.fullmatch(pattern, line).groups()
+        assert float(low_a) == min(answers) and abs(float(mean_a) - np.mean(answers)) < 0.05
+        assert int(at_90) == sum(v >= 90 for v in answers) or min(abs(v - 90) for v in answers) < 0.05
+        assert returned[0] in " ".join((ROOT / "docs" / "beyond.md").read_text().split())
+    else:
+        assert returned == []
 
     sample = shipped[::10]
     measured = script.remeasure(sample, "fingerprint", 100, 100, 0)
