@@ -124,11 +124,21 @@ def test_the_held_out_table_is_the_shipped_rows_and_the_verdict_follows():
     assert f"at or above ARS V1-t's on {above} of the {len(seeds)} held-out seeds run" in text
     losses = [(p, ars[p["seed"]]["ARS V1-t"]["fresh_mean"]) for p in pvn]
     losses = [(p, v1) for p, v1 in losses if p["fresh_mean"] < v1]
-    means = " and ".join(f"{v1 - p['fresh_mean']:.1f}" for p, v1 in losses)
-    bests = " and ".join(f"{v1 - p['fresh_best']:.1f}" for p, v1 in losses)
-    assert f"Where it loses, its mean is {means} below V1-t and its best start {bests} below" in text
+    def listed(values: list[float]) -> str:
+        return ", ".join(f"{v:.1f}" for v in values[:-1]) + f" and {values[-1]:.1f}"
+
+    lost = [p["seed"] for p, _ in losses]
+    means = listed([v1 - p["fresh_mean"] for p, v1 in losses])
+    seeds_lost = ", ".join(map(str, lost[:-1])) + f" and {lost[-1]}"
+    assert f"Where it loses, its mean is {means} below V1-t (seeds {seeds_lost})" in text
+    bests, v1s = listed([p["fresh_best"] for p, _ in losses]), listed([v1 for _, v1 in losses])
+    assert f"and its best start {bests} against V1-t's {v1s}." in text
     behind = [s for s in seeds if ars[s]["ARS V2-t"]["fresh_mean"] < 200]
-    assert "V2-t ends far behind on seeds 41-43" in text and behind == [41, 42, 43]
+    assert "V2-t ends far behind on seeds 40-43" in text and behind == [40, 41, 42, 43]
+    mlp = {r["seed"]: r for r in before["ARS V1-t"]}
+    p40 = next(p for p in pvn if p["seed"] == 40)
+    assert f"above V1-t on seed 40 ({p40['fresh_mean']:.1f} against {mlp[40]['fresh_mean']:.1f})" in text
+    assert f"MLP [30] ARS (`data/swimmer-compare.jsonl`) ended at {mlp[40]['fresh_mean']:.1f} (V1-t)" in text
 
 
 def test_where_it_stands_quotes_the_rows():
