@@ -171,22 +171,7 @@ def measure_returns(
     on_progress: ProgressFn = no_progress,
 ) -> np.ndarray:
     """Monte Carlo mean undiscounted return of each policy (K, P) -> (K,)."""
-    return measure_counted(env, arch, params, num_episodes, horizon, rng, on_progress)[0]
-
-
-def measure_counted(
-    env: Rollouts,
-    arch: PolicyArch,
-    params: np.ndarray,
-    num_episodes: int,
-    horizon: int,
-    rng: np.random.Generator,
-    on_progress: ProgressFn = no_progress,
-) -> tuple[np.ndarray, int | None]:
-    """``measure_returns``' means (K,) and the environment steps the episodes took, where the environment counts
-    them (``pvnviz.envs.batched.BatchedEnv.rollout_counted``; else None)."""
-    returns, counted = measure_episodes(env, arch, params, num_episodes, horizon, rng, on_progress)
-    return returns.mean(axis=1), counted
+    return measure_episodes(env, arch, params, num_episodes, horizon, rng, on_progress)[0].mean(axis=1)
 
 
 def measure_episodes(

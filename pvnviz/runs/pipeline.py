@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from pvnviz.core.ascent import AscentTrace, ascend, join_rounds, measure_counted, measure_returns, remeasure
+from pvnviz.core.ascent import AscentTrace, ascend, join_rounds, measure_episodes, measure_returns, remeasure
 from pvnviz.core.ensemble import PVNEnsemble, TrainedEnsemble, train_ensemble
 from pvnviz.core.fingerprint import initial_probes
 from pvnviz.core.histogram import ReturnBins
@@ -318,7 +318,8 @@ def explore(
     rng = np.random.default_rng([seed, STAGES["ascent"], r, 1])
     delta = rng.standard_normal((config.round_perturbations, *best.shape)) * config.perturbation_std
     params = np.concatenate([best + delta, best - delta]).reshape(-1, best.shape[-1]).astype(np.float32)
-    means, counted = measure_counted(env, config.arch(), params, config.eval_episodes, config.horizon, rng)
+    episodes, counted = measure_episodes(env, config.arch(), params, config.eval_episodes, config.horizon, rng)
+    means = episodes.mean(axis=1)
     steps = env_steps(config.env_name, means, config.eval_episodes, config.horizon) if counted is None else counted
     return params, means, steps
 
