@@ -1,4 +1,4 @@
-"""Checks as histograms (``ExperimentConfig.check_histograms``, ``pvnviz.runs.pipeline.check_targets``): the active
+"""Checks as histograms (``ExperimentConfig.check_histograms``, ``pvnviz.runs.rounds.check_targets``): the active
 rounds may fine-tune the PVN on each check's histogram of episode returns, the kind of target the dataset's
 policies give it (Section 3), instead of a point mass at the check's mean. The checks keep their episodes
 (``AscentTrace.episode_returns``) for that."""
@@ -13,7 +13,8 @@ import pytest
 from pvnviz.core.ascent import AscentTrace, join_rounds
 from pvnviz.core.histogram import ReturnBins
 from pvnviz.runs.config import ExperimentConfig
-from pvnviz.runs.pipeline import check_targets, run_experiment
+from pvnviz.runs.pipeline import run_experiment
+from pvnviz.runs.rounds import check_targets
 
 BINS = ReturnBins(0.0, 100.0, 10)
 

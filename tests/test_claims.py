@@ -379,8 +379,8 @@ def test_the_swimmer_table_rows_of_the_shipped_runs_are_their_files():
 def test_beyond_md_states_the_presets_settings():
     """The settings docs/beyond.md gives for each `beyond` preset are the presets' own."""
     from pvnviz.runs.budget import StepBudget
-    from pvnviz.runs.pipeline import CHECK_COPIES
     from pvnviz.runs.presets import PRESETS
+    from pvnviz.runs.rounds import CHECK_COPIES
 
     text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
     cartpole, linear, swimmer = (PRESETS[e][p]() for e, p in [("cartpole", "beyond"), ("cartpole", "beyond-linear"),

@@ -288,7 +288,7 @@ def test_round_perturbations_join_the_data_as_antithetic_pairs_and_are_counted(m
     measured returns, and each is counted once. The round's steps are replaced by plain stand-ins here."""
     from types import SimpleNamespace
 
-    import pvnviz.runs.pipeline as pipeline
+    import pvnviz.runs.rounds as rounds
     from pvnviz.core.ascent import AscentTrace
     from pvnviz.core.histogram import ReturnBins
 
@@ -307,10 +307,10 @@ def test_round_perturbations_join_the_data_as_antithetic_pairs_and_are_counted(m
         return pairs, pairs.sum(axis=1), 7 * len(pairs)
 
     for name, stand_in in [("ascend_round", ascend_round), ("refit", refit), ("explore", explore)]:
-        monkeypatch.setattr(pipeline, name, stand_in)
-    monkeypatch.setattr(pipeline, "starting_policies", lambda *args: np.zeros((2, 3)))
+        monkeypatch.setattr(rounds, name, stand_in)
+    monkeypatch.setattr(rounds, "starting_policies", lambda *args: np.zeros((2, 3)))
     config = dataclasses.replace(NOISY, rounds=3, round_perturbations=2, max_beyond_fraction=0.0)
-    trace = pipeline.ascend_in_rounds(config, None, 0, SimpleNamespace(num_env_steps=1), SimpleNamespace(bins=bins))
+    trace = rounds.ascend_in_rounds(config, None, 0, SimpleNamespace(num_env_steps=1), SimpleNamespace(bins=bins))
     assert len(seen) == 2 and trace.explore_env_steps == 2 * 7 * 4
     x, y = seen[-1]
     # round 1 and 2 checks (4 + 4 rows) and two rounds of 4 perturbations, targets at their measured returns

@@ -90,7 +90,7 @@ def test_the_rounds_restart_from_the_pooled_choice(monkeypatch):
     re-measures it at 40, and checks B at 80; round 2 starts from B when pooled (A: 70), from A when not."""
     from types import SimpleNamespace
 
-    import pvnviz.runs.pipeline as pipeline
+    import pvnviz.runs.rounds as rounds
     from conftest import TINY_CARTPOLE
     from pvnviz.core.histogram import ReturnBins
 
@@ -105,12 +105,12 @@ def test_the_rounds_restart_from_the_pooled_choice(monkeypatch):
             trace = trace_of(params, np.array(next(measured))[:, None], pool=config.pool_checks)
             return trace
 
-        monkeypatch.setattr(pipeline, "ascend_round", ascend_round)
-        monkeypatch.setattr(pipeline, "refit", lambda *args: None)
-        monkeypatch.setattr(pipeline, "get_env", lambda name: None)
-        monkeypatch.setattr(pipeline, "starting_policies", lambda *args: np.zeros((1, 2)))
+        monkeypatch.setattr(rounds, "ascend_round", ascend_round)
+        monkeypatch.setattr(rounds, "refit", lambda *args: None)
+        monkeypatch.setattr(rounds, "get_env", lambda name: None)
+        monkeypatch.setattr(rounds, "starting_policies", lambda *args: np.zeros((1, 2)))
         config = dataclasses.replace(TINY_CARTPOLE, rounds=3, max_beyond_fraction=0.0, pool_checks=pool)
-        pipeline.ascend_in_rounds(config, None, 0, SimpleNamespace(num_env_steps=1), SimpleNamespace(bins=BINS))
+        rounds.ascend_in_rounds(config, None, 0, SimpleNamespace(num_env_steps=1), SimpleNamespace(bins=BINS))
         return begins
 
     assert run(pool=True) == [0.0, 10.0, 20.0]

@@ -1,4 +1,4 @@
-"""Shared restarts (``ExperimentConfig.share_best``, ``pvnviz.runs.pipeline.restarts``): between two active rounds
+"""Shared restarts (``ExperimentConfig.share_best``, ``pvnviz.runs.rounds.restarts``): between two active rounds
 the start whose best iterate is estimated lowest restarts from the best iterate of the start estimated highest;
 every other start goes on from its own best."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from pvnviz.core.ascent import AscentTrace
-from pvnviz.runs.pipeline import restarts
+from pvnviz.runs.rounds import restarts
 
 
 def trace_of(params: np.ndarray, returns: np.ndarray, pool: bool = True) -> AscentTrace:

@@ -1,6 +1,6 @@
 """Trust regions for the active rounds (``ExperimentConfig.trust_radius``): each start ascends within an L2 ball
 around where its round began (``pvnviz.core.ascent.ascend``'s ``radius``), and the ball doubles after a round whose
-end beat its start and halves after one that did not (``pvnviz.runs.pipeline.trust_radii``)."""
+end beat its start and halves after one that did not (``pvnviz.runs.rounds.trust_radii``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import torch
 from pvnviz.core.ascent import AscentTrace, _climb, join_rounds
 from pvnviz.core.config_fields import ConfigError
 from pvnviz.runs.config import ExperimentConfig
-from pvnviz.runs.pipeline import run_experiment, trust_radii
+from pvnviz.runs.pipeline import run_experiment
+from pvnviz.runs.rounds import trust_radii
 
 
 class Bowl(torch.nn.Module):

@@ -12,7 +12,7 @@ been obtained"). A round ascends, adds the checked iterates and their measured m
 training set, fine-tunes the PVN, and ascends again from each start's best iterate so far; optionally it
 also measures a few antithetic perturbations of each start's best (as Augmented Random Search would, Mania
 et al., 2018), which show the PVN the return's slope around the point the ascent will leave from. The loop
-is ``pvnviz.runs.pipeline.ascend_in_rounds``, under the env-step cap of ``pvnviz.runs.budget.StepBudget``;
+is ``pvnviz.runs.rounds.ascend_in_rounds``, under the env-step cap of ``pvnviz.runs.budget.StepBudget``;
 ``join_rounds`` here joins the rounds' traces into one, every check kept and counted, the perturbations'
 environment steps counted apart (``AscentTrace.explore_env_steps``).
 """

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pvnviz.core.histogram import ReturnBins
 from pvnviz.core.policies import PolicyArch
 from pvnviz.runs import schema
 
@@ -65,3 +66,14 @@ class PolicyDataset:
     def from_arrays(cls, data: dict[str, np.ndarray]) -> PolicyDataset:
         """The dataset from the arrays ``save`` writes (``pvnviz.runs.files`` checks them first)."""
         return cls(**schema.from_arrays(schema.DATASET, data, "dataset"))
+
+
+@dataclass(frozen=True)
+class Split:
+    """A dataset's training-set filter, the histogram bins and the train/validation split
+    (``pvnviz.runs.pipeline.split``)."""
+
+    kept: np.ndarray  # (K,) bool
+    bins: ReturnBins
+    train_idx: np.ndarray  # indices into the dataset
+    val_idx: np.ndarray
