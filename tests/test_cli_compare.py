@@ -53,3 +53,32 @@ def test_compare_with_beyond_runs_that_preset_alone_and_ars_with_its_policy_shap
     per_iteration = 2 * comparison.SETTINGS["swimmer"].directions * tiny.horizon
     assert pvn["env_steps"] <= ars["env_steps"] < pvn["env_steps"] + per_iteration
     assert ars["env_steps"] % per_iteration == 0
+
+
+def test_compare_set_overrides_the_pvn_preset_and_names_it_in_its_row(monkeypatch):
+    """``--set KEY=VALUE`` reaches the PVN run (its checks then count as the override says) and the PVN row's
+    method names it; a setting the presets refuse is one line on stderr, exit 2."""
+    import dataclasses
+
+    from conftest import TINY_SWIMMER
+    from pvnviz.baselines import compare as comparison
+    from pvnviz.runs.presets import PRESETS
+
+    tiny = dataclasses.replace(TINY_SWIMMER, policy_hidden=(), start_from="dataset", rounds=1, fresh_episodes=2)
+    monkeypatch.setitem(PRESETS["swimmer"], "tiny-linear", lambda: tiny)
+    plain = comparison.compare(3, "swimmer", beyond="tiny-linear", ars=())
+    more = comparison.compare(3, "swimmer", beyond="tiny-linear", ars=(), overrides=("eval_episodes=3",))
+    assert [r["method"] for r in more] == ["PVN tiny-linear (eval_episodes=3)", "best of random policies"]
+    dataset = plain[1]["env_steps"]  # every Swimmer episode runs the horizon: checks cost episodes x horizon
+    assert (more[0]["env_steps"] - dataset) * tiny.eval_episodes == (plain[0]["env_steps"] - dataset) * 3
+    assert plain[0]["method"] == "PVN tiny-linear"
+
+
+def test_compare_refuses_a_setting_the_preset_refuses_in_one_line(capsys):
+    from pvnviz.cli import compare
+
+    with pytest.raises(SystemExit) as stop:
+        compare.main(["--env", "swimmer", "--set", "round_budget=sometimes", "--seed", "1"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "round_budget must be one of at_most, measured" in err
+    assert len(err.strip().splitlines()) == 1

@@ -363,6 +363,32 @@ def test_rounds_end_before_the_cap_on_env_steps_beyond_the_dataset(cap):
     assert spent + most > cap * result.dataset.num_env_steps
 
 
+@pytest.mark.slow
+def test_a_measured_round_budget_counts_each_round_at_the_steps_its_policies_took():
+    """round_budget "measured": a CartPole return is its episode's length, so each round's checks cost
+    (sum of its mean returns) x eval_episodes steps, and the rounds run are re-derived from the trace by hand."""
+    config = dataclasses.replace(
+        NOISY, rounds=40, round_train_steps=5, num_starts=2, eval_every=10, eval_episodes=2,
+        max_beyond_fraction=0.2, round_budget="measured",
+    )  # fmt: skip
+    result = run_experiment(config, seed=4)
+    checks = config.ascent_steps // config.eval_every + 1  # 5 checks a start, 10 policies a round
+    per_round = result.traces["fingerprint"].true_returns.reshape(-1, checks, 2)
+    steps = per_round.sum(axis=(1, 2)) * config.eval_episodes
+    cap = config.max_beyond_fraction * result.dataset.num_env_steps
+
+    def next_round(r: int) -> float:  # 10 policies at the highest steps per policy of rounds 0..r-1
+        return 10 * max(steps[:r] / 10)
+
+    rounds = len(steps)
+    assert all(steps[:r].sum() + next_round(r) <= cap + 1e-6 for r in range(1, rounds))  # each round allowed
+    assert rounds < config.rounds and steps.sum() + next_round(rounds) > cap  # and one more was not
+    at_most = 10 * config.eval_episodes * config.horizon
+    assert rounds > 1 + (cap - steps[0]) // at_most  # more rounds than counting each at its most would run
+    summary = result.summary()["inputs"]["fingerprint"]
+    assert summary["check_env_steps"] == round(steps.sum())
+
+
 def test_early_checks_score_the_iterates_near_each_rounds_start():
     from pvnviz.core.ascent import check_steps
 

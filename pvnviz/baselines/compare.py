@@ -21,6 +21,7 @@ import numpy as np
 
 from pvnviz.baselines.ars import EnvObjective, ars
 from pvnviz.core.ascent import measure_returns
+from pvnviz.core.config_fields import apply_overrides
 from pvnviz.core.policies import PolicyArch, glorot_params
 from pvnviz.envs.registry import get_env
 from pvnviz.runs.dataset import PolicyDataset
@@ -67,16 +68,19 @@ def compare(
     dataset: PolicyDataset | None = None,
     beyond: str | None = None,
     ars: tuple[str, ...] = ARS_VERSIONS,
+    overrides: tuple[str, ...] = (),
 ) -> list[dict]:
     """One JSON row per method: its environment steps and the fresh return of its final policies.
 
     ``dataset``: the PVN presets' dataset (``collect`` of either, they share it), to skip collecting it.
     ``beyond``: a preset id of ``env_name`` run alone (with best-of-random on its dataset) instead of the setting's
     two. ARS (``ars``: a subset of ``ARS_VERSIONS``) gets the largest PVN budget and the PVN's policy shape.
+    ``overrides``: ``key=value`` settings (``--set``) applied to every PVN preset run, named in its method
+    (``PVN beyond (round_budget=measured)``).
     """
     setting = setting_for(env_name)
     names = (setting.zero_shot, setting.beyond) if beyond is None else (beyond,)
-    rows = _pvn_rows(seed, env_name, dataset, names)
+    rows = _pvn_rows(seed, env_name, dataset, names, overrides)
     budget = max(row["env_steps"] for row in rows if row["method"].startswith("PVN"))  # the largest PVN budget
     config = presets_for(env_name)[names[-1]]()
     return rows + [
@@ -96,11 +100,19 @@ def _row(method: str, env_name: str, seed: int, env_steps: int, fresh_mean: floa
             "fresh_best": fresh_best, "policy": policy}  # fmt: skip
 
 
-def _pvn_rows(seed: int, env_name: str, dataset: PolicyDataset | None, names: tuple[str, ...]) -> list[dict]:
-    """The PVN presets ``names`` (zero-shot first) on one dataset, and the dataset's best policy re-measured (best
-    of random policies) after the first."""
+def pvn_method(preset: str, overrides: tuple[str, ...] = ()) -> str:
+    """A PVN row's ``method``: ``PVN beyond``, with any ``--set`` overrides after it in parentheses."""
+    return f"PVN {preset}" + (f" ({', '.join(overrides)})" if overrides else "")
+
+
+def _pvn_rows(
+    seed: int, env_name: str, dataset: PolicyDataset | None, names: tuple[str, ...], overrides: tuple[str, ...] = ()
+) -> list[dict]:
+    """The PVN presets ``names`` (zero-shot first, each with ``overrides``) on one dataset, and the dataset's best
+    policy re-measured (best of random policies) after the first."""
     env, rows = get_env(env_name), []
-    presets = {name: dataclasses.replace(presets_for(env_name)[name](), inputs=("fingerprint",)) for name in names}
+    made = {name: apply_overrides(presets_for(env_name)[name](), list(overrides)) for name in names}
+    presets = {name: dataclasses.replace(config, inputs=("fingerprint",)) for name, config in made.items()}
     configs = list(presets.values())
     assert all(dataset_config(c) == dataset_config(configs[0]) for c in configs), "the PVN presets share a dataset"
     for preset, config in presets.items():
@@ -111,7 +123,8 @@ def _pvn_rows(seed: int, env_name: str, dataset: PolicyDataset | None, names: tu
         spent = s["dataset_env_steps"] + f["check_env_steps"] + f["explore_env_steps"]
         fresh_best = max(f["fresh_return_per_start"])
         shape = policy_shape(config.arch())
-        rows.append(_row(f"PVN {preset}", env_name, seed, spent, f["fresh_mean_return"], fresh_best, shape))
+        method = pvn_method(preset, overrides)
+        rows.append(_row(method, env_name, seed, spent, f["fresh_mean_return"], fresh_best, shape))
         if preset == names[0]:
             best = dataset.params[np.argmax(dataset.mean_returns)][None]
             fresh_rng = stage_rng(seed, "fresh")

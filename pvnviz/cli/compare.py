@@ -20,7 +20,7 @@ import json
 from pvnviz.baselines.compare import ARS_VERSIONS, SETTINGS, compare, setting_for
 from pvnviz.cli.argtypes import OneLineParser, non_negative_int
 from pvnviz.cli.collect import saved_dataset
-from pvnviz.core.config_fields import ConfigError
+from pvnviz.core.config_fields import ConfigError, apply_overrides
 from pvnviz.runs.presets import presets_for
 from pvnviz.runs.store import RunError
 
@@ -72,6 +72,14 @@ def main(argv: list[str] | None = None, prog: str = "python -m pvnviz.cli.compar
         default=list(ARS_VERSIONS),
         help=f"the ARS versions to run (default: {' '.join(ARS_VERSIONS)}; none: --ars alone)",
     )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one setting of the PVN presets, as `run --set` does; repeatable (named in the PVN row)",
+    )
     parser.add_argument("--html", help="also write the chart (returns against env steps) to this HTML file")
     args = parser.parse_args(argv)
     rows = []
@@ -81,14 +89,18 @@ def main(argv: list[str] | None = None, prog: str = "python -m pvnviz.cli.compar
     if args.beyond is not None and args.beyond not in presets:
         parser.error(f"--beyond: choose one of {', '.join(presets)}, got {args.beyond!r}")
     first = setting_for(args.env_name).zero_shot if args.beyond is None else args.beyond
+    try:
+        first_config = apply_overrides(presets[first](), args.overrides)
+    except ConfigError as err:
+        parser.error(f"--set: {err}")
     for i, seed in enumerate(args.seed):
         dataset = None
         if args.dataset_from:  # checked as `run --dataset-from` checks it: same seed and dataset settings
             try:
-                dataset = saved_dataset(args.dataset_from[i], args.env_name, seed, presets[first]())
+                dataset = saved_dataset(args.dataset_from[i], args.env_name, seed, first_config)
             except (ConfigError, RunError, ValueError) as err:
                 parser.error(f"--dataset-from {args.dataset_from[i]}: {err}")
-        for row in compare(seed, args.env_name, dataset, args.beyond, tuple(args.ars)):
+        for row in compare(seed, args.env_name, dataset, args.beyond, tuple(args.ars), tuple(args.overrides)):
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.html:

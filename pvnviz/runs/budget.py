@@ -4,13 +4,17 @@ The dataset (Algorithm 1) costs ``num_policies x num_episodes`` episodes. Algori
 ``eval_every``-th iterate by Monte Carlo to choose the best, and this project's active rounds measure more (the
 checks of every round, and ``round_perturbations`` antithetic pairs around each start's best). ``StepBudget`` holds
 the cap on all of that, ``max_beyond_fraction`` of the dataset's steps (0: no cap), and decides whether one more
-round fits: it counts the round at its most, every check and perturbation running the whole horizon. The
+round fits. ``round_budget`` says how it counts that round: ``at_most``, every check and perturbation running the
+whole horizon (the cap is never passed), or ``measured``, each policy at the highest mean steps per measured
+policy of any round so far (where episodes end early, the steps left buy more rounds; a round whose policies run
+longer than any before can pass the cap). The
 pipeline (``pvnviz.runs.pipeline``), the size estimates (``pvnviz.runs.sizing``) and the tests all ask it.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +71,16 @@ class StepBudget:
         """Environment steps a trace spent: its checks' episodes and its perturbations' (counted apart)."""
         return self.checks_spent(trace) + trace.explore_env_steps
 
-    def allows_another_round(self, trace: AscentTrace) -> bool:
-        """Whether one more round, at its most, keeps the spending within the cap."""
-        return self.spent(trace) + self.round_at_most <= self.cap
+    def next_round(self, rounds_so_far: Sequence[tuple[int, int]] = ()) -> float:
+        """The environment steps one more round is counted at: ``round_at_most``, or with ``round_budget``
+        "measured" and ``rounds_so_far`` given (each round's (env steps spent, policies measured)), every policy of
+        the round at the highest mean steps per policy of those rounds (never above ``round_at_most``)."""
+        counted = [(steps, policies) for steps, policies in rounds_so_far if policies > 0]
+        if self.config.round_budget != "measured" or not counted:
+            return float(self.round_at_most)
+        per_policy = max(steps / policies for steps, policies in counted)
+        return min(per_policy * self.policies_per_round, float(self.round_at_most))
+
+    def allows_another_round(self, trace: AscentTrace, rounds_so_far: Sequence[tuple[int, int]] = ()) -> bool:
+        """Whether one more round, counted as ``next_round`` counts it, keeps the spending within the cap."""
+        return self.spent(trace) + self.next_round(rounds_so_far) <= self.cap

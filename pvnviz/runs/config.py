@@ -22,6 +22,7 @@ from pvnviz.envs.registry import ENVIRONMENTS, get_env
 from pvnviz.runs.sizing import LIMITS
 
 START_FROM = ("random", "dataset")  # where Algorithm 3's ascent starts (ExperimentConfig.start_from)
+ROUND_BUDGETS = ("at_most", "measured")  # how a round is counted against the cap (ExperimentConfig.round_budget)
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,13 @@ class ExperimentConfig:
         "Active rounds end before one could take the env steps spent beyond the dataset (checks, perturbations) "
         "past this fraction of the dataset's env steps (0: no cap).",
     )
+    round_budget: str = param(
+        "at_most",
+        "How another active round is counted against max_beyond_fraction: at_most (every measured episode running "
+        "the whole horizon: the cap is never passed) or measured (each measured policy at the most steps a measured "
+        "policy took so far: more rounds where episodes end early; a round whose episodes run longer than any "
+        "before can pass the cap, and the run reports what it spent).",
+    )
     fresh_episodes: int = param(
         100, "Rollouts re-measuring each start's chosen iterate on fresh episodes (0: skip); the headline number."
     )
@@ -151,6 +159,10 @@ class ExperimentConfig:
             f"got {self.early_checks}.",
         )
         check(self.max_beyond_fraction >= 0, f"max_beyond_fraction must be 0 or more; got {self.max_beyond_fraction}.")
+        check(
+            self.round_budget in ROUND_BUDGETS,
+            f"round_budget must be one of {', '.join(ROUND_BUDGETS)}; got {self.round_budget!r}.",
+        )
         check(self.trust_radius >= 0, f"trust_radius must be 0 (no bound) or positive; got {self.trust_radius}.")
         check(self.perturbation_std > 0, f"perturbation_std must be positive; got {self.perturbation_std}.")
         check(self.fresh_episodes >= 0, f"fresh_episodes must be 0 or more; got {self.fresh_episodes}.")

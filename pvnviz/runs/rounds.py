@@ -50,23 +50,36 @@ def ascend_in_rounds(
     radius = np.full(len(starts), config.trust_radius) if config.trust_radius > 0 else None
     traces = [ascend_round(config, env, pvn, starts, seed, 0, hooks, radius)]
     explored_params, explored_means, explored_steps = [], [], 0
+    spent = [round_spent(traces[0])]  # each round's (env steps, policies measured), for round_budget "measured"
     for r in range(1, config.rounds):
         so_far = join_rounds(traces, explored_steps)
-        if not budget.allows_another_round(so_far):
+        if not budget.allows_another_round(so_far, spent):
             break
         if radius is not None:
             radius = trust_radii(radius, so_far, len(traces[-1].true_returns))
+        round_steps, round_policies = 0, 0
         if config.round_perturbations > 0:
             params, means, steps = explore(config, env, so_far.best_params, seed, r)
             explored_params.append(params)
             explored_means.append(means)
             explored_steps += steps
+            round_steps, round_policies = steps, len(params)
         measured = np.concatenate([so_far.params.reshape(-1, so_far.params.shape[-1]), *explored_params])
         explored = [parts.bins.pmf(m[:, None]) for m in explored_means]
         targets = np.concatenate([check_targets(config, parts.bins, so_far), *explored])
         refit(config, pvn, dataset, parts, measured, targets, seed)
         traces.append(ascend_round(config, env, pvn, restarts(so_far, config.share_best), seed, r, hooks, radius))
+        checks_steps, checks_policies = round_spent(traces[-1])
+        spent.append((checks_steps + round_steps, checks_policies + round_policies))
     return join_rounds(traces, explored_steps)
+
+
+def round_spent(trace: AscentTrace) -> tuple[int, int]:
+    """One round's checks: (environment steps they took, policies measured); (0, 0), which counts nothing, when the
+    trace has no count of its steps."""
+    if trace.check_env_steps is None:
+        return 0, 0
+    return int(trace.check_env_steps), int(trace.true_returns.size)
 
 
 def trust_radii(radius: np.ndarray, so_far: AscentTrace, last_checks: int) -> np.ndarray:
