@@ -97,3 +97,19 @@ def test_the_variants_paragraph_is_what_their_rows_say():
     today = fresh_means(())
     said = f"{np.mean(list(today.values())):.1f}, {min(today.values()):.1f} and {sum(v >= 90 for v in today.values())}"
     assert f"against {said} of 20" in paragraph
+
+
+def test_a_measured_round_budget_changed_nothing_on_the_development_seeds_it_ran():
+    """docs/beyond.md: ``round_budget`` measured gave CartPole `beyond` the same rounds and results on seeds 300-310
+    (its records, data/claims/cartpole-beyond-measured-300-310.jsonl): every start's fresh return equal today's, and
+    the same share of the dataset's steps spent (so the same rounds), within the cap."""
+    measured = read_records(ROOT / "data" / "claims" / "cartpole-beyond-measured-300-310.jsonl")
+    assert [r["seed"] for r in measured] == list(range(300, 311))
+    assert all(r.get("set") == ["round_budget=measured"] for r in measured)
+    today = {r["seed"]: r["inputs"]["fingerprint"] for r in read_records(RECORDS[()])}
+    for r in measured:
+        mine, theirs = r["inputs"]["fingerprint"], today[r["seed"]]
+        assert mine["fresh_return_per_start"] == theirs["fresh_return_per_start"], r["seed"]
+        assert mine["beyond_dataset_fraction"] == theirs["beyond_dataset_fraction"] <= 0.25
+    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
+    assert "it gave the same rounds and results on development seeds 300-310" in text

@@ -114,7 +114,7 @@ def stop() -> None:
 
 def show_comparison(gym_id: GymId) -> None:
     """The shipped comparison of PVN ``beyond`` against ARS at the same env-step budget on this environment
-    (``data/envs-compare.jsonl``, docs/environments.md "Where the PVN works"), every seed; nothing for an
+    (``data/envs-compare.jsonl``, docs/env-results.md), every seed; nothing for an
     environment it does not hold."""
     from pvnviz.figures.env_results import env_results_figure
     from pvnviz.runs.env_results import shipped_env_results
@@ -130,5 +130,5 @@ def show_comparison(gym_id: GymId) -> None:
         "title: the best policy of the random dataset, the PVN's active rounds (Section 5's checks, added to its "
         "data; the mean of its 5 starts, and its best start), and augmented random search (Mania et al. 2018) "
         "spending the same steps on one policy. Where the PVN's mean is above ARS, the dataset of random "
-        "policies was worth more than the same steps of search. Every environment's table: docs/environments.md."
+        "policies was worth more than the same steps of search. Every environment's table: docs/env-results.md."
     )

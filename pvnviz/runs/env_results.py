@@ -5,8 +5,8 @@ environments beyond the paper's two (Section 6 runs CartPole and the Swimmer onl
 (``pvnviz.baselines.compare``: one JSON object a method, ``{method, env, seed, env_steps, fresh_mean, fresh_best,
 policy}``), every seed run. ``load_env_rows`` reads them; ``env_results`` groups them into one ``EnvSeedResult``
 per environment and seed; ``env_summary`` gives each environment's means over its seeds and whether the PVN beat
-random search there. The Any environment page draws them (``pvnviz.figures.env_results``); docs/environments.md
-("Where the PVN works") tabulates them and tests/test_claims_envs.py re-derives that table from the rows.
+random search there. The Any environment page draws them (``pvnviz.figures.env_results``); docs/env-results.md
+tabulates them and tests/test_claims_envs.py re-derives that table from the rows.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def steps_text(steps: int) -> str:
 
 
 def markdown_table(results: list[EnvSeedResult]) -> str:
-    """docs/environments.md's table of every seed: returns to one decimal, env steps by ``steps_text``."""
+    """docs/env-results.md's table of every seed: returns to one decimal, env steps by ``steps_text``."""
     lines = [
         "| env | seed | PVN preset | best of random (dataset) | PVN mean / best of 5 starts | ARS V1-t | ARS V2-t "
         "| env steps: dataset / PVN / ARS |",
@@ -144,7 +144,7 @@ def markdown_table(results: list[EnvSeedResult]) -> str:
 
 
 def markdown_summary(results: list[EnvSeedResult]) -> str:
-    """docs/environments.md's table of the means over seeds (``env_summary``), one line per environment and preset."""
+    """docs/env-results.md's table of the means over seeds (``env_summary``), one line per environment and preset."""
     lines = [
         "| env | PVN preset | seeds | best of random | PVN mean / best start | ARS V1-t | ARS V2-t | highest mean |",
         "|---|---|---|---|---|---|---|---|",

@@ -208,7 +208,7 @@ def gym_beyond(env_name: str) -> ExperimentConfig:
 
 def gym_beyond_small(env_name: str) -> ExperimentConfig:
     """``gym_beyond`` on a dataset whose episodes take at most ``GYM_SMALL_DATASET_STEPS`` env steps, where the
-    paper-sized one does not fit the time a comparison has here (docs/environments.md, "Where the PVN works").
+    paper-sized one does not fit the time a comparison has here (docs/env-results.md).
 
     A Box: one rollout a policy, as many policies as the steps allow (at least 1000). Discrete actions: 1000
     policies, as many rollouts each as the steps allow (at least 1). The rounds' cap stays a fraction of the
