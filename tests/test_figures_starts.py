@@ -34,7 +34,7 @@ def test_a_column_from_a_shipped_summary():
     summary = json.loads((ROOT / "data" / "swimmer-beyond" / "summary.json").read_text())
     column = column_from_summary("beyond", summary)
     np.testing.assert_array_equal(column.fresh_returns, summary["inputs"]["fingerprint"]["fresh_return_per_start"])
-    assert column.dataset_best == summary["dataset_best_mean_return"]
+    assert column.best == summary["dataset_best_mean_return"]
 
 
 def test_a_run_with_a_fresh_best_kept_draws_that_line_named_for_it():
@@ -43,7 +43,7 @@ def test_a_run_with_a_fresh_best_kept_draws_that_line_named_for_it():
     shipped = json.loads((ROOT / "data" / "swimmer-beyond" / "summary.json").read_text())
     fresh = {**shipped, "kept_best_fresh_return": shipped["kept_best_mean_return"] - 50.0}
     columns = [column_from_summary(label, s) for label, s in [("old", shipped), ("new", fresh), ("new2", fresh)]]
-    assert columns[1].dataset_best == fresh["kept_best_fresh_return"] != shipped["dataset_best_mean_return"]
+    assert columns[1].best == fresh["kept_best_fresh_return"] != shipped["dataset_best_mean_return"]
     assert columns[0].best_label == "best policy of the dataset"
     fig = starts_figure(columns, {}, "title")
     lines = {t.name: [] for t in fig.data if "best" in t.name}

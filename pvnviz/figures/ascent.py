@@ -32,13 +32,14 @@ def start_role(input_mode: str, start: int) -> str:
 def ascent_figure(
     traces: dict[str, AscentTrace],
     return_limit: float | None,
-    dataset_best: float | None = None,
+    best: float | None = None,
     baselines: dict[str, float] | None = None,
     baseline_source: str = "",
     best_label: str = "best kept policy",
 ) -> go.Figure:
     """True return along the ascent: each start light, the mean bold, the best check so far dashed, one panel per
-    input (Fig. 4-5); ``dataset_best`` (named ``best_label``) the line an ascent must beat."""
+    input (Fig. 4-5); ``best`` (named ``best_label``) the line an ascent must beat: the dataset's best policy,
+    or the best kept policy on fresh episodes."""
     input_modes = list(traces)
     fig = make_subplots(
         rows=1,
@@ -51,7 +52,7 @@ def ascent_figure(
     notes: list[dict] = list(fig.layout.annotations)  # the panels' titles
     for col, input_mode in enumerate(input_modes, start=1):
         _ascent_lines(fig, traces[input_mode], input_mode, col)
-        _reference_lines(shapes, notes, col, return_limit, (dataset_best, best_label), baselines)
+        _reference_lines(shapes, notes, col, return_limit, (best, best_label), baselines)
         fig.update_xaxes(title_text="ascent step", row=1, col=col)
     if baselines:
         values = [v for t in traces.values() for v in (t.true_returns.min(), t.true_returns.max())]

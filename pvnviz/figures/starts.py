@@ -21,12 +21,13 @@ from pvnviz.figures.ascent import baseline_labels, kept_best_line
 
 @dataclass(frozen=True)
 class StartsColumn:
-    """One run's column: its label, the fresh return of each start's chosen policy (A,), its dataset's best
-    (``dataset_best``, named ``best_label`` in the legend)."""
+    """One run's column: its label, the fresh return of each start's chosen policy (A,), and the line its ascent
+    must beat (``best``: the dataset's best policy, or the best kept policy on fresh episodes; named ``best_label``
+    in the legend)."""
 
     label: str
     fresh_returns: np.ndarray
-    dataset_best: float | None = None
+    best: float | None = None
     best_label: str = "best policy of the dataset"
 
 
@@ -46,7 +47,7 @@ def starts_figure(columns: list[StartsColumn], baselines: dict[str, float], titl
     labels = [c.label for c in columns]
     first_with = {}  # a best line's name -> the first column that draws it (the one in the legend)
     for i, column in enumerate(columns):
-        if column.dataset_best is not None:
+        if column.best is not None:
             first_with.setdefault(column.best_label, i)
     for i, column in enumerate(columns):
         returns = np.asarray(column.fresh_returns, dtype=float)
@@ -77,11 +78,11 @@ def starts_figure(columns: list[StartsColumn], baselines: dict[str, float], titl
                 hovertemplate=f"{column.label}<br>mean %{{y:.1f}}<extra></extra>",
             )
         )
-        if column.dataset_best is not None:
+        if column.best is not None:
             fig.add_trace(
                 go.Scatter(
                     x=[i - 0.3, i + 0.3],
-                    y=[column.dataset_best] * 2,
+                    y=[column.best] * 2,
                     mode="lines",
                     line=dict(color=theme.TRAIN, width=2, dash="dot"),
                     name=column.best_label,
