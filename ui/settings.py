@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import streamlit as st
 
@@ -239,6 +240,38 @@ def choose_preset(env_name: str, preset: str) -> None:
     st.session_state[state_key(env_name, "run")] = ""
 
 
+def _field_widget(env_name: str, base: ExperimentConfig, field: str, label: str, kind: str, kwargs: dict) -> Any:
+    """One setting's widget, bound to the URL, defaulting to the preset's value (then not repeated in the URL): its
+    value, and for a number the last value within its range (the settings hold only values in range)."""
+    key, tip = state_key(env_name, field), help_text(ExperimentConfig, field)
+    default = _to_widget(kind, getattr(base, field))
+    limits = field_range(kind, kwargs)
+    if limits is not None:
+        # The range is checked here, not by the widget: Streamlit's box keeps a value out of its range on screen,
+        # red, and never sends it, so the page would run settings it does not show.
+        box = {k: v for k, v in kwargs.items() if k not in ("min_value", "max_value")}
+        value = st.number_input(
+            label,
+            value=widget_default(key, default, "min"),
+            key=key,
+            help=f"{tip} Enter {range_text(kind, *limits)}.",
+            bind="query-params",
+            on_change=_check_field,
+            args=(env_name, field, label, kind, *limits),
+            **box,
+        )
+        if in_range(kind, value, *limits):
+            st.session_state[_valid_key(key)] = value
+            return value
+        return st.session_state.get(_valid_key(key), default)  # not through its on_change
+    if kind == "bool":
+        return st.checkbox(label, value=default, key=key, help=tip, bind="query-params")
+    if kind == "select":
+        options = kwargs["options"]
+        return st.selectbox(label, options, index=options.index(default), key=key, help=tip, bind="query-params")
+    return st.text_input(label, value=default, key=key, help=tip, bind="query-params")
+
+
 def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> ExperimentConfig | None:
     """Preset picker (``pvnviz.runs.presets``) and every hyperparameter, bound to the URL; the config, or None
     after an st.error. ``default_preset``: the id of the preset the page opens on."""
@@ -282,38 +315,7 @@ def sidebar_config(env_name: str, default_preset: str, paper_seed: int = 0) -> E
         for title, fields in FIELDS:
             with st.expander(title, expanded=False):
                 for field, label, kind, kwargs in fields:
-                    key, tip = state_key(env_name, field), help_text(ExperimentConfig, field)
-                    default = _to_widget(kind, getattr(base, field))  # the preset's value: not repeated in the URL
-                    limits = field_range(kind, kwargs)
-                    if limits is not None:
-                        # The range is checked here, not by the widget: Streamlit's box keeps a value out of its
-                        # range on screen, red, and never sends it, so the page would run settings it does not show.
-                        box = {k: v for k, v in kwargs.items() if k not in ("min_value", "max_value")}
-                        tip = f"{tip} Enter {range_text(kind, *limits)}."
-                        value = st.number_input(
-                            label,
-                            value=widget_default(key, default, "min"),
-                            key=key,
-                            help=tip,
-                            bind="query-params",
-                            on_change=_check_field,
-                            args=(env_name, field, label, kind, *limits),
-                            **box,
-                        )
-                        if in_range(kind, value, *limits):
-                            st.session_state[_valid_key(key)] = value
-                        else:  # not through its on_change: the settings still hold only values in range
-                            value = st.session_state.get(_valid_key(key), default)
-                    elif kind == "bool":
-                        value = st.checkbox(label, value=default, key=key, help=tip, bind="query-params")
-                    elif kind == "select":
-                        options = kwargs["options"]
-                        value = st.selectbox(
-                            label, options, index=options.index(default), key=key, help=tip, bind="query-params"
-                        )
-                    else:
-                        value = st.text_input(label, value=default, key=key, help=tip, bind="query-params")
-                    changes[field] = (kind, value, label)
+                    changes[field] = (kind, _field_widget(env_name, base, field, label, kind, kwargs), label)
     if refused:
         # Once more, each field with the preset's value as its default again (the refused field had none in this
         # run): the URL then holds only the values that differ from the preset, as before the refusal.
