@@ -193,47 +193,50 @@ class ExperimentResult:
     ensembles: dict[str, TrainedEnsemble] = dataclasses.field(default_factory=dict)
     kept_best_fresh: float | None = None  # the best kept policy's fresh return (``kept_best_fresh``); None: not made
 
+    def _input_summary(self, input_mode: str, trace: AscentTrace) -> dict:
+        """summary.json's entry for one PVN input: its fresh returns (where measured), its checks, the steps they
+        spent beyond the dataset, and its PVN's validation KL."""
+        checks = StepBudget(self.config).checks_spent(trace)
+        fresh = {}
+        if trace.fresh_returns is not None:
+            fresh = {
+                "fresh_return_per_start": trace.fresh_returns.round(3).tolist(),
+                "fresh_mean_return": float(trace.fresh_returns.mean()),
+                "fresh_episodes": self.config.fresh_episodes,
+            }
+        if input_mode in self.ensembles:
+            fresh["ensemble_val_spread"] = self.ensembles[input_mode].val_spread
+        if trace.disagreement is not None:
+            starts = np.arange(trace.disagreement.shape[1])
+            chosen = trace.disagreement[trace.checked_steps[trace.best_index], starts]
+            fresh["ascent_disagreement_chosen"] = chosen.round(3).tolist()
+        return {
+            **fresh,
+            "ascent_eval_steps": trace.checked_steps.tolist(),
+            "ascent_true_returns_per_start": trace.true_returns.T.round(3).tolist(),
+            "final_mean_return": float(trace.final_returns.mean()),
+            "best_mean_return": float(trace.best_returns.mean()),
+            "best_return_per_start": trace.best_returns.round(3).tolist(),
+            "start_mean_return": float(trace.true_returns[0].mean()),
+            # Algorithm 3's periodic checks: environment steps spent beyond the dataset.
+            "check_env_steps": checks,
+            "check_fraction_of_dataset": round(checks / max(self.dataset.num_env_steps, 1), 4),
+            # The active rounds' perturbations: measured, counted apart from the checks.
+            "explore_env_steps": trace.explore_env_steps,
+            "beyond_dataset_fraction": round(
+                (checks + trace.explore_env_steps) / max(self.dataset.num_env_steps, 1), 4
+            ),
+            "final_val_kl": float(
+                self.trained[input_mode].val_loss.min()
+                if self.config.keep_best
+                else self.trained[input_mode].val_loss[-1]
+            ),
+        }
+
     def summary(self) -> dict:
         """summary.json: exactly the keys ``pvnviz.runs.schema.SUMMARY_KEYS`` and ``SUMMARY_INPUT_KEYS`` declare (and
         the ``SUMMARY_INPUT_OPTIONAL_KEYS`` that apply); AssertionError if they disagree."""
-        per_input = {}
-        for input_mode, trace in self.traces.items():
-            checks = StepBudget(self.config).checks_spent(trace)
-            fresh = {}
-            if trace.fresh_returns is not None:
-                fresh = {
-                    "fresh_return_per_start": trace.fresh_returns.round(3).tolist(),
-                    "fresh_mean_return": float(trace.fresh_returns.mean()),
-                    "fresh_episodes": self.config.fresh_episodes,
-                }
-            if input_mode in self.ensembles:
-                fresh["ensemble_val_spread"] = self.ensembles[input_mode].val_spread
-            if trace.disagreement is not None:
-                starts = np.arange(trace.disagreement.shape[1])
-                chosen = trace.disagreement[trace.checked_steps[trace.best_index], starts]
-                fresh["ascent_disagreement_chosen"] = chosen.round(3).tolist()
-            per_input[input_mode] = {
-                **fresh,
-                "ascent_eval_steps": trace.checked_steps.tolist(),
-                "ascent_true_returns_per_start": trace.true_returns.T.round(3).tolist(),
-                "final_mean_return": float(trace.final_returns.mean()),
-                "best_mean_return": float(trace.best_returns.mean()),
-                "best_return_per_start": trace.best_returns.round(3).tolist(),
-                "start_mean_return": float(trace.true_returns[0].mean()),
-                # Algorithm 3's periodic checks: environment steps spent beyond the dataset.
-                "check_env_steps": checks,
-                "check_fraction_of_dataset": round(checks / max(self.dataset.num_env_steps, 1), 4),
-                # The active rounds' perturbations: measured, counted apart from the checks.
-                "explore_env_steps": trace.explore_env_steps,
-                "beyond_dataset_fraction": round(
-                    (checks + trace.explore_env_steps) / max(self.dataset.num_env_steps, 1), 4
-                ),
-                "final_val_kl": float(
-                    self.trained[input_mode].val_loss.min()
-                    if self.config.keep_best
-                    else self.trained[input_mode].val_loss[-1]
-                ),
-            }
+        per_input = {input_mode: self._input_summary(input_mode, trace) for input_mode, trace in self.traces.items()}
         kept = self.split.kept
         summary = {
             "experiment": self.config.env_name,
