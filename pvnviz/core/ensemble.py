@@ -215,9 +215,7 @@ def train_ensemble(
         raise ValueError("no training policies: loosen the return limit or collect more policies.")
     m, n = ensemble.size, len(params)
     x, y, vx, vy = (torch.as_tensor(a, dtype=torch.float32) for a in (params, targets, val_params, val_targets))
-    boot = rng.integers(0, n, size=(m, n)) if m > 1 else np.arange(n)[None]  # one member: the data itself
-    picks = rng.integers(0, n, size=(train_steps, m, batch_size))
-    batches = np.take_along_axis(boot[None], picks, axis=2)  # (T, M, B)
+    batches = bootstrap_batches(rng, m, n, train_steps, batch_size)
     optimizer = torch.optim.Adam([p for p in ensemble.parameters() if p.requires_grad], lr=learning_rate)
     record = _Record(ensemble, vx, vy, keep_best, hooks)
     snapshot_every = snapshot_every or log_every
@@ -242,7 +240,20 @@ def train_ensemble(
             record.probes(step)
     if keep_best and record.best and len(vx):
         ensemble.load_state_dict(record.best)
-    seconds = time.perf_counter() - start
+    return _trained(ensemble, record, vx, time.perf_counter() - start)
+
+
+def bootstrap_batches(rng: np.random.Generator, m: int, n: int, steps: int, batch_size: int) -> np.ndarray:
+    """Every training step's minibatch of each member, as indices into the n training policies (T, M, B): member
+    i draws from its own bootstrap resample of the n (one member: from the n themselves)."""
+    boot = rng.integers(0, n, size=(m, n)) if m > 1 else np.arange(n)[None]
+    picks = rng.integers(0, n, size=(steps, m, batch_size))
+    return np.take_along_axis(boot[None], picks, axis=2)
+
+
+def _trained(ensemble: PVNEnsemble, record: _Record, vx: torch.Tensor, seconds: float) -> TrainedEnsemble:
+    """The trained ensemble, member 0's record (losses, probe snapshots) and the members' mean spread on the
+    validation policies (nan without any)."""
     with torch.no_grad():
         val_spread = float(ensemble.spread(vx).mean()) if len(vx) else float("nan")
     first = ensemble.member(0)
