@@ -295,6 +295,41 @@ def bytes_per_episode(model: mujoco.MjModel, obs_dim: int, persistent: bool) -> 
     return int(8 * row + (PERSISTENT_RESIDENT_BYTES if persistent else 0))
 
 
+def visited_states_fn(dynamics: MujocoDynamics, task: Task, reset_states: Any, low: np.ndarray, high: np.ndarray):
+    """``BatchedEnv.visited_states`` of a MuJoCo task: observations (n, obs) visited under uniformly random actions
+    within [low, high], one state of each of n episodes of at most ``VISIT_STEPS`` steps."""
+    model = dynamics.model
+
+    def visited_states(rng: np.random.Generator, num_states: int) -> np.ndarray:
+        starts = reset_states(rng, (1, num_states))
+
+        def random_actions(obs: np.ndarray) -> np.ndarray:
+            return rng.uniform(low, high, size=(*obs.shape[:-1], model.nu))
+
+        traj = record(dynamics, random_actions, starts, min(VISIT_STEPS, task.horizon))
+        lengths = traj.active[0].sum(-1)
+        pick = (rng.random(num_states) * (lengths + 1)).astype(int)
+        return traj.observations[0, np.arange(num_states), pick]
+
+    return visited_states
+
+
+def tanh_actions(dynamics: MujocoDynamics, low: np.ndarray, high: np.ndarray) -> type:
+    """The dynamics as the replay steps them: its policies output tanh values in [-1, 1], mapped into the
+    environment's action bounds [low, high] (``box_actions``) before each step."""
+    from pvnviz.envs.gym_id import box_actions
+
+    class _TanhActions:
+        name, state_size, discrete, action_shape = dynamics.name, dynamics.state_size, False, dynamics.action_shape
+        reset, frame, close = dynamics.reset, dynamics.frame, dynamics.close
+
+        @staticmethod
+        def step(state: State, actions: np.ndarray) -> State:
+            return dynamics.step(state, box_actions(actions, low, high))
+
+    return _TanhActions
+
+
 def batched_env(gym_id: Any) -> BatchedEnv:
     """The ``BatchedEnv`` of one of :data:`IDS` with its keyword arguments.
 
@@ -304,8 +339,6 @@ def batched_env(gym_id: Any) -> BatchedEnv:
     environment's units; ``replay`` draws the model's geoms and maps tanh outputs into the action bounds itself.
     """
     import gymnasium
-
-    from pvnviz.envs.gym_id import box_actions
 
     env_id, kwargs = parse_gym_id(gym_id)
     if env_id not in TASKS:
@@ -319,26 +352,7 @@ def batched_env(gym_id: Any) -> BatchedEnv:
     obs_dim = len(labels)
     low, high = model.actuator_ctrlrange.astype(np.float32).T.astype(np.float64)
 
-    def visited_states(rng: np.random.Generator, num_states: int) -> np.ndarray:
-        """Observations (n, obs) visited under uniformly random actions: one state of each of n episodes."""
-        starts = reset_states(rng, (1, num_states))
-
-        def random_actions(obs: np.ndarray) -> np.ndarray:
-            return rng.uniform(low, high, size=(*obs.shape[:-1], model.nu))
-
-        traj = record(dynamics, random_actions, starts, min(VISIT_STEPS, task.horizon))
-        lengths = traj.active[0].sum(-1)
-        pick = (rng.random(num_states) * (lengths + 1)).astype(int)
-        return traj.observations[0, np.arange(num_states), pick]
-
-    class _TanhActions:  # the replay's policies output tanh values; the dynamics take the environment's units
-        name, state_size, discrete, action_shape = dynamics.name, dynamics.state_size, False, dynamics.action_shape
-        reset, frame, close = dynamics.reset, dynamics.frame, dynamics.close
-
-        @staticmethod
-        def step(state: State, actions: np.ndarray) -> State:
-            return dynamics.step(state, box_actions(actions, low, high))
-
+    visited_states = visited_states_fn(dynamics, task, reset_states, low, high)
     terminates = task.terminates(params)
     return BatchedEnv(
         name=env_id,
@@ -356,7 +370,7 @@ def batched_env(gym_id: Any) -> BatchedEnv:
         steps_per_second=STEPS_PER_SECOND[env_id] * task.defaults["frame_skip"] / params["frame_skip"],
         bytes_per_episode=bytes_per_episode(model, obs_dim, dynamics.contact_forces),
         fixed_length=not terminates,
-        replay=mujoco_replay(_TanhActions, reset_states, lambda: model),
+        replay=mujoco_replay(tanh_actions(dynamics, low, high), reset_states, lambda: model),
         step_count="measured" if terminates else "horizon",
         family="MuJoCo",
     )
