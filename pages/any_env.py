@@ -25,6 +25,7 @@ gym_id = any_env.pick_environment()
 if gym_id is None:
     any_env.stop()
 any_env.show_spaces(gym_id)
+any_env.show_comparison(gym_id)  # before the run panel, which stops the page while there is no result to draw
 
 config = sidebar_config(gym_id.name, default_preset="quick")
 seed = int(st.session_state.get("seed", 0))
@@ -40,4 +41,3 @@ ascent_note = (
 show_experiment(
     gym_id.name, config, seed, lambda result: render_results(result, ascent_note), shipped=SHIPPED_RUNS.get(gym_id.name)
 )
-any_env.show_comparison(gym_id)

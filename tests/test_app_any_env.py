@@ -79,8 +79,8 @@ def _comparison_titles(at) -> list[str]:
 
 
 def test_the_comparison_with_random_search_shows_each_seed_where_one_was_run(monkeypatch):
-    """Pendulum-v1 is in data/envs-compare.jsonl: its panel holds a marker per seed for each method; MountainCar-v0
-    is not: no comparison, no heading."""
+    """Pendulum-v1 is in data/envs-compare.jsonl: its panel holds a marker per seed for each method; so is
+    InvertedPendulum-v5, shown before any run of it; MountainCar-v0 is not: no comparison, no heading."""
     from pvnviz.runs.env_results import shipped_env_results
 
     monkeypatch.setattr(ui.server.queue, "submit", no_training)
@@ -89,6 +89,9 @@ def test_the_comparison_with_random_search_shows_each_seed_where_one_was_run(mon
     seeds = {r.seed for r in shipped_env_results("gym:Pendulum-v1")}
     assert len(seeds) >= 3 and all(len(trace["y"]) == len(seeds) for trace in fig["data"])
     assert "Against random search at the same budget" in [h.value for h in at.subheader]
+    unrun = open_link({"anyenv_env": "InvertedPendulum-v5"}, page=PAGE)  # no run of it yet: the comparison still
+    assert len(_comparison_titles(unrun)) == 1
+    assert "No result for these settings yet" in texts(unrun)
     other = open_link({"anyenv_env": "MountainCar-v0"}, page=PAGE)
     assert _comparison_titles(other) == []
     assert "Against random search at the same budget" not in [h.value for h in other.subheader]
