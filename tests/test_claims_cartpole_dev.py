@@ -113,3 +113,33 @@ def test_a_measured_round_budget_changed_nothing_on_the_development_seeds_it_ran
         assert mine["beyond_dataset_fraction"] == theirs["beyond_dataset_fraction"] <= 0.25
     text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
     assert "it gave the same rounds and results on development seeds 300-310" in text
+
+
+def test_the_ten_episode_paragraph_is_what_its_records_say():
+    """docs/beyond.md, "Half the episodes a check": the development seeds 300-319 with 10 episodes a check and
+    up to 100 rounds, every seed's fresh mean, both readings (the starts' mean, Algorithm 3's answer) and the share
+    spent beyond the dataset, from their records."""
+    from pvnviz.core.ascent import returned_start
+
+    records = read_records(ROOT / "data" / "claims" / "cartpole-beyond-ep10-300-319.jsonl")
+    assert [r["seed"] for r in records] == list(range(300, 320))
+    assert all(r.get("set") == ["eval_episodes=10", "rounds=100"] for r in records)
+    numbers = {r["seed"]: r["inputs"]["fingerprint"] for r in records}
+    means = {s: float(np.mean(n["fresh_return_per_start"])) for s, n in numbers.items()}
+    answers = {s: n["fresh_return_per_start"][returned_start(n["best_return_per_start"])] for s, n in numbers.items()}
+
+    def reading(values: dict[int, float]) -> str:
+        low = min(values, key=values.get)
+        at_90 = sum(v >= 90 for v in values.values())
+        return f"mean {np.mean(list(values.values())):.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of 20"
+
+    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
+    start = text.index("**Half the episodes a check")
+    paragraph = text[start : text.index("**Shared restarts", start)]
+    listed = ", ".join(f"{v:.1f}" for v in means.values())
+    assert f"{listed} ({reading(means)} at 90 or more; Algorithm 3's answer: {reading(answers)})" in paragraph
+    shares = [n["beyond_dataset_fraction"] for n in numbers.values()]
+    assert f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it" in paragraph
+    assert max(shares) <= 0.25
+    today = fresh_means(())
+    assert f"The slow-climb seed 310 ends at {means[310]:.1f} ({today[310]:.1f} with 20 episodes)" in paragraph
