@@ -333,6 +333,47 @@ def test_the_cartpole_beyond_seeds_600_649_are_what_their_records_say():
     assert f"Algorithm 3's answer {reading(answers)} seeds at 90 or more" in row
 
 
+CARTPOLE_EP10_RECORDS = ROOT / "data" / "claims" / "cartpole-beyond-ep10-650-699.jsonl"
+EP10 = ["eval_episodes=10", "rounds=100"]  # chosen on development seeds 300-319 (tests/test_claims_cartpole_dev.py)
+
+
+def test_the_cartpole_ten_episode_seeds_650_699_are_what_their_records_say():
+    """docs/held-out.md's rows, docs/beyond.md's sums and the README's row for seeds 650-699, run with 10 episodes
+    a check and up to 100 rounds: each seed's starts' mean, Algorithm 3's answer and fresh return per start; over
+    the seeds, both readings' mean, lowest and count at 90 or more; the share spent beyond the dataset."""
+    from pvnviz.core.ascent import returned_start
+    from pvnviz.runs.seed_records import read_records
+
+    records = read_records(CARTPOLE_EP10_RECORDS)
+    assert [r["seed"] for r in records] == list(range(650, 700))
+    assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] and r["set"] == EP10 for r in records)
+    rows = held_out_section("Seeds 650-699, 10 episodes a check")
+    means, answers = {}, {}
+    for r in records:
+        numbers = r["inputs"]["fingerprint"]
+        fresh = numbers["fresh_return_per_start"]
+        k = returned_start(numbers["best_return_per_start"])
+        means[r["seed"]], answers[r["seed"]] = float(np.mean(fresh)), fresh[k]
+        listed = ", ".join(f"{v:.1f}" for v in fresh)
+        assert f"| {r['seed']} | {np.mean(fresh):.1f} | {fresh[k]:.1f} (start {k + 1}) | {listed} |" in rows, r["seed"]
+
+    def reading(values: dict[int, float]) -> str:
+        low = min(values, key=values.get)
+        at_90 = sum(v >= 90 for v in values.values())
+        return f"mean {np.mean(list(values.values())):.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of 50"
+
+    section = " ".join(beyond_section("CartPole `beyond`").split())
+    shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
+    spent = f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it"
+    assert f"Over seeds 650-699: {reading(means)} at 90 or more, {spent}" in section
+    assert f"Algorithm 3's answer: {reading(answers)} at 90 or more" in section
+    assert max(shares) <= 0.25
+    row = readme_row("CartPole `beyond`")
+    said = f"with 10 episodes a check, held-out seeds 650-699: the 5 starts' {reading(means)} seeds at 90 or more"
+    assert said in row
+    assert f"Algorithm 3's answer {reading(answers)} seeds at 90 or more" in row
+
+
 @pytest.mark.slow
 def test_a_held_out_record_is_what_its_command_gives():
     """Seed 600 run again with today's preset (fingerprint): the same record, field by field."""
@@ -342,6 +383,17 @@ def test_a_held_out_record_is_what_its_command_gives():
     config = preset_config("cartpole", "beyond", ("fingerprint",))
     shipped = read_records(CARTPOLE_600_RECORDS)[0]
     assert seed_record("cartpole", "beyond", 600, run_experiment(config, seed=600)) == shipped
+
+
+@pytest.mark.slow
+def test_a_ten_episode_record_is_what_its_command_gives():
+    """Seed 650 run again with 10 episodes a check and up to 100 rounds: the same record, field by field."""
+    from pvnviz.runs.pipeline import run_experiment
+    from pvnviz.runs.seed_records import preset_config, read_records, seed_record
+
+    config = preset_config("cartpole", "beyond", ("fingerprint",), tuple(EP10))
+    shipped = read_records(CARTPOLE_EP10_RECORDS)[0]
+    assert seed_record("cartpole", "beyond", 650, run_experiment(config, seed=650), tuple(EP10)) == shipped
 
 
 # --- Swimmer (Section 6.3): the shipped zero-shot runs ---------------------------------------------------------
