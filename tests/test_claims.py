@@ -284,6 +284,31 @@ def held_out_section(heading: str) -> str:
     return " ".join(beyond_section(heading, "held-out.md").split())
 
 
+def held_out_rows(records: list[dict], heading: str) -> tuple[dict, dict, dict]:
+    """Asserts docs/held-out.md's ``heading`` table holds every record's row (its starts' mean, Algorithm 3's answer
+    by ``returned_start``, each start's fresh return); returns, per seed, the starts' mean, the answer's fresh return
+    and every start's fresh returns."""
+    from pvnviz.core.ascent import returned_start
+
+    rows = held_out_section(heading)
+    means, answers, starts = {}, {}, {}
+    for r in records:
+        numbers = r["inputs"]["fingerprint"]
+        fresh = numbers["fresh_return_per_start"]
+        k = returned_start(numbers["best_return_per_start"])
+        means[r["seed"]], answers[r["seed"]], starts[r["seed"]] = float(np.mean(fresh)), fresh[k], fresh
+        listed = ", ".join(f"{v:.1f}" for v in fresh)
+        assert f"| {r['seed']} | {np.mean(fresh):.1f} | {fresh[k]:.1f} (start {k + 1}) | {listed} |" in rows, r["seed"]
+    return means, answers, starts
+
+
+def reading(values: dict[int, float]) -> str:
+    """Seeds' numbers as the docs sum them up: mean, lowest (its seed), how many of them at 90 or more."""
+    low = min(values, key=values.get)
+    at_90 = sum(v >= 90 for v in values.values())
+    return f"mean {np.mean(list(values.values())):.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of {len(values)}"
+
+
 CARTPOLE_600_RECORDS = ROOT / "data" / "claims" / "cartpole-beyond-600-649.jsonl"
 
 
@@ -291,28 +316,12 @@ def test_the_cartpole_beyond_seeds_600_649_are_what_their_records_say():
     """docs/held-out.md's rows, docs/beyond.md's sums and the README's row for seeds 600-649: each seed's starts'
     mean, Algorithm 3's answer (``returned_start`` of the selection estimates) and fresh return per start; over the
     seeds, both readings' mean, lowest and count at 90 or more; the share spent beyond the dataset."""
-    from pvnviz.core.ascent import returned_start
     from pvnviz.runs.seed_records import read_records
 
     records = read_records(CARTPOLE_600_RECORDS)
     assert [r["seed"] for r in records] == list(range(600, 650))
     assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] and "set" not in r for r in records)
-    rows = held_out_section("Seeds 600-649")
-    means, answers, answer_starts = {}, {}, {}
-    for r in records:
-        numbers = r["inputs"]["fingerprint"]
-        fresh = numbers["fresh_return_per_start"]
-        k = returned_start(numbers["best_return_per_start"])
-        means[r["seed"]], answers[r["seed"]] = float(np.mean(fresh)), fresh[k]
-        answer_starts[r["seed"]] = fresh
-        listed = ", ".join(f"{v:.1f}" for v in fresh)
-        assert f"| {r['seed']} | {np.mean(fresh):.1f} | {fresh[k]:.1f} (start {k + 1}) | {listed} |" in rows, r["seed"]
-
-    def reading(values: dict[int, float]) -> str:
-        low = min(values, key=values.get)
-        at_90 = sum(v >= 90 for v in values.values())
-        return f"mean {np.mean(list(values.values())):.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of 50"
-
+    means, answers, answer_starts = held_out_rows(records, "Seeds 600-649")
     section = " ".join(beyond_section("CartPole `beyond`").split())
     shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
     spent = f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it"
@@ -341,27 +350,12 @@ def test_the_cartpole_ten_episode_seeds_650_699_are_what_their_records_say():
     """docs/held-out.md's rows, docs/beyond.md's sums and the README's row for seeds 650-699, run with 10 episodes
     a check and up to 100 rounds: each seed's starts' mean, Algorithm 3's answer and fresh return per start; over
     the seeds, both readings' mean, lowest and count at 90 or more; the share spent beyond the dataset."""
-    from pvnviz.core.ascent import returned_start
     from pvnviz.runs.seed_records import read_records
 
     records = read_records(CARTPOLE_EP10_RECORDS)
     assert [r["seed"] for r in records] == list(range(650, 700))
     assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] and r["set"] == EP10 for r in records)
-    rows = held_out_section("Seeds 650-699, 10 episodes a check")
-    means, answers = {}, {}
-    for r in records:
-        numbers = r["inputs"]["fingerprint"]
-        fresh = numbers["fresh_return_per_start"]
-        k = returned_start(numbers["best_return_per_start"])
-        means[r["seed"]], answers[r["seed"]] = float(np.mean(fresh)), fresh[k]
-        listed = ", ".join(f"{v:.1f}" for v in fresh)
-        assert f"| {r['seed']} | {np.mean(fresh):.1f} | {fresh[k]:.1f} (start {k + 1}) | {listed} |" in rows, r["seed"]
-
-    def reading(values: dict[int, float]) -> str:
-        low = min(values, key=values.get)
-        at_90 = sum(v >= 90 for v in values.values())
-        return f"mean {np.mean(list(values.values())):.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of 50"
-
+    means, answers, _ = held_out_rows(records, "Seeds 650-699, 10 episodes a check")
     section = " ".join(beyond_section("CartPole `beyond`").split())
     shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
     spent = f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it"
