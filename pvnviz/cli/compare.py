@@ -43,8 +43,9 @@ def _env_name(text: str) -> str:
     return gym_id.name
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m pvnviz.cli.compare") -> int:
-    """``pvnviz compare``: one JSON line per method and seed on stdout; returns the exit status (2: bad input)."""
+def _parser(prog: str) -> OneLineParser:
+    """The command line of ``pvnviz compare``: seeds, environment, saved datasets, one PVN preset, ARS versions,
+    settings of the PVN presets, and the chart's file."""
     parser = OneLineParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=non_negative_int, nargs="+", default=[0], help="one or more seeds (default 0)")
     parser.add_argument(
@@ -81,6 +82,12 @@ def main(argv: list[str] | None = None, prog: str = "python -m pvnviz.cli.compar
         help="override one setting of the PVN presets, as `run --set` does; repeatable (named in the PVN row)",
     )
     parser.add_argument("--html", help="also write the chart (returns against env steps) to this HTML file")
+    return parser
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m pvnviz.cli.compare") -> int:
+    """``pvnviz compare``: one JSON line per method and seed on stdout; returns the exit status (2: bad input)."""
+    parser = _parser(prog)
     args = parser.parse_args(argv)
     rows = []
     if args.dataset_from and len(args.dataset_from) != len(args.seed):
