@@ -75,6 +75,10 @@ def test_probe_axes_and_replay_start_switch_in_the_page_and_equal_python(server,
         same(shown["xrange"], python["layout"]["xaxis"]["range"])
         same(shown["yrange"], python["layout"]["yaxis"]["range"])
         assert python["layout"]["title"]["text"] in shown["title"]
+    # six switches within a rerun or two: the URL ends on the last view
+    page.wait_for_function("location.search.includes('cartpole_probe_x=2')", timeout=30_000)
+    page.wait_for_function("location.search.includes('cartpole_probe_y=0')", timeout=30_000)
+    wait_idle(page)
     page.locator(".pvn-player").filter(has_text="snapshot").first.locator(".pvn-back").click()
     shown = page.evaluate(FIGURE, "snapshot")
     python = probes_animation(trained, env, (2, 0), frame=last - 1).to_plotly_json()
