@@ -8,6 +8,7 @@ without re-running fails too.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -250,20 +251,20 @@ CARTPOLE_HELD_OUT_RECORDS = ROOT / "data" / "claims" / "cartpole-beyond-500-549.
 
 
 def test_the_cartpole_beyond_held_out_seeds_are_what_their_records_say():
-    """README and docs/beyond.md: the held-out seeds 500-549 of today's preset (pooled checks), every seed's fresh
-    mean and per-start returns in the table, their mean and lowest, how many at 90 or more, the share of the
-    dataset spent beyond it, recomputed from the records (`python -m pvnviz.runs.seed_records cartpole beyond
-    500-549 --inputs fingerprint`)."""
+    """README and docs/beyond.md: the held-out seeds 500-549 of the preset with 20 episodes a check (pooled checks),
+    every seed's fresh mean and per-start returns in the table, their mean and lowest, how many at 90 or more, the
+    share of the dataset spent beyond it, recomputed from the records (`python -m pvnviz.runs.seed_records cartpole
+    beyond 500-549 --inputs fingerprint --set eval_episodes=20 --set rounds=60`)."""
     from pvnviz.runs.seed_records import read_records
 
     records = read_records(CARTPOLE_HELD_OUT_RECORDS)
     seeds = [r["seed"] for r in records]
     assert seeds == list(range(500, 500 + len(seeds))) and len(seeds) >= 20
-    assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] for r in records)
+    assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] and r["set"] == EP20 for r in records)
     per_start = {r["seed"]: r["inputs"]["fingerprint"]["fresh_return_per_start"] for r in records}
     fresh = {seed: float(np.mean(v)) for seed, v in per_start.items()}
     section = " ".join(beyond_section("CartPole `beyond`").split())
-    rows = held_out_section("Seeds 500-549")
+    rows = held_out_section("Seeds 500-549, 20 episodes a check")
     for seed, values in per_start.items():
         assert f"| {seed} | {fresh[seed]:.1f} | {', '.join(f'{v:.1f}' for v in values)} |" in rows, seed
     mean, lowest = float(np.mean(list(fresh.values()))), min(fresh.values())
@@ -310,6 +311,7 @@ def reading(values: dict[int, float]) -> str:
 
 
 CARTPOLE_600_RECORDS = ROOT / "data" / "claims" / "cartpole-beyond-600-649.jsonl"
+EP20 = ["eval_episodes=20", "rounds=60"]  # the preset's checks before the ten-episode choice
 
 
 def test_the_cartpole_beyond_seeds_600_649_are_what_their_records_say():
@@ -320,8 +322,8 @@ def test_the_cartpole_beyond_seeds_600_649_are_what_their_records_say():
 
     records = read_records(CARTPOLE_600_RECORDS)
     assert [r["seed"] for r in records] == list(range(600, 650))
-    assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] and "set" not in r for r in records)
-    means, answers, answer_starts = held_out_rows(records, "Seeds 600-649")
+    assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] and r["set"] == EP20 for r in records)
+    means, answers, answer_starts = held_out_rows(records, "Seeds 600-649, 20 episodes a check")
     section = " ".join(beyond_section("CartPole `beyond`").split())
     shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
     spent = f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it"
@@ -343,18 +345,19 @@ def test_the_cartpole_beyond_seeds_600_649_are_what_their_records_say():
 
 
 CARTPOLE_EP10_RECORDS = ROOT / "data" / "claims" / "cartpole-beyond-ep10-650-699.jsonl"
-EP10 = ["eval_episodes=10", "rounds=100"]  # chosen on development seeds 300-319 (tests/test_claims_cartpole_dev.py)
+EP10 = ["eval_episodes=10", "rounds=100"]  # the preset's, chosen on development seeds 300-319
 
 
 def test_the_cartpole_ten_episode_seeds_650_699_are_what_their_records_say():
     """docs/held-out.md's rows, docs/beyond.md's sums and the README's row for seeds 650-699, run with 10 episodes
     a check and up to 100 rounds: each seed's starts' mean, Algorithm 3's answer and fresh return per start; over
     the seeds, both readings' mean, lowest and count at 90 or more; the share spent beyond the dataset."""
-    from pvnviz.runs.seed_records import read_records
+    from pvnviz.runs.seed_records import preset_config, read_records
 
     records = read_records(CARTPOLE_EP10_RECORDS)
     assert [r["seed"] for r in records] == list(range(650, 700))
     assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] and r["set"] == EP10 for r in records)
+    assert preset_config("cartpole", "beyond", overrides=tuple(EP10)) == preset_config("cartpole", "beyond")
     means, answers, _ = held_out_rows(records, "Seeds 650-699, 10 episodes a check")
     section = " ".join(beyond_section("CartPole `beyond`").split())
     shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
@@ -370,18 +373,20 @@ def test_the_cartpole_ten_episode_seeds_650_699_are_what_their_records_say():
 
 @pytest.mark.slow
 def test_a_held_out_record_is_what_its_command_gives():
-    """Seed 600 run again with today's preset (fingerprint): the same record, field by field."""
+    """Seed 600 run again with 20 episodes a check and at most 60 rounds (fingerprint): the same record, field by
+    field."""
     from pvnviz.runs.pipeline import run_experiment
     from pvnviz.runs.seed_records import preset_config, read_records, seed_record
 
-    config = preset_config("cartpole", "beyond", ("fingerprint",))
+    config = preset_config("cartpole", "beyond", ("fingerprint",), tuple(EP20))
     shipped = read_records(CARTPOLE_600_RECORDS)[0]
-    assert seed_record("cartpole", "beyond", 600, run_experiment(config, seed=600)) == shipped
+    assert seed_record("cartpole", "beyond", 600, run_experiment(config, seed=600), tuple(EP20)) == shipped
 
 
 @pytest.mark.slow
 def test_a_ten_episode_record_is_what_its_command_gives():
-    """Seed 650 run again with 10 episodes a check and up to 100 rounds: the same record, field by field."""
+    """Seed 650 run again with the preset, 10 episodes a check and up to 100 rounds, as its command named them: the
+    same record, field by field."""
     from pvnviz.runs.pipeline import run_experiment
     from pvnviz.runs.seed_records import preset_config, read_records, seed_record
 
@@ -425,7 +430,7 @@ def test_the_swimmer_table_rows_of_the_shipped_runs_are_their_files():
 def test_beyond_md_states_the_presets_settings():
     """The settings docs/beyond.md gives for each `beyond` preset are the presets' own."""
     from pvnviz.runs.budget import StepBudget
-    from pvnviz.runs.presets import PRESETS
+    from pvnviz.runs.presets import DISCRETE_ROUNDS, PRESETS
     from pvnviz.runs.rounds import CHECK_COPIES
 
     text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
@@ -443,7 +448,12 @@ def test_beyond_md_states_the_presets_settings():
     assert cartpole.pool_checks and not linear.pool_checks and not swimmer.pool_checks
     assert "CartPole `beyond` chooses on **pooled checks**" in text
     assert (f"`beyond-linear`: linear policies at lr {linear.ascent_learning_rate}, checked every {linear.eval_every} "
-            f"steps, at most {linear.rounds} rounds") in text and linear.policy_hidden == ()  # fmt: skip
+            f"steps ({linear.eval_episodes} episodes each), at most {linear.rounds} rounds") in text  # fmt: skip
+    assert linear.policy_hidden == ()
+    before = DISCRETE_ROUNDS
+    assert (f"before that choice {before.eval_episodes} episodes and at most {before.rounds} rounds, which the "
+            "discrete actions of a `gym:` environment keep") in text  # fmt: skip
+    assert dataclasses.replace(cartpole, eval_episodes=before.eval_episodes, rounds=before.rounds) == before
     early = ", ".join(str(s) for s in swimmer.early_checks[:-1]) + f" and {swimmer.early_checks[-1]}"
     assert f"**{swimmer.rounds} active rounds** of {swimmer.ascent_steps} steps" in text
     assert f"the iterates at steps {early} of each round are checked, then every {swimmer.eval_every} steps" in text

@@ -1,7 +1,8 @@
-"""docs/beyond.md, "Shared restarts, tried and not kept": the development seeds 300-319 of today's CartPole `beyond`
-preset, with and without ``share_best``, as their seed records say (`python -m pvnviz.runs.seed_records cartpole
-beyond 300-319 --inputs fingerprint [--set share_best=true]`), and one of them run again to show the records are
-what the command gives."""
+"""docs/beyond.md's development seeds 300-319 of CartPole `beyond`: with 20 episodes a check (the preset before the
+ten-episode choice), with and without ``share_best``, and the variants tried, as their seed records say (`python -m
+pvnviz.runs.seed_records cartpole beyond 300-319 --inputs fingerprint --set eval_episodes=20 --set rounds=60 [--set
+share_best=true]`), and one of them run again to show the records are what the command gives; with 10 episodes a
+check, the preset's."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ import pytest
 from pvnviz.runs.seed_records import preset_config, read_records, seed_record
 
 ROOT = Path(__file__).resolve().parents[1]
+EP20 = ("eval_episodes=20", "rounds=60")  # the preset's checks before the ten-episode choice
 RECORDS = {
-    (): ROOT / "data" / "claims" / "cartpole-beyond-pooled-300-319.jsonl",
-    ("share_best=true",): ROOT / "data" / "claims" / "cartpole-beyond-shared-300-319.jsonl",
+    EP20: ROOT / "data" / "claims" / "cartpole-beyond-pooled-300-319.jsonl",
+    (*EP20, "share_best=true"): ROOT / "data" / "claims" / "cartpole-beyond-shared-300-319.jsonl",
 }
+SHARED = (*EP20, "share_best=true")
 
 
 def paragraph() -> str:
@@ -31,7 +34,7 @@ def fresh_means(overrides: tuple[str, ...]) -> dict[int, float]:
     return {r["seed"]: float(np.mean(r["inputs"]["fingerprint"]["fresh_return_per_start"])) for r in records}
 
 
-@pytest.mark.parametrize("overrides", list(RECORDS), ids=["today", "shared"])
+@pytest.mark.parametrize("overrides", list(RECORDS), ids=["ep20", "shared"])
 def test_the_paragraph_lists_every_seed_of_its_records(overrides):
     means = fresh_means(overrides)
     assert list(means) == list(range(300, 320))
@@ -43,7 +46,7 @@ def test_the_paragraph_lists_every_seed_of_its_records(overrides):
 
 
 def test_the_paragraph_names_the_seeds_sharing_pulled_down():
-    today, shared = fresh_means(()), fresh_means(("share_best=true",))
+    today, shared = fresh_means(EP20), fresh_means(SHARED)
     worse = [s for s in shared if shared[s] < 90 <= today[s]]
     text = paragraph()
     lifted = [s for s in shared if today[s] < 90 <= shared[s]]
@@ -52,7 +55,7 @@ def test_the_paragraph_names_the_seeds_sharing_pulled_down():
     pulled = " and ".join(map(str, worse))
     said = f"Sharing lifted seed {up} ({today[up]:.1f} to {shared[up]:.1f}) and pulled seeds {pulled} below 90"
     assert worse and said in text
-    starts = [v for r in read_records(RECORDS[("share_best=true",)]) if r["seed"] in worse
+    starts = [v for r in read_records(RECORDS[SHARED]) if r["seed"] in worse
               for v in r["inputs"]["fingerprint"]["fresh_return_per_start"]]  # fmt: skip
     assert f"every start ended between {min(starts):.1f} and {max(starts):.1f}" in text
     assert f"their means were {' and '.join(f'{today[s]:.1f}' for s in worse)}" in text
@@ -66,7 +69,7 @@ def test_a_record_is_what_its_command_gives():
     """Seed 304 with shared restarts, run again: the same fresh returns, start by start, as its record."""
     from pvnviz.runs.pipeline import run_experiment
 
-    overrides = ("share_best=true",)
+    overrides = SHARED
     config = preset_config("cartpole", "beyond", ("fingerprint",), overrides)
     again = seed_record("cartpole", "beyond", 304, run_experiment(config, seed=304), overrides)
     (shipped,) = [r for r in read_records(RECORDS[overrides]) if r["seed"] == 304]
@@ -80,7 +83,7 @@ VARIANTS = ROOT / "data" / "claims" / "cartpole-beyond-variants-300-319.jsonl"
 
 def test_the_variants_paragraph_is_what_their_rows_say():
     """docs/beyond.md, "Trust regions and check histograms, tried and not kept": each variant's mean, lowest seed
-    and count at 90 or more over seeds 300-319, from its rows; and today's preset's, from its records."""
+    and count at 90 or more over seeds 300-319, from its rows; and the 20-episode preset's, from its records."""
     import json
 
     text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
@@ -88,13 +91,13 @@ def test_the_variants_paragraph_is_what_their_rows_say():
     paragraph = text[start : text.index("No preset uses either.", start)]
     rows = [json.loads(line) for line in VARIANTS.read_text().splitlines() if line.strip()]
     for setting in ("trust_radius=1.0", "check_histograms=true"):
-        means = {r["seed"]: float(np.mean(r["fresh_return_per_start"])) for r in rows if r["set"] == [setting]}
+        means = {r["seed"]: float(np.mean(r["fresh_return_per_start"])) for r in rows if r["set"] == [*EP20, setting]}
         assert list(means) == list(range(300, 320)), setting
         low = min(means, key=means.get)
         at_90 = sum(v >= 90 for v in means.values())
         said = f"mean {np.mean(list(means.values())):.1f}, lowest {means[low]:.1f} (seed {low}), {at_90} of 20 at 90"
         assert said in paragraph, said
-    today = fresh_means(())
+    today = fresh_means(EP20)
     said = f"{np.mean(list(today.values())):.1f}, {min(today.values()):.1f} and {sum(v >= 90 for v in today.values())}"
     assert f"against {said} of 20" in paragraph
 
@@ -105,8 +108,8 @@ def test_a_measured_round_budget_changed_nothing_on_the_development_seeds_it_ran
     the same share of the dataset's steps spent (so the same rounds), within the cap."""
     measured = read_records(ROOT / "data" / "claims" / "cartpole-beyond-measured-300-310.jsonl")
     assert [r["seed"] for r in measured] == list(range(300, 311))
-    assert all(r.get("set") == ["round_budget=measured"] for r in measured)
-    today = {r["seed"]: r["inputs"]["fingerprint"] for r in read_records(RECORDS[()])}
+    assert all(r.get("set") == [*EP20, "round_budget=measured"] for r in measured)
+    today = {r["seed"]: r["inputs"]["fingerprint"] for r in read_records(RECORDS[EP20])}
     for r in measured:
         mine, theirs = r["inputs"]["fingerprint"], today[r["seed"]]
         assert mine["fresh_return_per_start"] == theirs["fresh_return_per_start"], r["seed"]
@@ -141,5 +144,5 @@ def test_the_ten_episode_paragraph_is_what_its_records_say():
     shares = [n["beyond_dataset_fraction"] for n in numbers.values()]
     assert f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it" in paragraph
     assert max(shares) <= 0.25
-    today = fresh_means(())
+    today = fresh_means(EP20)
     assert f"The slow-climb seed 310 ends at {means[310]:.1f} ({today[310]:.1f} with 20 episodes)" in paragraph

@@ -1,11 +1,13 @@
 """Presets of gym: environments (pvnviz.runs.presets.presets_for): the paper's shapes by action kind, beyond's
 active rounds, quick under its estimate, each horizon the environment's own limit."""
 
+from pathlib import Path
+
 import pytest
 
 from pvnviz.core.config_fields import ConfigError
 from pvnviz.envs.gym_id import EnvRefused
-from pvnviz.runs.presets import CARTPOLE_BEYOND, PRESETS, QUICK_SECONDS, SWIMMER_PAPER, presets_for
+from pvnviz.runs.presets import DISCRETE_ROUNDS, PRESETS, QUICK_SECONDS, SWIMMER_PAPER, presets_for
 from pvnviz.runs.sizing import estimate
 
 
@@ -16,7 +18,10 @@ def test_discrete_actions_take_cartpoles_shape():
     assert (paper.num_policies, paper.num_episodes, paper.num_bins, paper.horizon) == (1000, 100, 41, 500)
     assert paper.return_limit is None and paper.policy_hidden == (30,)
     beyond = presets["beyond"]()
-    assert beyond.rounds == CARTPOLE_BEYOND.rounds > 1 and beyond.num_policies == paper.num_policies
+    assert beyond.rounds == DISCRETE_ROUNDS.rounds > 1 and beyond.num_policies == paper.num_policies
+    table = (Path(__file__).resolve().parents[1] / "docs" / "environments.md").read_text()
+    said = f"active rounds as CartPole's, {beyond.eval_episodes} episodes a check, at most {beyond.rounds} rounds |"
+    assert f"| `beyond` | `paper` plus {said}" in table
 
 
 def test_a_box_takes_the_swimmers_shape():
