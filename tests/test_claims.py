@@ -182,23 +182,26 @@ def test_the_readme_quotes_the_shipped_random_search_comparisons():
     swimmer = budget_rows("swimmer-compare.jsonl")
     ars_v1 = [r["fresh_mean"] for r in swimmer["ARS V1-t"]]
     pvn_best = [r["fresh_best"] for r in swimmer["PVN beyond"]]
-    said = f"Swimmer: ARS wins ({min(ars_v1):.0f}-{max(ars_v1):.0f} against the PVN's best start, "
+    said = f"Swimmer, MLP `beyond`: ARS wins ({min(ars_v1):.0f}-{max(ars_v1):.0f} against the PVN's best start, "
     assert said + f"{min(pvn_best):.0f}-{max(pvn_best):.0f})" in row
     assert min(ars_v1) > max(pvn_best)  # "ARS wins" on every seed
     linear = budget_rows("swimmer-ars-compare.jsonl")
-    pvn_linear = linear["PVN budget-ars"]
-    seeds = [r["seed"] for r in pvn_linear]
-    # ARS V1-t of each seed: the linear comparison's own where it ran ARS, else the MLP comparison's
-    by_seed = {r["seed"]: r["fresh_mean"] for r in swimmer["ARS V1-t"] + linear.get("ARS V1-t", [])}
+    shared = budget_rows("swimmer-ars-shared.jsonl")["PVN budget-ars (share_best=true)"][:4]
+    seeds = [r["seed"] for r in shared]
+    by_seed = {r["seed"]: r["fresh_mean"] for r in linear["ARS V1-t"]}  # linear ARS, the preset's policies
     ars_v1 = [by_seed[s] for s in seeds]
 
     def listed(values):
         return ", ".join(f"{v:.1f}" for v in values[:-1]) + f" and {values[-1]:.1f}"
 
-    means = listed([r["fresh_mean"] for r in pvn_linear])
-    above = sum(r["fresh_mean"] >= v for r, v in zip(pvn_linear, ars_v1))
-    said = f"linear `budget-ars` at or above ARS V1-t on {above} of {len(seeds)} seeds ({means} against "
-    assert said + f"{listed(ars_v1)} on seeds {seeds[0]}-{seeds[-1]})" in row
+    def above(rows):
+        return sum(r["fresh_mean"] >= v for r, v in zip(rows, ars_v1))
+
+    means = listed([r["fresh_mean"] for r in shared])
+    said = f"linear `budget-ars` with shared restarts at or above ARS V1-t on {above(shared)} of {len(seeds)} seeds "
+    assert said + f"({means} against {listed(ars_v1)} on seeds {seeds[0]}-{seeds[-1]})" in row
+    assert [r["seed"] for r in linear["PVN budget-ars"]] == seeds
+    assert f"without them on {above(linear['PVN budget-ars'])} of {len(seeds)}" in row
     for comparison in (cartpole, swimmer):  # every method of a comparison ran on the same seeds
         assert len({tuple(r["seed"] for r in rows) for rows in comparison.values()}) == 1
 

@@ -1,8 +1,8 @@
 """docs/random-search.md, "Swimmer at ARS's budget, ARS's way": every number recomputed from the shipped rows.
 
 The held-out comparison is ``data/swimmer-ars-compare.jsonl`` (what ``pvnviz compare --env swimmer --beyond
-budget-ars`` wrote), its ARS rows ``data/swimmer-compare.jsonl``'s (the same budget, so the same ARS runs); the
-development run is ``data/swimmer-ars-dev.jsonl``; the preset's settings are ``pvnviz/runs/presets.py``'s.
+budget-ars`` wrote, and linear ARS run alone as it runs it), with shared restarts ``data/swimmer-ars-shared.jsonl``;
+the development runs are ``data/swimmer-ars-dev.jsonl``; the preset's settings are ``pvnviz/runs/presets.py``'s.
 """
 
 import json
@@ -15,7 +15,7 @@ from pvnviz.runs.budget import StepBudget
 from pvnviz.runs.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
-HEADER = "| seed | best of random (linear dataset) | PVN `budget-ars` mean / best | ARS V1-t | ARS V2-t |"
+HEADER = "| seed | best of random (linear dataset) | PVN `budget-ars` mean / best | with shared restarts mean / best |"
 
 
 def section() -> str:
@@ -78,67 +78,77 @@ def test_the_development_run_is_the_shipped_row():
     assert said in text and f"{curve[12_500_000]:.1f} at 12.5 M" in text
 
 
-def ars_by_seed() -> dict[int, dict[str, dict]]:
-    """seed -> ARS version -> its row: the linear ARS rows of data/swimmer-ars-compare.jsonl where that comparison
-    ran them, else data/swimmer-compare.jsonl's MLP [30] ARS (the same budget, so the runs this would make)."""
-    found: dict[int, dict[str, dict]] = {}
-    for name in ("swimmer-compare.jsonl", "swimmer-ars-compare.jsonl"):  # the comparison's own rows win
-        rows = rows_of(name)
-        for version in ("ARS V1-t", "ARS V2-t"):
-            for row in rows.get(version, []):
-                found.setdefault(row["seed"], {})[version] = row
-    return found
+SHARED = "PVN budget-ars (share_best=true)"
+
+
+def listed(values: list) -> str:
+    """'1, 2 and 3' (floats to one decimal)."""
+    said = [f"{v:.1f}" if isinstance(v, float) else str(v) for v in values]
+    return ", ".join(said[:-1]) + f" and {said[-1]}"
 
 
 def test_the_held_out_table_is_the_shipped_rows_and_the_verdict_follows():
-    mine = rows_of("swimmer-ars-compare.jsonl")
-    before = rows_of("swimmer-compare.jsonl")
+    """The table of seeds 40-43: the dataset's best, the preset without and with shared restarts (mean / best start),
+    linear ARS; and the verdict against ARS V1-t, for both, from the rows."""
+    mine, shared = rows_of("swimmer-ars-compare.jsonl"), rows_of("swimmer-ars-shared.jsonl")
     found = table(section())
     pvn, best = mine["PVN budget-ars"], mine["best of random policies"]
+    with_sharing = [r for r in shared[SHARED] if r["seed"] <= 43]  # seed 44: test_the_unseen_seed_is_its_rows
     seeds = [r["seed"] for r in pvn]
-    assert seeds == [r["seed"] for r in best] and set(seeds) <= {40, 41, 42, 43}
-    assert {r["policy"] for r in pvn + best} == {"linear"}
-    assert {r["policy"] for v in ("ARS V1-t", "ARS V2-t") for r in mine.get(v, [])} <= {"linear"}
-    ars = ars_by_seed()
-    above = 0
-    for p, b in zip(pvn, best):
+    assert seeds == [r["seed"] for r in best] == [r["seed"] for r in with_sharing] == [40, 41, 42, 43]
+    # the same datasets: the shared runs' best policies are the same policies, measured the same
+    assert [r["fresh_mean"] for r in shared["best of random policies"][:4]] == [r["fresh_mean"] for r in best]
+    assert {r["policy"] for r in pvn + best + with_sharing} == {"linear"}
+    v1 = {r["seed"]: r for r in mine["ARS V1-t"]}
+    v2 = {r["seed"]: r for r in mine["ARS V2-t"]}
+    assert {r["policy"] for r in list(v1.values()) + list(v2.values())} == {"linear"}
+    for p, q, b in zip(pvn, with_sharing, best):
         seed = p["seed"]
-        # the same budget as the rows the ARS runs were given, so those ARS runs are exactly the ones this would get
-        assert p["env_steps"] == 12_500_000
-        if seed in {r["seed"] for r in before["PVN beyond"]}:
-            assert next(r for r in before["PVN beyond"] if r["seed"] == seed)["env_steps"] == p["env_steps"]
-        cells = found[str(seed)]
-        v1, v2 = ars[seed]["ARS V1-t"], ars[seed]["ARS V2-t"]
-        assert cells[0] == f"{b['fresh_mean']:.1f}"
-        assert cells[1] == f"{p['fresh_mean']:.1f} / {p['fresh_best']:.1f}"
-        assert cells[2] == f"{v1['fresh_mean']:.1f}" and cells[3] == f"{v2['fresh_mean']:.1f}"
-        # swimmer-compare.jsonl's rows predate the field: ARS there took `beyond`'s policies, MLP [30]
-        assert cells[4] == v1.get("policy", "MLP [30]") == v2.get("policy", "MLP [30]")
-        above += p["fresh_mean"] >= v1["fresh_mean"]
+        assert p["env_steps"] == q["env_steps"] == 12_500_000
+        assert found[str(seed)] == [
+            f"{b['fresh_mean']:.1f}",
+            f"{p['fresh_mean']:.1f} / {p['fresh_best']:.1f}",
+            f"{q['fresh_mean']:.1f} / {q['fresh_best']:.1f}",
+            f"{v1[seed]['fresh_mean']:.1f}",
+            f"{v2[seed]['fresh_mean']:.1f}",
+        ]
     assert len(found) == len(seeds) + 1  # a row per seed and the steps
-    steps = found["env steps"]
-    assert steps[0] == f"{best[0]['env_steps'] / 1e6:.1f} M" and steps[1] == f"{pvn[0]['env_steps'] / 1e6:.2f} M"
-    assert {r["env_steps"] for s in seeds for r in ars[s].values()} == {12_512_000}
-    assert steps[2] == steps[3] == "12.51 M"
+    assert found["env steps"] == [f"{best[0]['env_steps'] / 1e6:.1f} M", "12.50 M", "12.50 M", "12.51 M", "12.51 M"]
+    assert {r["env_steps"] for r in list(v1.values()) + list(v2.values())} == {12_512_000}
     text = " ".join(section().split())
-    assert f"at or above ARS V1-t's on {above} of the {len(seeds)} held-out seeds run" in text
-    losses = [(p, ars[p["seed"]]["ARS V1-t"]["fresh_mean"]) for p in pvn]
-    losses = [(p, v1) for p, v1 in losses if p["fresh_mean"] < v1]
-    def listed(values: list[float]) -> str:
-        return ", ".join(f"{v:.1f}" for v in values[:-1]) + f" and {values[-1]:.1f}"
+    ars = [v1[s]["fresh_mean"] for s in seeds]
+    for name, rows in (("With shared restarts", with_sharing), ("Without them", pvn)):
+        above = [r["seed"] for r, a in zip(rows, ars) if r["fresh_mean"] >= a]
+        said = f"{name}, the PVN's mean over its 5 starts is at or above ARS V1-t's on {len(above)} of the 4"
+        assert f"{said} held-out seeds ({listed(above)}): {listed([r['fresh_mean'] for r in rows])} against" in text
+    assert f"against {listed(ars)} on seeds 40-43" in text
+    lost = [(r, a) for r, a in zip(with_sharing, ars) if r["fresh_mean"] < a]
+    for r, a in lost:
+        assert f"On seed {r['seed']} it ends {a - r['fresh_mean']:.1f} below V1-t" in text
+    low = [v2[s]["fresh_mean"] for s in seeds]
+    assert f"V2-t ends far behind on seeds 40-43 ({min(low):.1f}-{max(low):.1f})" in text and max(low) < 300
+    mlp = {r["seed"]: r["fresh_mean"] for r in rows_of("swimmer-compare.jsonl")["ARS V1-t"]}
+    assert f"MLP [30] ARS (`data/swimmer-compare.jsonl`) ended at {mlp[40]:.1f} and {mlp[41]:.1f} (V1-t)" in text
 
-    lost = [p["seed"] for p, _ in losses]
-    means = listed([v1 - p["fresh_mean"] for p, v1 in losses])
-    seeds_lost = ", ".join(map(str, lost[:-1])) + f" and {lost[-1]}"
-    assert f"Where it loses, its mean is {means} below V1-t (seeds {seeds_lost})" in text
-    bests, v1s = listed([p["fresh_best"] for p, _ in losses]), listed([v1 for _, v1 in losses])
-    assert f"and its best start {bests} against V1-t's {v1s}." in text
-    behind = [s for s in seeds if ars[s]["ARS V2-t"]["fresh_mean"] < 200]
-    assert "V2-t ends far behind on seeds 40-43" in text and behind == [40, 41, 42, 43]
-    mlp = {r["seed"]: r for r in before["ARS V1-t"]}
-    p40 = next(p for p in pvn if p["seed"] == 40)
-    assert f"above V1-t on seed 40 ({p40['fresh_mean']:.1f} against {mlp[40]['fresh_mean']:.1f})" in text
-    assert f"MLP [30] ARS (`data/swimmer-compare.jsonl`) ended at {mlp[40]['fresh_mean']:.1f} (V1-t)" in text
+
+def test_the_unseen_seed_is_its_rows():
+    """Seed 44, run only with shared restarts and linear ARS V1-t, never run before: the sentence is its rows."""
+    rows = {m: [r for r in found if r["seed"] == 44] for m, found in rows_of("swimmer-ars-shared.jsonl").items()}
+    (p,), (b,), (a,) = rows[SHARED], rows["best of random policies"], rows["ARS V1-t"]
+    assert a["policy"] == p["policy"] == "linear" and a["env_steps"] == 12_512_000 and p["env_steps"] == 12_500_000
+    text = " ".join(section().split())
+    said = (f"On seed 44, run for nothing else: mean {p['fresh_mean']:.1f}, best start {p['fresh_best']:.1f}, "
+            f"against ARS V1-t's {a['fresh_mean']:.1f}; the dataset's best policy {b['fresh_mean']:.1f}.")  # fmt: skip
+    assert said in text
+
+
+def test_shared_restarts_were_chosen_on_the_development_seed():
+    dev = rows_of("swimmer-ars-dev.jsonl")
+    (plain,), (shared,) = dev["PVN budget-ars"], dev[SHARED]
+    assert plain["seed"] == shared["seed"] == 140
+    text = " ".join(section().split())
+    said = f"mean {shared['fresh_mean']:.1f}, best start {shared['fresh_best']:.1f}, against "
+    assert said + f"{plain['fresh_mean']:.1f} and {plain['fresh_best']:.1f} without" in text
 
 
 def test_where_it_stands_quotes_the_rows():
