@@ -89,9 +89,11 @@ def test_an_upload_over_the_cap_is_refused_before_it_is_sent_or_read(served, chr
     page.on("request", lambda r: sent.append(r) if "/_stcore/upload_file/" in r.url and r.method == "PUT" else None)
     page.goto(f"{url}/cartpole")
     wait_idle(page)
+    # the uploader states the cap (drawn with the rest of the sidebar, which a slow first run may still be drawing)
+    page.locator("[data-testid='stSidebar']").get_by_text(f"{limits.UPLOAD_MB}MB per file").wait_for(timeout=60_000)
+    wait_idle(page)
     main = page.locator("[data-testid='stMain']")
     before = main.inner_text()
-    assert f"{limits.UPLOAD_MB}MB per file" in page.locator("[data-testid='stSidebar']").inner_text()
 
     page.set_input_files(UPLOADER, str(big))
     page.get_by_text(re.compile(r"File must be 50(\.0)?MB or smaller")).wait_for(timeout=30_000)
