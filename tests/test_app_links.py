@@ -218,3 +218,16 @@ def test_the_app_turns_off_streamlit_s_duplicate_value_warning_for_its_reset_but
 
     settings = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
     assert settings["global"]["disableWidgetStateDuplicationWarning"] is True
+
+
+def test_a_rerun_begun_from_an_older_url_gets_the_views_shown_written_back():
+    """The browser sends its URL with every rerun, and the server starts from it: a rerun asked for before an
+    earlier rerun's URL reached the browser starts from the older URL. Every rerun writes the views the page
+    shows (the probing states' axes, the replay's start) where that URL differs, so none is undone."""
+    at = open_link({"cartpole_probe_x": "2", "cartpole_probe_y": "0", "cartpole_replay_start": "3"})
+    assert (at.query_params["cartpole_probe_x"], at.query_params["cartpole_probe_y"]) == ("2", "0")
+    at.query_params["cartpole_probe_y"] = "3"  # the URL of a rerun asked for before the switch to 0 came back
+    at.query_params["cartpole_replay_start"] = "1"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params["cartpole_probe_y"] == "0" and at.query_params["cartpole_replay_start"] == "3"

@@ -211,12 +211,13 @@ def play(
 def _caught_up(
     key: str, choices: Sequence[Choice], held: dict[str, int] | None, on_choice: Callable[[dict[str, int]], None]
 ) -> dict[str, int]:
-    """The view the page shows, where it differs from the one the server holds: two switches within one rerun can
-    leave the second without its change callback, so every rerun hands the page's view to ``on_choice`` (the URL)."""
+    """The view the page shows (else ``held``, the server's), handed to ``on_choice`` on every rerun: two switches
+    within one rerun can leave the second without its change callback, and a rerun begun from an older URL starts
+    from that URL, so ``on_choice`` must be idempotent and write only what differs (``ui.results._link``)."""
     state = st.session_state.get(f"{key}_player")
     shown = valid_choice(state.get("choice") if hasattr(state, "get") else None, choices)
-    if shown is None or shown == dict(held or {}):
-        return dict(held or {})
+    if shown is None:
+        shown = dict(held or {})
     on_choice(shown)
     return shown
 
