@@ -124,10 +124,8 @@ def _frames(
 def _frame_changed(key: str, start: int) -> None:
     """The browser paused, stepped or seeked: its frame goes into the URL (the opening frame leaves it)."""
     frame = st.session_state[f"{key}_player"].get("frame")
-    if not isinstance(frame, int) or isinstance(frame, bool) or frame < 0 or frame == start:
-        st.query_params.pop(key, None)
-    else:
-        st.query_params[key] = str(frame)
+    opening = not isinstance(frame, int) or isinstance(frame, bool) or frame < 0 or frame == start
+    urlcheck.put(key, None if opening else str(frame))
 
 
 def valid_choice(sent: object, choices: Sequence[Choice]) -> dict[str, int] | None:
@@ -213,7 +211,7 @@ def _caught_up(
 ) -> dict[str, int]:
     """The view the page shows (else ``held``, the server's), handed to ``on_choice`` on every rerun: two switches
     within one rerun can leave the second without its change callback, and a rerun begun from an older URL starts
-    from that URL, so ``on_choice`` must be idempotent and write only what differs (``ui.results._link``)."""
+    from that URL, so ``on_choice`` must be idempotent and write only what differs (``ui.urlcheck.put``)."""
     state = st.session_state.get(f"{key}_player")
     shown = valid_choice(state.get("choice") if hasattr(state, "get") else None, choices)
     if shown is None:

@@ -264,17 +264,7 @@ def _held(key: str, size: int, default: int, base: int = 0) -> int:
 def _keep(key: str, index: int, default: int | None, base: int = 0) -> None:
     """A view switched in the page: into the session and the URL (left out when it is ``default``)."""
     st.session_state[key] = index + base
-    _link(key, None if index == default else str(index + base))
-
-
-def _link(key: str, value: str | None) -> None:
-    """The URL's ``key`` set to ``value`` (None: left out), written only where the URL the browser sent with this
-    rerun differs: every rerun writes the page's views, so a rerun begun from an older URL cannot undo one."""
-    if value is None:
-        if key in st.query_params:
-            del st.query_params[key]
-    elif st.query_params.get(key) != value:
-        st.query_params[key] = value
+    urlcheck.put(key, None if index == default else str(index + base))
 
 
 MAX_VALIDATION_SHOWN = 200  # validation policies a page sends (evenly spread when there are more)
@@ -345,7 +335,7 @@ def render_replay(result: ExperimentResult) -> None:
     def keep(choice: dict[str, int]) -> None:
         picked = modes[choice["mode"]]
         st.session_state[f"{env}_replay_mode"] = picked
-        _link(f"{env}_replay_mode", None if picked == modes[0] else picked)
+        urlcheck.put(f"{env}_replay_mode", None if picked == modes[0] else picked)
         _keep(f"{env}_replay_start", min(choice["start"], len(pairs[picked]) - 1), None, base=1)
 
     shown = replays[mode, start]

@@ -86,6 +86,17 @@ def _opened_with() -> dict[str, str]:
     return st.session_state.get(_SNAPSHOT, {}).get(st.session_state.get(CURRENT_PAGE, ""), {})
 
 
+def put(key: str, value: str | None) -> None:
+    """The URL's ``key`` set to ``value`` (None: left out), written only where the URL the browser sent with this
+    rerun differs. A rerun begun before an earlier rerun's URL reached the browser starts from the older URL, and
+    any write sends the whole of it: so pages write their views on every rerun, through here."""
+    if value is None:
+        if key in st.query_params:
+            del st.query_params[key]
+    elif st.query_params.get(key) != value:
+        st.query_params[key] = value
+
+
 def link_int(key: str, lo: int, hi: int, instead: str) -> int | None:
     """The URL's ``key`` as a whole number from ``lo`` to ``hi``; None when it is absent or not such a number.
 
