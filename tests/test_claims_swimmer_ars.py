@@ -81,6 +81,16 @@ def test_the_development_run_is_the_shipped_row():
 SHARED = "PVN budget-ars (share_best=true)"
 
 
+def test_the_shared_preset_is_what_the_shared_rows_ran():
+    """``budget-ars-shared`` is ``budget-ars`` with ``--set share_best=true``, the runs behind the SHARED rows, and
+    the section names it."""
+    import dataclasses
+
+    plain, shared = PRESETS["swimmer"]["budget-ars"](), PRESETS["swimmer"]["budget-ars-shared"]()
+    assert not plain.share_best and shared == dataclasses.replace(plain, share_best=True)
+    assert "`python -m pvnviz run swimmer --preset budget-ars-shared`" in " ".join(section().split())
+
+
 def listed(values: list) -> str:
     """'1, 2 and 3' (floats to one decimal)."""
     said = [f"{v:.1f}" if isinstance(v, float) else str(v) for v in values]

@@ -58,6 +58,21 @@ DISCRETE_ROUNDS = ExperimentConfig(
 # still measured on 20 episodes.
 CARTPOLE_BEYOND = dataclasses.replace(DISCRETE_ROUNDS, eval_episodes=10, rounds=100)
 
+# Swimmer at ARS's budget, spent ARS's way (docs/random-search.md): linear policies, ARS's own; a dataset of
+# 2500 x 1 (2.5 M env steps) and the other 10 M steps (4x the dataset's) in active rounds from the dataset's 5 best,
+# checked as `beyond`'s: 40 rounds, 12.5 M steps in all.
+SWIMMER_BUDGET_ARS = dataclasses.replace(
+    SWIMMER_PAPER,
+    policy_hidden=(),
+    num_policies=2500,
+    num_episodes=1,
+    start_from="dataset",
+    rounds=60,
+    eval_every=200,
+    early_checks=(10, 25, 50, 100),
+    max_beyond_fraction=4.0,
+)
+
 PRESETS: dict[str, dict[str, Callable[[], ExperimentConfig]]] = {
     "cartpole": {
         "paper": lambda: ExperimentConfig(),
@@ -92,20 +107,10 @@ PRESETS: dict[str, dict[str, Callable[[], ExperimentConfig]]] = {
             early_checks=(10, 25, 50, 100),
             max_beyond_fraction=0.25,
         ),
-        # ARS's budget spent ARS's way (docs/beyond.md, "Random search at the same budget"): linear policies,
-        # ARS's own; a dataset of 2500 x 1 (2.5 M env steps) and the other 10 M steps (4x the dataset's) in
-        # active rounds from the dataset's 5 best, checked as `beyond`'s: 40 rounds, 12.5 M steps in all.
-        "budget-ars": lambda: dataclasses.replace(
-            SWIMMER_PAPER,
-            policy_hidden=(),
-            num_policies=2500,
-            num_episodes=1,
-            start_from="dataset",
-            rounds=60,
-            eval_every=200,
-            early_checks=(10, 25, 50, 100),
-            max_beyond_fraction=4.0,
-        ),
+        "budget-ars": lambda: SWIMMER_BUDGET_ARS,
+        # budget-ars with shared restarts: each round the start whose best iterate is estimated lowest restarts
+        # from the best iterate of the start estimated highest (docs/random-search.md, chosen on seed 140).
+        "budget-ars-shared": lambda: dataclasses.replace(SWIMMER_BUDGET_ARS, share_best=True),
         "quick": lambda: dataclasses.replace(
             SWIMMER_PAPER,
             num_policies=300,
@@ -133,6 +138,7 @@ PRESET_LABELS: dict[str, dict[str, str]] = {
         "budget-10000x1": "10 M steps: 10,000 policies x 1 rollout",
         "beyond": "Beyond zero-shot: 10,000 x 1, best-policy starts, 10 active rounds",
         "budget-ars": "12.5 M steps as ARS spends them: linear, 2500 x 1, then 40 active rounds",
+        "budget-ars-shared": "12.5 M steps as ARS spends them, the starts sharing their best each round",
         "quick": "Quick (live, under a minute)",
     },
 }
