@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from pvnviz.runs.budget import StepBudget
-from pvnviz.runs.presets import PRESETS
+from pvnviz.runs.presets import PRESETS, preset_label
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "| seed | best of random (linear dataset) | PVN `budget-ars` mean / best | with shared restarts mean / best |"
@@ -88,7 +88,10 @@ def test_the_shared_preset_is_what_the_shared_rows_ran():
 
     plain, shared = PRESETS["swimmer"]["budget-ars"](), PRESETS["swimmer"]["budget-ars-shared"]()
     assert not plain.share_best and shared == dataclasses.replace(plain, share_best=True)
-    assert "`python -m pvnviz run swimmer --preset budget-ars-shared`" in " ".join(section().split())
+    text = " ".join(section().split())
+    assert "`python -m pvnviz run swimmer --preset budget-ars-shared`" in text
+    said = re.search(r'or "([^"]+)" in the Swimmer page\'s preset box', text)
+    assert said and preset_label("swimmer", "budget-ars-shared").startswith(said.group(1))
 
 
 def listed(values: list) -> str:

@@ -28,7 +28,8 @@ OLD_LINKS = {
 @pytest.mark.parametrize("env", ["cartpole", "swimmer"])
 def test_every_preset_has_one_label_and_labels_differ(env):
     assert set(PRESET_LABELS[env]) == set(PRESETS[env])
-    assert len(set(PRESET_LABELS[env].values())) == len(PRESETS[env])  # the box tells them apart
+    # the sidebar's closed box shows a label's first 24 characters or so: they tell the presets apart
+    assert len({label[:24] for label in PRESET_LABELS[env].values()}) == len(PRESETS[env])
 
 
 @pytest.mark.parametrize("env", ["cartpole", "swimmer"])

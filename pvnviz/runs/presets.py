@@ -137,8 +137,8 @@ PRESET_LABELS: dict[str, dict[str, str]] = {
         "budget-2000x5": "10 M steps: 2000 policies x 5 rollouts",
         "budget-10000x1": "10 M steps: 10,000 policies x 1 rollout",
         "beyond": "Beyond zero-shot: 10,000 x 1, best-policy starts, 10 active rounds",
-        "budget-ars": "12.5 M steps as ARS spends them: linear, 2500 x 1, then 40 active rounds",
-        "budget-ars-shared": "12.5 M steps as ARS spends them, the starts sharing their best each round",
+        "budget-ars": "ARS's 12.5 M steps: linear, 2500 x 1, then 40 active rounds",
+        "budget-ars-shared": "Shared restarts, ARS's 12.5 M steps: linear, 2500 x 1, 40 rounds",
         "quick": "Quick (live, under a minute)",
     },
 }
