@@ -81,7 +81,10 @@ def shipped_output(records: str) -> tuple[dict[int, str], str]:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "records",
-    [f"data/claims/cartpole-beyond-{seeds}.jsonl" for seeds in ("300-319", "500-549", "600-649", "ep10-650-699")],
+    [
+        f"data/claims/cartpole-beyond-{seeds}.jsonl"
+        for seeds in ("300-319", "500-549", "600-649", "ep10-650-699", "ep10-500-549")
+    ],
 )
 def test_the_script_measures_what_docs_beyond_md_says(records, tmp_path, capsys, monkeypatch):
     """docs/beyond.md quotes the mean and lowest seed of the script's output on the shipped records, with its
