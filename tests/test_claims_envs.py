@@ -175,3 +175,16 @@ def test_a_seed_without_every_method_is_refused(tmp_path):
     path.write_text('{"method": "PVN beyond"}\n')
     with pytest.raises(ValueError, match="line 1: not a comparison row"):
         load_env_rows(path)
+
+
+def test_every_return_the_prose_quotes_is_a_row():
+    """Below the tables, every number with one decimal that is not a step count (``M``) or a share (``%``) is a
+    row's fresh mean or best return, as the tables print it."""
+    import re
+
+    lines = section().splitlines()
+    prose = " ".join(lines[max(i for i, line in enumerate(lines) if line.startswith("|")) + 1 :])
+    quoted = re.findall(r"(?<![\w.])-?\d+\.\d(?![\d%]| ?M\b)", prose)
+    printed = {f"{row[key]:.1f}" for row in raw_rows() for key in ("fresh_mean", "fresh_best")}
+    assert len(quoted) > 40
+    assert [q for q in quoted if q not in printed and f"-{q}" not in printed] == []
