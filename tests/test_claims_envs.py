@@ -188,3 +188,23 @@ def test_every_return_the_prose_quotes_is_a_row():
     printed = {f"{row[key]:.1f}" for row in raw_rows() for key in ("fresh_mean", "fresh_best")}
     assert len(quoted) > 40
     assert [q for q in quoted if q not in printed and f"-{q}" not in printed] == []
+
+
+def test_the_commands_name_every_environment_that_ran_each_preset():
+    """The page's command block: the ``beyond-1M`` line's IDs and the ``beyond`` line's "tried" IDs are the
+    environments with rows of that preset (Pendulum's ``beyond`` has a line of its own)."""
+    import re
+
+    block = section().split("```bash\n", 1)[1].split("```", 1)[0]
+    named: dict[str, set[str]] = {}
+    preset = None
+    for line in block.splitlines():
+        if line.startswith("pvnviz compare --env gym:ID"):
+            preset = line.split("--beyond ")[1].split()[0]
+        elif line.startswith("pvnviz"):
+            preset = None
+        if preset is not None:
+            named.setdefault(preset, set()).update(re.findall(r"[A-Z]\w+-v\d", line.split("#", 1)[-1]))
+    runs = {(env, p) for env, _, p in by_run()}
+    assert named["beyond-1M"] == {env for env, p in runs if p == "beyond-1M"}
+    assert named["beyond"] == {env for env, p in runs if p == "beyond"} - {"Pendulum-v1"}
