@@ -32,6 +32,15 @@ def test_every_preset_has_one_label_and_labels_differ(env):
     assert len({label[:24] for label in PRESET_LABELS[env].values()}) == len(PRESETS[env])
 
 
+def test_the_gym_presets_labels_differ_where_the_closed_box_cuts_them():
+    from pvnviz.runs.presets import GYM_PRESET_LABELS, presets_for
+
+    for name in ("gym:Acrobot-v1", "gym:Pendulum-v1"):  # a Discrete and a Box action: every gym preset between them
+        presets = presets_for(name)
+        assert set(presets) <= set(GYM_PRESET_LABELS)
+    assert len({label[:24] for label in GYM_PRESET_LABELS.values()}) == len(GYM_PRESET_LABELS)
+
+
 @pytest.mark.parametrize("env", ["cartpole", "swimmer"])
 def test_old_links_open_the_preset_they_named(env):
     for label, preset in OLD_LINKS[env].items():
