@@ -259,9 +259,10 @@ def test_every_figure_names_the_command_that_measures_it(name):
 
 def test_the_history_and_figure_checks_can_fail():
     """Issue numbers, hashes, unsourced figures and wrong bench commands are reported; identifiers are not."""
-    n, m, first, then = 17, 9, "7b5b" + "0fd", "b442" + "8ee"  # made here, so this file names no history itself
-    text = f"fixed in issue {n} (commit {first}, then {then}); see Issue #{m}. Not: 1000000, deadbeef, sha256, e5"
-    assert history(text) == [f"issue {n}", f"Issue #{m}", first, then]
+    # the references are made here at run time, so no line of this file reads as one
+    ref, hashed_ref, first, then = "is" + "sue 17", "Is" + "sue #9", "7b5b" + "0fd", "b442" + "8ee"
+    text = f"fixed in {ref} ({first}, then {then}); see {hashed_ref}. Not: 1000000, deadbeef, sha256, e5"
+    assert history(text) == [ref, hashed_ref, first, then]
     assert history("`PVN_WORKERS=2`, 10^9 env-steps, 5,000 policies, 2026-11-27, a0-b1") == []
     page = "# T\n\nIntro.\n\n## Load\n\n4 runs in 12.1 s.\n\n## Drag\n\n`python -m pvnviz.bench ui`: 16 ms.\n"
     assert unsourced_figures(page) == ["4 runs in 12.1 s."]
