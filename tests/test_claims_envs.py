@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -180,8 +181,6 @@ def test_a_seed_without_every_method_is_refused(tmp_path):
 def test_every_return_the_prose_quotes_is_a_row():
     """Below the tables, every number with one decimal that is not a step count (``M``) or a share (``%``) is a
     row's fresh mean or best return, as the tables print it."""
-    import re
-
     lines = section().splitlines()
     prose = " ".join(lines[max(i for i, line in enumerate(lines) if line.startswith("|")) + 1 :])
     quoted = re.findall(r"(?<![\w.])-?\d+\.\d(?![\d%]| ?M\b)", prose)
@@ -193,8 +192,6 @@ def test_every_return_the_prose_quotes_is_a_row():
 def test_the_commands_name_every_environment_that_ran_each_preset():
     """The page's command block: the ``beyond-1M`` line's IDs and the ``beyond`` line's "tried" IDs are the
     environments with rows of that preset (Pendulum's ``beyond`` has a line of its own)."""
-    import re
-
     block = section().split("```bash\n", 1)[1].split("```", 1)[0]
     named: dict[str, set[str]] = {}
     preset = None

@@ -5,6 +5,7 @@ budget-ars`` wrote, and linear ARS run alone as it runs it), with shared restart
 the development runs are ``data/swimmer-ars-dev.jsonl``; the preset's settings are ``pvnviz/runs/presets.py``'s.
 """
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -84,8 +85,6 @@ SHARED = "PVN budget-ars (share_best=true)"
 def test_the_shared_preset_is_what_the_shared_rows_ran():
     """``budget-ars-shared`` is ``budget-ars`` with ``--set share_best=true``, the runs behind the SHARED rows, and
     the section names it."""
-    import dataclasses
-
     plain, shared = PRESETS["swimmer"]["budget-ars"](), PRESETS["swimmer"]["budget-ars-shared"]()
     assert not plain.share_best and shared == dataclasses.replace(plain, share_best=True)
     text = " ".join(section().split())
