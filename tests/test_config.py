@@ -26,6 +26,7 @@ CARTPOLE, SWIMMER = TINY_CARTPOLE, TINY_SWIMMER
         (dict(num_policies=0), "num_policies"),
         (dict(inputs=("pixels",)), "inputs"),
         (dict(env_name="pong"), "env_name must be one of cartpole, swimmer"),
+        (dict(fingerprint_outputs="logits"), "fingerprint_outputs must be one of probabilities, log_probabilities"),
     ],
 )
 def test_bad_settings_are_refused(changes, message):

@@ -57,3 +57,45 @@ def test_a_run_with_bounds_probes_starts_them_in_its_environments_bounds():
     probes = build_pvn(config, bins, "fingerprint", seed=0).fingerprint.probes.detach().numpy()
     assert isinstance(config, ExperimentConfig) and probes.shape == (config.num_probes, 3)
     assert np.all(np.abs(probes) <= [1, 1, 8]) and probes[:, 2].std() > 2  # spread over [-8, 8], not N(0, 1)
+
+
+def test_log_probability_fingerprints_are_the_log_of_the_probabilities():
+    rng = np.random.default_rng(2)
+    probes = initial_probes(20, 4, "noise", rng)
+    params = torch.from_numpy(glorot_params(ARCH, 6, rng))
+    probs = Fingerprint(ARCH, probes)(params).detach().numpy()
+    logs = Fingerprint(ARCH, probes, outputs="log_probabilities")(params).detach().numpy()
+    np.testing.assert_allclose(logs, np.log(probs), rtol=1e-5, atol=1e-6)
+
+
+def test_log_probabilities_tell_apart_policies_whose_probabilities_are_saturated():
+    """Two policies that take the same action at every probe with probability 1 to float32's precision: their
+    probability fingerprints are equal and have no gradient in the parameters; their log-probability
+    fingerprints differ, and do."""
+    rng = np.random.default_rng(3)
+    probes = initial_probes(20, 4, "noise", rng)
+    linear = PolicyArch(4, 2, (), True)  # logits = obs @ W + b: the action margin is set by the bias alone
+    sure = np.zeros((2, linear.num_params), dtype=np.float32)
+    sure[:, -2:] = [[60.0, -60.0], [80.0, -80.0]]  # margins 120 and 160: softmax is exactly (1, 0) in float32
+    for outputs, differ in (("probabilities", False), ("log_probabilities", True)):
+        fingerprint = Fingerprint(linear, probes, outputs=outputs)
+        params = torch.from_numpy(sure).requires_grad_(True)
+        fp = fingerprint(params)
+        assert np.isfinite(fp.detach().numpy()).all()
+        assert (not torch.equal(fp[0], fp[1])) is differ
+        fp.sum().backward()
+        assert (params.grad.abs().sum().item() > 0) is differ
+
+
+def test_log_probabilities_leave_a_continuous_policys_actions_as_they_are():
+    arch = PolicyArch(8, 2, (30,), False)
+    rng = np.random.default_rng(4)
+    probes = initial_probes(10, 8, "noise", rng)
+    params = torch.from_numpy(glorot_params(arch, 3, rng))
+    actions = Fingerprint(arch, probes)(params)
+    assert torch.equal(Fingerprint(arch, probes, outputs="log_probabilities")(params), actions)
+
+
+def test_an_unknown_fingerprint_output_is_refused():
+    with pytest.raises(ValueError, match="outputs must be one of"):
+        Fingerprint(ARCH, np.zeros((2, 4), dtype=np.float32), outputs="logits")

@@ -2,7 +2,10 @@
 
 n probing states phi (n, obs_dim) are fed to every policy; the fingerprint is the
 concatenation of the policy's outputs there: action probabilities for discrete
-actions (n * |A| numbers) or actions for continuous control (n * act_dim numbers).
+actions (n * |A| numbers) or actions for continuous control (n * act_dim numbers). For discrete actions
+the fingerprint may read log-probabilities instead (``FINGERPRINT_OUTPUTS``, this project's option): a
+probability near 0 or 1 barely moves when the policy's logits do, so policies that agree on every probe's
+likeliest action look alike to the PVN and give its ascent no slope; their log-probabilities still differ.
 The probes are parameters of the PVN, initialised from noise (the paper's choice), from
 states visited in the environment, or uniformly within the observation space's finite
 bounds, and trained jointly with it or frozen.
@@ -18,6 +21,7 @@ from torch import nn
 from pvnviz.core.policies import PolicyArch, forward_torch
 
 PROBE_INITS = ("noise", "visited", "bounds")
+FINGERPRINT_OUTPUTS = ("probabilities", "log_probabilities")  # what a discrete policy's fingerprint reads
 # gymnasium marks an unbounded coordinate with an infinite bound or with float32's largest value
 UNBOUNDED = float(np.finfo(np.float32).max)
 
@@ -59,9 +63,14 @@ def initial_probes(
 class Fingerprint(nn.Module):
     """params (K, P) -> fingerprint (K, n * act_dim), differentiable in params and probes."""
 
-    def __init__(self, arch: PolicyArch, probes: np.ndarray, trainable: bool = True):
+    def __init__(
+        self, arch: PolicyArch, probes: np.ndarray, trainable: bool = True, outputs: str = "probabilities"
+    ):
         super().__init__()
+        if outputs not in FINGERPRINT_OUTPUTS:
+            raise ValueError(f"outputs must be one of {FINGERPRINT_OUTPUTS}; got {outputs!r}.")
         self.arch = arch
+        self.log = outputs == "log_probabilities" and arch.discrete  # a continuous policy's outputs are actions
         self.probes = nn.Parameter(torch.as_tensor(probes, dtype=torch.float32), requires_grad=trainable)
 
     @property
@@ -69,4 +78,4 @@ class Fingerprint(nn.Module):
         return self.probes.shape[0] * self.arch.act_dim
 
     def forward(self, params: torch.Tensor) -> torch.Tensor:
-        return forward_torch(self.arch, params, self.probes).reshape(params.shape[0], self.size)
+        return forward_torch(self.arch, params, self.probes, log=self.log).reshape(params.shape[0], self.size)

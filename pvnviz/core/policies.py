@@ -83,10 +83,11 @@ def forward_numpy(arch: PolicyArch, params: np.ndarray, obs: np.ndarray) -> np.n
     return np.tanh(h)
 
 
-def forward_torch(arch: PolicyArch, params: torch.Tensor, obs: torch.Tensor) -> torch.Tensor:
+def forward_torch(arch: PolicyArch, params: torch.Tensor, obs: torch.Tensor, log: bool = False) -> torch.Tensor:
     """The same as ``forward_numpy`` in torch, differentiable in params and obs.
 
-    ``obs`` is (K, N, obs_dim) or (N, obs_dim) shared by all K policies (the probes).
+    ``obs`` is (K, N, obs_dim) or (N, obs_dim) shared by all K policies (the probes). With ``log`` a discrete
+    policy gives its action log-probabilities (log-softmax of its logits, exact where a probability underflows).
     """
     import torch
 
@@ -97,7 +98,9 @@ def forward_torch(arch: PolicyArch, params: torch.Tensor, obs: torch.Tensor) -> 
         h = torch.baddbmm(params[:, None, b], h, params[:, w].reshape(num_policies, fan_in, fan_out))
         if i < len(layers) - 1:
             h = torch.relu(h)
-    return torch.softmax(h, dim=-1) if arch.discrete else torch.tanh(h)
+    if not arch.discrete:
+        return torch.tanh(h)
+    return torch.log_softmax(h, dim=-1) if log else torch.softmax(h, dim=-1)
 
 
 def sampling_policy(arch: PolicyArch, params: np.ndarray, rng: np.random.Generator):

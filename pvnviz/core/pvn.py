@@ -41,13 +41,14 @@ class PVN(nn.Module):
         probes: np.ndarray | None = None,
         train_probes: bool = True,
         generator: torch.Generator | None = None,
+        fingerprint_outputs: str = "probabilities",
     ):
         super().__init__()
         if input_mode not in INPUT_MODES:
             raise ValueError(f"input_mode must be one of {INPUT_MODES}; got {input_mode!r}.")
         self.arch, self.bins, self.input_mode, self.temperature = arch, bins, input_mode, temperature
         if input_mode == "fingerprint":
-            self.fingerprint = Fingerprint(arch, probes, trainable=train_probes)
+            self.fingerprint = Fingerprint(arch, probes, trainable=train_probes, outputs=fingerprint_outputs)
             in_dim = self.fingerprint.size
         else:
             self.fingerprint = None

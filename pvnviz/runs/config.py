@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pvnviz.core.config_fields import ConfigError, check, check_finite, check_limits, param
-from pvnviz.core.fingerprint import PROBE_INITS
+from pvnviz.core.fingerprint import FINGERPRINT_OUTPUTS, PROBE_INITS
 from pvnviz.core.policies import PolicyArch
 from pvnviz.core.pvn import INPUT_MODES
 from pvnviz.envs.gym_id import EnvRefused, check_qualifies, is_gym_name, parse_env_name
@@ -49,6 +49,11 @@ class ExperimentConfig:
         "noise",
         "Probe initialisation: noise, visited (states seen in the environment), or bounds (uniform within the "
         "observation space's finite bounds, noise where a bound is infinite).",
+    )
+    fingerprint_outputs: str = param(
+        "probabilities",
+        "What the fingerprint reads at each probe for discrete actions: probabilities (the paper's), or "
+        "log_probabilities, which keep telling policies apart where their probabilities are all near 0 or 1.",
     )
     pvn_hidden: tuple[int, ...] = param((80,), "Hidden layer sizes of the PVN.")
     temperature: float = param(3.0, "Softmax temperature of the PVN's output.")
@@ -170,6 +175,10 @@ class ExperimentConfig:
         check(self.temperature > 0, "temperature must be positive.")
         check(self.learning_rate > 0 and self.ascent_learning_rate > 0, "learning rates must be positive.")
         check(self.probe_init in PROBE_INITS, f"probe_init must be one of {PROBE_INITS}.")
+        check(
+            self.fingerprint_outputs in FINGERPRINT_OUTPUTS,
+            f"fingerprint_outputs must be one of {', '.join(FINGERPRINT_OUTPUTS)}; got {self.fingerprint_outputs!r}.",
+        )
         check(
             len(self.inputs) >= 1 and all(i in INPUT_MODES for i in self.inputs),
             f"inputs must be a non-empty subset of {INPUT_MODES}; got {self.inputs}.",

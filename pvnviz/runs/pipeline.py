@@ -176,6 +176,7 @@ def build_pvn(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed:
         probes=probes,
         train_probes=config.train_probes,
         generator=generator,
+        fingerprint_outputs=config.fingerprint_outputs,
     )
 
 
