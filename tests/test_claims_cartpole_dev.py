@@ -146,3 +146,63 @@ def test_the_ten_episode_paragraph_is_what_its_records_say():
     assert max(shares) <= 0.25
     today = fresh_means(EP20)
     assert f"The slow-climb seed 310 ends at {means[310]:.1f} ({today[310]:.1f} with 20 episodes)" in paragraph
+
+
+LOG_PROBABILITIES = ("fingerprint_outputs=log_probabilities",)
+
+
+def test_the_log_probability_paragraph_is_what_its_records_say():
+    """docs/beyond.md, "Log-probability fingerprints, tried and not kept": the preset with
+    ``fingerprint_outputs=log_probabilities`` on development seeds 300-339, every seed's fresh mean and both readings
+    over 300-319, set beside the preset's own records of those seeds, and the seeds it took below 90."""
+    from pvnviz.core.ascent import returned_start
+
+    def readings(path: Path, overrides: list[str], seeds: range) -> tuple[dict[int, float], dict[int, float]]:
+        records = read_records(path)
+        assert [r["seed"] for r in records] == list(seeds)
+        assert all(r["preset"] == "beyond" and r.get("set") == overrides for r in records)
+        numbers = {r["seed"]: r["inputs"]["fingerprint"] for r in records}
+        assert all(n["beyond_dataset_fraction"] <= 0.25 for n in numbers.values())
+        means = {s: float(np.mean(n["fresh_return_per_start"])) for s, n in numbers.items()}
+        answers = {
+            s: n["fresh_return_per_start"][returned_start(n["best_return_per_start"])] for s, n in numbers.items()
+        }
+        return means, answers
+
+    def reading(values: dict[int, float]) -> str:
+        low = min(values, key=values.get)
+        at_90 = sum(v >= 90 for v in values.values())
+        mean = np.mean(list(values.values()))
+        return f"mean {mean:.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of {len(values)}"
+
+    claims = ROOT / "data" / "claims"
+    logp, logp_answers = readings(
+        claims / "cartpole-beyond-logp-300-319.jsonl", list(LOG_PROBABILITIES), range(300, 320)
+    )
+    more, more_answers = readings(
+        claims / "cartpole-beyond-logp-320-339.jsonl", list(LOG_PROBABILITIES), range(320, 340)
+    )
+    preset, preset_answers = readings(
+        claims / "cartpole-beyond-ep10-300-319.jsonl", ["eval_episodes=10", "rounds=100"], range(300, 320)
+    )
+    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
+    start = text.index("**Log-probability fingerprints, tried and not kept.**")
+    paragraph = text[start : text.index("No preset uses it.", start)]
+    listed = ", ".join(f"{v:.1f}" for v in logp.values())
+    assert f"{listed} ({reading(logp)} at 90 or more; Algorithm 3's answer: {reading(logp_answers)})" in paragraph
+    assert (
+        f"the preset's own: {reading(preset)} at 90 or more; Algorithm 3's answer: {reading(preset_answers)}"
+        in paragraph
+    )
+    assert f"Seeds 320-339: {reading(more)} at 90 or more; Algorithm 3's answer: {reading(more_answers)}" in paragraph
+    below = [s for s in logp if logp[s] < 90 <= preset[s]]
+    said = " and ".join(f"{s} ({preset[s]:.1f} to {logp[s]:.1f})" for s in below)
+    assert below and f"took seeds {said} below 90" in paragraph
+    starts = [v for r in read_records(claims / "cartpole-beyond-logp-300-319.jsonl") if r["seed"] in below
+              for v in r["inputs"]["fingerprint"]["fresh_return_per_start"]]  # fmt: skip
+    low, high = [v for v in starts if v < 90], [v for v in starts if v >= 90]
+    assert len(low) == 3 * len(below) and len(high) == 2 * len(below)
+    stalled, reached = f"{min(low):.1f}-{max(low):.1f}", f"{min(high):.1f}-{max(high):.1f}"
+    assert f"three starts stalled, at {stalled}, while the other two reached {reached}" in paragraph
+    assert f"stayed at 90 or more on all {len(logp) + len(more)} seeds" in paragraph
+    assert min([*logp_answers.values(), *more_answers.values()]) >= 90
