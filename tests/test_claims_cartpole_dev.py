@@ -206,3 +206,15 @@ def test_the_log_probability_paragraph_is_what_its_records_say():
     assert f"three starts stalled, at {stalled}, while the other two reached {reached}" in paragraph
     assert f"stayed at 90 or more on all {len(logp) + len(more)} seeds" in paragraph
     assert min([*logp_answers.values(), *more_answers.values()]) >= 90
+    shared_path = claims / "cartpole-beyond-logp-shared-300-319.jsonl"
+    shared, shared_answers = readings(shared_path, [*LOG_PROBABILITIES, "share_best=true"], range(300, 320))
+    assert (
+        f"seeds 300-319: {reading(shared)} at 90 or more; Algorithm 3's answer: {reading(shared_answers)}" in paragraph
+    )
+    weak = [r for r in read_records(shared_path) if r["seed"] in below]
+    starts = [v for r in weak for v in r["inputs"]["fingerprint"]["fresh_return_per_start"]]
+    assert [shared[s] < 90 for s in below] == [True] * len(below)
+    assert (
+        f"On seeds {' and '.join(map(str, below))} every start then ended at {min(starts):.1f}-{max(starts):.1f}"
+        in paragraph
+    )
