@@ -27,6 +27,7 @@ CARTPOLE, SWIMMER = TINY_CARTPOLE, TINY_SWIMMER
         (dict(inputs=("pixels",)), "inputs"),
         (dict(env_name="pong"), "env_name must be one of cartpole, swimmer"),
         (dict(fingerprint_outputs="logits"), "fingerprint_outputs must be one of probabilities, log_probabilities"),
+        (dict(pvn_activation="tanh"), "pvn_activation must be one of relu, leaky_relu"),
     ],
 )
 def test_bad_settings_are_refused(changes, message):

@@ -2,7 +2,7 @@
 
 A PVN maps a policy to a distribution over m return bins: the policy enters either as
 its fingerprint (``pvnviz.core.fingerprint``) or as its flattened weights (the baseline),
-passes an MLP (paper: hidden [80], ReLU) and leaves as softmax(logits / temperature)
+passes an MLP (paper: hidden [80], ReLU; or leaky ReLU, ``ACTIVATIONS``) and leaves as softmax(logits / temperature)
 (paper temperature 3). The loss is KL(target pmf || prediction) (``kl_loss``); probes and PVN
 weights are trained jointly with Adam (Appendix B: lr 0.003, batch 32, 3000 or 5000 steps).
 
@@ -25,6 +25,10 @@ from pvnviz.core.histogram import ReturnBins
 from pvnviz.core.policies import PolicyArch
 
 INPUT_MODES = ("fingerprint", "flattened")
+# The PVN's hidden activation. ReLU is the paper's. Where every hidden unit is below zero, a ReLU PVN predicts one
+# constant with no gradient, and an ascent that walks there stops; a leaky ReLU (slope 0.01 below zero, torch's
+# default) keeps a slope everywhere.
+ACTIVATIONS = {"relu": nn.ReLU, "leaky_relu": nn.LeakyReLU}
 
 
 class PVN(nn.Module):
@@ -42,10 +46,13 @@ class PVN(nn.Module):
         train_probes: bool = True,
         generator: torch.Generator | None = None,
         fingerprint_outputs: str = "probabilities",
+        activation: str = "relu",
     ):
         super().__init__()
         if input_mode not in INPUT_MODES:
             raise ValueError(f"input_mode must be one of {INPUT_MODES}; got {input_mode!r}.")
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {tuple(ACTIVATIONS)}; got {activation!r}.")
         self.arch, self.bins, self.input_mode, self.temperature = arch, bins, input_mode, temperature
         if input_mode == "fingerprint":
             self.fingerprint = Fingerprint(arch, probes, trainable=train_probes, outputs=fingerprint_outputs)
@@ -60,7 +67,7 @@ class PVN(nn.Module):
             bound = 1.0 / np.sqrt(a)  # torch's default init, drawn from our own generator
             nn.init.uniform_(linear.weight, -bound, bound, generator=generator)
             nn.init.uniform_(linear.bias, -bound, bound, generator=generator)
-            layers += [linear] + ([nn.ReLU()] if i < len(sizes) - 2 else [])
+            layers += [linear] + ([ACTIVATIONS[activation]()] if i < len(sizes) - 2 else [])
         self.mlp = nn.Sequential(*layers)
         self.register_buffer("midpoints", torch.as_tensor(bins.midpoints, dtype=torch.float32))
 

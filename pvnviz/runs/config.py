@@ -16,7 +16,7 @@ from typing import ClassVar
 from pvnviz.core.config_fields import ConfigError, check, check_finite, check_limits, param
 from pvnviz.core.fingerprint import FINGERPRINT_OUTPUTS, PROBE_INITS
 from pvnviz.core.policies import PolicyArch
-from pvnviz.core.pvn import INPUT_MODES
+from pvnviz.core.pvn import ACTIVATIONS, INPUT_MODES
 from pvnviz.envs.gym_id import EnvRefused, check_qualifies, is_gym_name, parse_env_name
 from pvnviz.envs.registry import ENVIRONMENTS, get_env
 from pvnviz.runs.sizing import LIMITS
@@ -56,6 +56,11 @@ class ExperimentConfig:
         "log_probabilities, which keep telling policies apart where their probabilities are all near 0 or 1.",
     )
     pvn_hidden: tuple[int, ...] = param((80,), "Hidden layer sizes of the PVN.")
+    pvn_activation: str = param(
+        "relu",
+        "The PVN's hidden activation: relu (the paper's) or leaky_relu, whose slope below zero keeps the ascent's "
+        "gradient where every ReLU would be off.",
+    )
     temperature: float = param(3.0, "Softmax temperature of the PVN's output.")
     learning_rate: float = param(0.003, "Adam learning rate of the PVN (and probes).")
     train_steps: int = param(3000, "PVN training steps.")
@@ -175,6 +180,10 @@ class ExperimentConfig:
         check(self.temperature > 0, "temperature must be positive.")
         check(self.learning_rate > 0 and self.ascent_learning_rate > 0, "learning rates must be positive.")
         check(self.probe_init in PROBE_INITS, f"probe_init must be one of {PROBE_INITS}.")
+        check(
+            self.pvn_activation in ACTIVATIONS,
+            f"pvn_activation must be one of {', '.join(ACTIVATIONS)}; got {self.pvn_activation!r}.",
+        )
         check(
             self.fingerprint_outputs in FINGERPRINT_OUTPUTS,
             f"fingerprint_outputs must be one of {', '.join(FINGERPRINT_OUTPUTS)}; got {self.fingerprint_outputs!r}.",

@@ -177,6 +177,7 @@ def build_pvn(config: ExperimentConfig, bins: ReturnBins, input_mode: str, seed:
         train_probes=config.train_probes,
         generator=generator,
         fingerprint_outputs=config.fingerprint_outputs,
+        activation=config.pvn_activation,
     )
 
 
