@@ -218,3 +218,41 @@ def test_the_log_probability_paragraph_is_what_its_records_say():
         f"On seeds {' and '.join(map(str, below))} every start then ended at {min(starts):.1f}-{max(starts):.1f}"
         in paragraph
     )
+
+
+LEAKY = (*LOG_PROBABILITIES, "pvn_activation=leaky_relu")
+
+
+def test_the_leaky_paragraph_is_what_its_records_say():
+    """docs/beyond.md, "Log-probabilities and a leaky PVN": development seeds 300-319 with both settings, every
+    seed's fresh mean and both readings, beside the preset's own and log-probabilities alone on the same seeds."""
+    from pvnviz.core.ascent import returned_start
+
+    claims = ROOT / "data" / "claims"
+    records = read_records(claims / "cartpole-beyond-logp-leaky-300-319.jsonl")
+    assert [r["seed"] for r in records] == list(range(300, 320))
+    assert all(r["preset"] == "beyond" and r.get("set") == list(LEAKY) for r in records)
+    numbers = {r["seed"]: r["inputs"]["fingerprint"] for r in records}
+    assert all(n["beyond_dataset_fraction"] <= 0.25 for n in numbers.values())
+    means = {s: float(np.mean(n["fresh_return_per_start"])) for s, n in numbers.items()}
+    answers = {s: n["fresh_return_per_start"][returned_start(n["best_return_per_start"])] for s, n in numbers.items()}
+
+    def reading(values: dict[int, float]) -> str:
+        low = min(values, key=values.get)
+        at_90 = sum(v >= 90 for v in values.values())
+        return f"mean {np.mean(list(values.values())):.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of 20"
+
+    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
+    start = text.index("**Log-probabilities and a leaky PVN")
+    paragraph = text[start : text.index("**", text.index("**", start + 2) + 2)]
+    listed = ", ".join(f"{v:.1f}" for v in means.values())
+    assert f"{listed} ({reading(means)} at 90 or more; Algorithm 3's answer: {reading(answers)})" in paragraph
+    shares = [n["beyond_dataset_fraction"] for n in numbers.values()]
+    assert f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it" in paragraph
+    for name in ("cartpole-beyond-ep10-300-319.jsonl", "cartpole-beyond-logp-300-319.jsonl"):
+        others = {
+            r["seed"]: np.mean(r["inputs"]["fingerprint"]["fresh_return_per_start"])
+            for r in read_records(claims / name)
+        }
+        below = ", ".join(f"{s} ({others[s]:.1f} to {means[s]:.1f})" for s in sorted(others) if others[s] < 90)
+        assert below in paragraph
