@@ -283,13 +283,18 @@ def test_the_cartpole_beyond_held_out_seeds_are_what_their_records_say():
     assert max(shares) <= 0.25
 
 
+HELD_OUT_PAGES = ("held-out.md", "held-out-20.md")  # the seeds of the settings since, and of 20 episodes a check
+
+
 def held_out_section(heading: str) -> str:
-    """docs/held-out.md's ``## heading`` section, whitespace collapsed."""
-    return " ".join(beyond_section(heading, "held-out.md").split())
+    """The ``## heading`` section of the held-out pages (the one page that has it), whitespace collapsed."""
+    pages = [page for page in HELD_OUT_PAGES if f"\n## {heading}\n" in (ROOT / "docs" / page).read_text()]
+    assert len(pages) == 1, f"one held-out page has {heading!r}; found {pages}"
+    return " ".join(beyond_section(heading, pages[0]).split())
 
 
 def held_out_rows(records: list[dict], heading: str) -> tuple[dict, dict, dict]:
-    """Asserts docs/held-out.md's ``heading`` table holds every record's row (its starts' mean, Algorithm 3's answer
+    """Asserts the held-out pages' ``heading`` table holds every record's row (its starts' mean, Algorithm 3's answer
     by ``returned_start``, each start's fresh return); returns, per seed, the starts' mean, the answer's fresh return
     and every start's fresh returns."""
     from pvnviz.core.ascent import returned_start
@@ -313,6 +318,20 @@ def reading(values: dict[int, float]) -> str:
     return f"mean {np.mean(list(values.values())):.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of {len(values)}"
 
 
+def held_out_sums(records: list[dict], first: int, last: int, heading: str) -> tuple[dict, dict, dict]:
+    """``held_out_rows`` of seeds ``first``-``last``, and docs/beyond.md's sums of them: both readings' mean, lowest
+    and count at 90 or more, and the share spent beyond the dataset (at most the cap)."""
+    assert [r["seed"] for r in records] == list(range(first, last + 1))
+    means, answers, starts = held_out_rows(records, heading)
+    section = " ".join(beyond_section("CartPole `beyond`").split())
+    shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
+    spent = f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it"
+    assert f"Over seeds {first}-{last}: {reading(means)} at 90 or more, {spent}" in section
+    assert f"Algorithm 3's answer: {reading(answers)} at 90 or more" in section
+    assert max(shares) <= 0.25
+    return means, answers, starts
+
+
 CARTPOLE_600_RECORDS = ROOT / "data" / "claims" / "cartpole-beyond-600-649.jsonl"
 EP20 = ["eval_episodes=20", "rounds=60"]  # the preset's checks before the ten-episode choice
 
@@ -324,15 +343,9 @@ def test_the_cartpole_beyond_seeds_600_649_are_what_their_records_say():
     from pvnviz.runs.seed_records import read_records
 
     records = read_records(CARTPOLE_600_RECORDS)
-    assert [r["seed"] for r in records] == list(range(600, 650))
     assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] and r["set"] == EP20 for r in records)
-    means, answers, answer_starts = held_out_rows(records, "Seeds 600-649, 20 episodes a check")
+    means, answers, answer_starts = held_out_sums(records, 600, 649, "Seeds 600-649, 20 episodes a check")
     section = " ".join(beyond_section("CartPole `beyond`").split())
-    shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
-    spent = f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it"
-    assert f"Over seeds 600-649: {reading(means)} at 90 or more, {spent}" in section
-    assert f"Algorithm 3's answer: {reading(answers)} at 90 or more" in section
-    assert max(shares) <= 0.25
     # the two patterns of the seeds below 90: stalled starts the answer leaves behind, and a slow climb it cannot
     low = [s for s in means if means[s] < 90]
     stalled, slow = [s for s in low if answers[s] >= 90], [s for s in low if answers[s] < 90]
@@ -369,17 +382,10 @@ def test_the_cartpole_ten_episode_seeds_are_what_their_records_say(seeds, named,
 
     first, last = seeds
     records = read_records(ROOT / "data" / "claims" / f"cartpole-beyond-ep10-{first}-{last}.jsonl")
-    assert [r["seed"] for r in records] == list(range(first, last + 1))
     assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] for r in records)
     assert all(r.get("set") == named for r in records)
     assert preset_config("cartpole", "beyond", overrides=tuple(named or ())) == preset_config("cartpole", "beyond")
-    means, answers, _ = held_out_rows(records, f"Seeds {first}-{last}, 10 episodes a check")
-    section = " ".join(beyond_section("CartPole `beyond`").split())
-    shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
-    spent = f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it"
-    assert f"Over seeds {first}-{last}: {reading(means)} at 90 or more, {spent}" in section
-    assert f"Algorithm 3's answer: {reading(answers)} at 90 or more" in section
-    assert max(shares) <= 0.25
+    means, answers, _ = held_out_sums(records, first, last, f"Seeds {first}-{last}, 10 episodes a check")
     row = readme_row("CartPole `beyond`")
     assert f"{readme_said}: the 5 starts' {reading(means)} seeds at 90 or more" in row
     assert f"Algorithm 3's answer {reading(answers)} seeds at 90 or more" in row
@@ -621,3 +627,22 @@ def test_the_swimmer_beyond_policies_score_in_plain_gymnasium_what_the_records_s
         fresh = np.array(fingerprint["fresh_return_per_start"])
         error = np.sqrt(plain.var(axis=1, ddof=1) * (1 / fingerprint["fresh_episodes"] + 1 / 10))
         assert np.all(np.abs(plain.mean(axis=1) - fresh) < 4 * error + 1.0), (r["seed"], plain.mean(1), fresh)
+
+
+LEAKY = ["fingerprint_outputs=log_probabilities", "pvn_activation=leaky_relu"]  # chosen on development seeds 300-319
+
+
+def test_the_cartpole_leaky_held_out_seeds_are_what_their_records_say():
+    """Held-out seeds 700-749, run with log-probability fingerprints and a leaky PVN after that choice was committed
+    (docs/beyond.md): docs/held-out.md's rows, docs/beyond.md's sums and the README's row, both readings, and the
+    share spent beyond the dataset."""
+    from pvnviz.runs.seed_records import read_records
+
+    records = read_records(ROOT / "data" / "claims" / "cartpole-beyond-logp-leaky-700-749.jsonl")
+    assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] for r in records)
+    assert all(r.get("set") == LEAKY for r in records)
+    means, answers, _ = held_out_sums(records, 700, 749, "Seeds 700-749, log-probabilities and a leaky PVN")
+    row = readme_row("CartPole `beyond`")
+    said = "with log-probability fingerprints and a leaky PVN, held-out seeds 700-749"
+    assert f"{said}: the 5 starts' {reading(means)} seeds at 90 or more" in row
+    assert f"Algorithm 3's answer {reading(answers)} seeds at 90 or more" in row

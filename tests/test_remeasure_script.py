@@ -83,7 +83,7 @@ def shipped_output(records: str) -> tuple[dict[int, str], str]:
     "records",
     [
         f"data/claims/cartpole-beyond-{seeds}.jsonl"
-        for seeds in ("300-319", "500-549", "600-649", "ep10-650-699", "ep10-500-549")
+        for seeds in ("300-319", "500-549", "600-649", "ep10-650-699", "ep10-500-549", "logp-leaky-700-749")
     ],
 )
 def test_the_script_measures_what_docs_beyond_md_says(records, tmp_path, capsys, monkeypatch):
