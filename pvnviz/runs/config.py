@@ -130,6 +130,15 @@ class ExperimentConfig:
         100, "Rollouts re-measuring each start's chosen iterate on fresh episodes (0: skip); the headline number."
     )
 
+    # The fields that name one of a fixed set of choices, and those choices.
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "start_from": START_FROM,
+        "round_budget": ROUND_BUDGETS,
+        "probe_init": PROBE_INITS,
+        "fingerprint_outputs": FINGERPRINT_OUTPUTS,
+        "pvn_activation": tuple(ACTIVATIONS),
+    }
+
     def __post_init__(self) -> None:
         check_finite(self)
         check_limits(self, LIMITS)  # every count and layer size within pvnviz.runs.sizing.LIMITS
@@ -155,10 +164,6 @@ class ExperimentConfig:
         check(self.num_bins >= 2, f"num_bins must be at least 2; got {self.num_bins}.")
         check(self.num_probes >= 1, f"num_probes must be at least 1; got {self.num_probes}.")
         check(self.ascent_steps >= 0, "ascent_steps must be 0 or more.")
-        check(
-            self.start_from in START_FROM,
-            f"start_from must be one of {', '.join(START_FROM)}; got {self.start_from!r}.",
-        )
         check(self.ensemble_size >= 1, f"ensemble_size must be at least 1; got {self.ensemble_size}.")
         check(self.pessimism >= 0, f"pessimism must be 0 or more; got {self.pessimism}.")
         check(self.rounds >= 1, f"rounds must be at least 1; got {self.rounds}.")
@@ -169,31 +174,25 @@ class ExperimentConfig:
             f"got {self.early_checks}.",
         )
         check(self.max_beyond_fraction >= 0, f"max_beyond_fraction must be 0 or more; got {self.max_beyond_fraction}.")
-        check(
-            self.round_budget in ROUND_BUDGETS,
-            f"round_budget must be one of {', '.join(ROUND_BUDGETS)}; got {self.round_budget!r}.",
-        )
         check(self.trust_radius >= 0, f"trust_radius must be 0 (no bound) or positive; got {self.trust_radius}.")
         check(self.perturbation_std > 0, f"perturbation_std must be positive; got {self.perturbation_std}.")
         check(self.fresh_episodes >= 0, f"fresh_episodes must be 0 or more; got {self.fresh_episodes}.")
         check(all(h >= 1 for h in self.policy_hidden + self.pvn_hidden), "layer sizes must be positive.")
         check(self.temperature > 0, "temperature must be positive.")
         check(self.learning_rate > 0 and self.ascent_learning_rate > 0, "learning rates must be positive.")
-        check(self.probe_init in PROBE_INITS, f"probe_init must be one of {PROBE_INITS}.")
-        check(
-            self.pvn_activation in ACTIVATIONS,
-            f"pvn_activation must be one of {', '.join(ACTIVATIONS)}; got {self.pvn_activation!r}.",
-        )
-        check(
-            self.fingerprint_outputs in FINGERPRINT_OUTPUTS,
-            f"fingerprint_outputs must be one of {', '.join(FINGERPRINT_OUTPUTS)}; got {self.fingerprint_outputs!r}.",
-        )
         check(
             len(self.inputs) >= 1 and all(i in INPUT_MODES for i in self.inputs),
             f"inputs must be a non-empty subset of {INPUT_MODES}; got {self.inputs}.",
         )
         check(len(set(self.inputs)) == len(self.inputs), f"inputs must name each PVN input once; got {self.inputs}.")
+        self._check_choices()
         self._check_split()
+
+    def _check_choices(self) -> None:
+        """Each field of ``CHOICES`` holds one of its choices."""
+        for name, choices in self.CHOICES.items():
+            value = getattr(self, name)
+            check(value in choices, f"{name} must be one of {', '.join(choices)}; got {value!r}.")
 
     def _check_gym(self) -> None:
         """A ``gym:`` name: canonical (keys sorted), qualifying, and a horizon within its own episode limit."""
