@@ -22,6 +22,49 @@ RECORDS = {
 SHARED = (*EP20, "share_best=true")
 
 
+CLAIMS = ROOT / "data" / "claims"
+
+
+def readings(name: str, overrides: list[str], seeds: range) -> tuple[dict[int, float], dict[int, float], list[float]]:
+    """The records ``data/claims/name`` of ``seeds`` run with ``overrides``, each within the cap: per seed, the starts'
+    fresh mean and Algorithm 3's answer (``returned_start`` of the selection estimates), and the shares spent beyond
+    the dataset."""
+    from pvnviz.core.ascent import returned_start
+
+    records = read_records(CLAIMS / name)
+    assert [r["seed"] for r in records] == list(seeds)
+    assert all(r["preset"] == "beyond" and r.get("set") == overrides for r in records)
+    numbers = {r["seed"]: r["inputs"]["fingerprint"] for r in records}
+    shares = [n["beyond_dataset_fraction"] for n in numbers.values()]
+    assert max(shares) <= 0.25
+    means = {s: float(np.mean(n["fresh_return_per_start"])) for s, n in numbers.items()}
+    answers = {s: n["fresh_return_per_start"][returned_start(n["best_return_per_start"])] for s, n in numbers.items()}
+    return means, answers, shares
+
+
+def reading(values: dict[int, float]) -> str:
+    """Seeds' numbers as the docs sum them up: mean, lowest (its seed), how many at 90 or more of how many."""
+    low = min(values, key=values.get)
+    at_90 = sum(v >= 90 for v in values.values())
+    return f"mean {np.mean(list(values.values())):.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of {len(values)}"
+
+
+def every_seed(means: dict[int, float], answers: dict[int, float]) -> str:
+    """How the docs list a set of seeds: every seed's starts' mean, then both readings summed up."""
+    listed = ", ".join(f"{v:.1f}" for v in means.values())
+    return f"{listed} ({reading(means)} at 90 or more; Algorithm 3's answer: {reading(answers)})"
+
+
+def beyond_text(start: str, end: str) -> str:
+    """docs/beyond.md, whitespace collapsed, from ``start`` to the first ``end`` after it."""
+    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
+    first = text.index(start)
+    return text[first : text.index(end, first + len(start))]
+
+
+EP10 = ["eval_episodes=10", "rounds=100"]  # the preset's, named in its development records
+
+
 def paragraph() -> str:
     text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
     start = text.index("**Shared restarts, tried and not kept.**")
@@ -122,28 +165,10 @@ def test_the_ten_episode_paragraph_is_what_its_records_say():
     """docs/beyond.md, "Half the episodes a check": the development seeds 300-319 with 10 episodes a check and
     up to 100 rounds, every seed's fresh mean, both readings (the starts' mean, Algorithm 3's answer) and the share
     spent beyond the dataset, from their records."""
-    from pvnviz.core.ascent import returned_start
-
-    records = read_records(ROOT / "data" / "claims" / "cartpole-beyond-ep10-300-319.jsonl")
-    assert [r["seed"] for r in records] == list(range(300, 320))
-    assert all(r.get("set") == ["eval_episodes=10", "rounds=100"] for r in records)
-    numbers = {r["seed"]: r["inputs"]["fingerprint"] for r in records}
-    means = {s: float(np.mean(n["fresh_return_per_start"])) for s, n in numbers.items()}
-    answers = {s: n["fresh_return_per_start"][returned_start(n["best_return_per_start"])] for s, n in numbers.items()}
-
-    def reading(values: dict[int, float]) -> str:
-        low = min(values, key=values.get)
-        at_90 = sum(v >= 90 for v in values.values())
-        return f"mean {np.mean(list(values.values())):.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of 20"
-
-    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
-    start = text.index("**Half the episodes a check")
-    paragraph = text[start : text.index("**Shared restarts", start)]
-    listed = ", ".join(f"{v:.1f}" for v in means.values())
-    assert f"{listed} ({reading(means)} at 90 or more; Algorithm 3's answer: {reading(answers)})" in paragraph
-    shares = [n["beyond_dataset_fraction"] for n in numbers.values()]
+    means, answers, shares = readings("cartpole-beyond-ep10-300-319.jsonl", EP10, range(300, 320))
+    paragraph = beyond_text("**Half the episodes a check", "**Shared restarts")
+    assert every_seed(means, answers) in paragraph
     assert f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it" in paragraph
-    assert max(shares) <= 0.25
     today = fresh_means(EP20)
     assert f"The slow-climb seed 310 ends at {means[310]:.1f} ({today[310]:.1f} with 20 episodes)" in paragraph
 
@@ -155,41 +180,11 @@ def test_the_log_probability_paragraph_is_what_its_records_say():
     """docs/beyond.md, "Log-probability fingerprints, tried and not kept": the preset with
     ``fingerprint_outputs=log_probabilities`` on development seeds 300-339, every seed's fresh mean and both readings
     over 300-319, set beside the preset's own records of those seeds, and the seeds it took below 90."""
-    from pvnviz.core.ascent import returned_start
-
-    def readings(path: Path, overrides: list[str], seeds: range) -> tuple[dict[int, float], dict[int, float]]:
-        records = read_records(path)
-        assert [r["seed"] for r in records] == list(seeds)
-        assert all(r["preset"] == "beyond" and r.get("set") == overrides for r in records)
-        numbers = {r["seed"]: r["inputs"]["fingerprint"] for r in records}
-        assert all(n["beyond_dataset_fraction"] <= 0.25 for n in numbers.values())
-        means = {s: float(np.mean(n["fresh_return_per_start"])) for s, n in numbers.items()}
-        answers = {
-            s: n["fresh_return_per_start"][returned_start(n["best_return_per_start"])] for s, n in numbers.items()
-        }
-        return means, answers
-
-    def reading(values: dict[int, float]) -> str:
-        low = min(values, key=values.get)
-        at_90 = sum(v >= 90 for v in values.values())
-        mean = np.mean(list(values.values()))
-        return f"mean {mean:.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of {len(values)}"
-
-    claims = ROOT / "data" / "claims"
-    logp, logp_answers = readings(
-        claims / "cartpole-beyond-logp-300-319.jsonl", list(LOG_PROBABILITIES), range(300, 320)
-    )
-    more, more_answers = readings(
-        claims / "cartpole-beyond-logp-320-339.jsonl", list(LOG_PROBABILITIES), range(320, 340)
-    )
-    preset, preset_answers = readings(
-        claims / "cartpole-beyond-ep10-300-319.jsonl", ["eval_episodes=10", "rounds=100"], range(300, 320)
-    )
-    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
-    start = text.index("**Log-probability fingerprints, tried and not kept.**")
-    paragraph = text[start : text.index("No preset uses it.", start)]
-    listed = ", ".join(f"{v:.1f}" for v in logp.values())
-    assert f"{listed} ({reading(logp)} at 90 or more; Algorithm 3's answer: {reading(logp_answers)})" in paragraph
+    logp, logp_answers, _ = readings("cartpole-beyond-logp-300-319.jsonl", list(LOG_PROBABILITIES), range(300, 320))
+    more, more_answers, _ = readings("cartpole-beyond-logp-320-339.jsonl", list(LOG_PROBABILITIES), range(320, 340))
+    preset, preset_answers, _ = readings("cartpole-beyond-ep10-300-319.jsonl", EP10, range(300, 320))
+    paragraph = beyond_text("**Log-probability fingerprints, tried and not kept.**", "No preset uses it.")
+    assert every_seed(logp, logp_answers) in paragraph
     assert (
         f"the preset's own: {reading(preset)} at 90 or more; Algorithm 3's answer: {reading(preset_answers)}"
         in paragraph
@@ -198,7 +193,7 @@ def test_the_log_probability_paragraph_is_what_its_records_say():
     below = [s for s in logp if logp[s] < 90 <= preset[s]]
     said = " and ".join(f"{s} ({preset[s]:.1f} to {logp[s]:.1f})" for s in below)
     assert below and f"took seeds {said} below 90" in paragraph
-    starts = [v for r in read_records(claims / "cartpole-beyond-logp-300-319.jsonl") if r["seed"] in below
+    starts = [v for r in read_records(CLAIMS / "cartpole-beyond-logp-300-319.jsonl") if r["seed"] in below
               for v in r["inputs"]["fingerprint"]["fresh_return_per_start"]]  # fmt: skip
     low, high = [v for v in starts if v < 90], [v for v in starts if v >= 90]
     assert len(low) == 3 * len(below) and len(high) == 2 * len(below)
@@ -206,12 +201,12 @@ def test_the_log_probability_paragraph_is_what_its_records_say():
     assert f"three starts stalled, at {stalled}, while the other two reached {reached}" in paragraph
     assert f"stayed at 90 or more on all {len(logp) + len(more)} seeds" in paragraph
     assert min([*logp_answers.values(), *more_answers.values()]) >= 90
-    shared_path = claims / "cartpole-beyond-logp-shared-300-319.jsonl"
-    shared, shared_answers = readings(shared_path, [*LOG_PROBABILITIES, "share_best=true"], range(300, 320))
+    shared_name = "cartpole-beyond-logp-shared-300-319.jsonl"
+    shared, shared_answers, _ = readings(shared_name, [*LOG_PROBABILITIES, "share_best=true"], range(300, 320))
     assert (
         f"seeds 300-319: {reading(shared)} at 90 or more; Algorithm 3's answer: {reading(shared_answers)}" in paragraph
     )
-    weak = [r for r in read_records(shared_path) if r["seed"] in below]
+    weak = [r for r in read_records(CLAIMS / shared_name) if r["seed"] in below]
     starts = [v for r in weak for v in r["inputs"]["fingerprint"]["fresh_return_per_start"]]
     assert [shared[s] < 90 for s in below] == [True] * len(below)
     assert (
@@ -226,33 +221,14 @@ LEAKY = (*LOG_PROBABILITIES, "pvn_activation=leaky_relu")
 def test_the_leaky_paragraph_is_what_its_records_say():
     """docs/beyond.md, "Log-probabilities and a leaky PVN": development seeds 300-319 with both settings, every
     seed's fresh mean and both readings, beside the preset's own and log-probabilities alone on the same seeds."""
-    from pvnviz.core.ascent import returned_start
-
-    claims = ROOT / "data" / "claims"
-    records = read_records(claims / "cartpole-beyond-logp-leaky-300-319.jsonl")
-    assert [r["seed"] for r in records] == list(range(300, 320))
-    assert all(r["preset"] == "beyond" and r.get("set") == list(LEAKY) for r in records)
-    numbers = {r["seed"]: r["inputs"]["fingerprint"] for r in records}
-    assert all(n["beyond_dataset_fraction"] <= 0.25 for n in numbers.values())
-    means = {s: float(np.mean(n["fresh_return_per_start"])) for s, n in numbers.items()}
-    answers = {s: n["fresh_return_per_start"][returned_start(n["best_return_per_start"])] for s, n in numbers.items()}
-
-    def reading(values: dict[int, float]) -> str:
-        low = min(values, key=values.get)
-        at_90 = sum(v >= 90 for v in values.values())
-        return f"mean {np.mean(list(values.values())):.1f}, lowest {values[low]:.1f} (seed {low}), {at_90} of 20"
-
-    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
-    start = text.index("**Log-probabilities and a leaky PVN")
-    paragraph = text[start : text.index("**", text.index("**", start + 2) + 2)]
-    listed = ", ".join(f"{v:.1f}" for v in means.values())
-    assert f"{listed} ({reading(means)} at 90 or more; Algorithm 3's answer: {reading(answers)})" in paragraph
-    shares = [n["beyond_dataset_fraction"] for n in numbers.values()]
+    means, answers, shares = readings("cartpole-beyond-logp-leaky-300-319.jsonl", list(LEAKY), range(300, 320))
+    paragraph = beyond_text("**Log-probabilities and a leaky PVN", "**Development seeds 300-319 on an AVX-512")
+    assert every_seed(means, answers) in paragraph
     assert f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it" in paragraph
     for name in ("cartpole-beyond-ep10-300-319.jsonl", "cartpole-beyond-logp-300-319.jsonl"):
         others = {
             r["seed"]: np.mean(r["inputs"]["fingerprint"]["fresh_return_per_start"])
-            for r in read_records(claims / name)
+            for r in read_records(CLAIMS / name)
         }
         below = ", ".join(f"{s} ({others[s]:.1f} to {means[s]:.1f})" for s in sorted(others) if others[s] < 90)
         assert below in paragraph
