@@ -86,11 +86,20 @@ def _unraisable(unraisable) -> None:
         sys.__unraisablehook__(unraisable)
 
 
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - e.g. a closed pipe
+            pass
+
+
 def _last_word() -> None:
     """The last ``atexit`` callback (registered first): the one ending line if a signal came late, then exit."""
     if _state.status is None:
         return  # ``finish`` was not reached: Python's own ending
-    signal.pthread_sigmask(signal.SIG_BLOCK, set(STATUS))  # nothing changes from here
+    signal.pthread_sigmask(signal.SIG_BLOCK, set(STATUS))  # a signal from here on stays pending, unhandled
+    _flush()  # before the last look at what is pending: after it, only a comparison and the exit are left
     pending = [s for s in STATUS if s in signal.sigpending()]
     signum = _state.signum if _state.signum is not None else (pending[0] if pending else None)
     status = _state.status
@@ -101,11 +110,7 @@ def _last_word() -> None:
             print(line, file=sys.stderr)
         except Exception:  # noqa: BLE001, S110 - a closed stderr cannot take the line
             pass
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001, S110 - e.g. a closed pipe
-            pass
+        _flush()
     os._exit(status)
 
 
