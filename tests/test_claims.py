@@ -177,7 +177,7 @@ def test_the_readme_quotes_the_shipped_random_search_comparisons():
     cartpole = budget_rows("cartpole-compare.jsonl")
     pvn = np.mean([r["fresh_mean"] for r in cartpole["PVN beyond"]])
     ars = np.mean([r["fresh_mean"] for r in cartpole["ARS V2-t"]])
-    assert f"CartPole: PVN `beyond` {pvn:.1f}, ARS {ars:.1f};" in row
+    assert f"CartPole: PVN `beyond` {pvn:.1f}, ARS {ars:.1f} (the `beyond` preset before pooled checks);" in row
     assert pvn > ars
     swimmer = budget_rows("swimmer-compare.jsonl")
     ars_v1 = [r["fresh_mean"] for r in swimmer["ARS V1-t"]]
@@ -219,6 +219,13 @@ def beyond_section(heading: str, page: str = "beyond.md") -> str:
     return match.group(1)
 
 
+def cartpole_sums() -> str:
+    """Where the held-out sets of CartPole `beyond` are summed up, whitespace collapsed: docs/beyond.md's section,
+    then docs/held-out-20.md's "What they add up to" (the sets run with 20 episodes a check)."""
+    sections = beyond_section("CartPole `beyond`"), beyond_section("What they add up to", "held-out-20.md")
+    return " ".join(" ".join(sections).split())
+
+
 @pytest.fixture(scope="module")
 def cartpole_beyond() -> dict:
     """The held-out seeds' records (`python -m pvnviz.runs.seed_records cartpole beyond 300-319 --inputs
@@ -254,7 +261,7 @@ CARTPOLE_HELD_OUT_RECORDS = ROOT / "data" / "claims" / "cartpole-beyond-500-549.
 
 
 def test_the_cartpole_beyond_held_out_seeds_are_what_their_records_say():
-    """README and docs/beyond.md: the held-out seeds 500-549 of the preset with 20 episodes a check (pooled checks),
+    """docs/beyond.md: the held-out seeds 500-549 of the preset with 20 episodes a check (pooled checks),
     every seed's fresh mean and per-start returns in the table, their mean and lowest, how many at 90 or more, the
     share of the dataset spent beyond it, recomputed from the records (`python -m pvnviz.runs.seed_records cartpole
     beyond 500-549 --inputs fingerprint --set eval_episodes=20 --set rounds=60`)."""
@@ -266,7 +273,7 @@ def test_the_cartpole_beyond_held_out_seeds_are_what_their_records_say():
     assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] and r["set"] == EP20 for r in records)
     per_start = {r["seed"]: r["inputs"]["fingerprint"]["fresh_return_per_start"] for r in records}
     fresh = {seed: float(np.mean(v)) for seed, v in per_start.items()}
-    section = " ".join(beyond_section("CartPole `beyond`").split())
+    section = cartpole_sums()
     rows = held_out_section("Seeds 500-549, 20 episodes a check")
     for seed, values in per_start.items():
         assert f"| {seed} | {fresh[seed]:.1f} | {', '.join(f'{v:.1f}' for v in values)} |" in rows, seed
@@ -275,9 +282,6 @@ def test_the_cartpole_beyond_held_out_seeds_are_what_their_records_say():
     span = f"{seeds[0]}-{seeds[-1]}"
     low = min(fresh, key=fresh.get)
     assert f"seeds {span}: mean {mean:.1f}, lowest {lowest:.1f} (seed {low}), {at_90} of {len(seeds)}" in section
-    n = len(seeds)
-    said = f"{mean:.1f}, lowest seed {lowest:.1f}, {at_90} of {n} seeds at 90 or more (held-out seeds {span}"
-    assert said in readme_row("CartPole `beyond`")
     shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
     assert f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it" in section
     assert max(shares) <= 0.25
@@ -323,7 +327,7 @@ def held_out_sums(records: list[dict], first: int, last: int, heading: str) -> t
     and count at 90 or more, and the share spent beyond the dataset (at most the cap)."""
     assert [r["seed"] for r in records] == list(range(first, last + 1))
     means, answers, starts = held_out_rows(records, heading)
-    section = " ".join(beyond_section("CartPole `beyond`").split())
+    section = cartpole_sums()
     shares = [r["inputs"]["fingerprint"]["beyond_dataset_fraction"] for r in records]
     spent = f"{100 * min(shares):.1f}-{100 * max(shares):.1f}% of the dataset's env steps beyond it"
     assert f"Over seeds {first}-{last}: {reading(means)} at 90 or more, {spent}" in section
@@ -337,15 +341,15 @@ EP20 = ["eval_episodes=20", "rounds=60"]  # the preset's checks before the ten-e
 
 
 def test_the_cartpole_beyond_seeds_600_649_are_what_their_records_say():
-    """docs/held-out.md's rows, docs/beyond.md's sums and the README's row for seeds 600-649: each seed's starts'
-    mean, Algorithm 3's answer (``returned_start`` of the selection estimates) and fresh return per start; over the
-    seeds, both readings' mean, lowest and count at 90 or more; the share spent beyond the dataset."""
+    """docs/held-out.md's rows and docs/beyond.md's sums for seeds 600-649: each seed's starts' mean, Algorithm 3's
+    answer (``returned_start`` of the selection estimates) and fresh return per start; over the seeds, both
+    readings' mean, lowest and count at 90 or more; the share spent beyond the dataset."""
     from pvnviz.runs.seed_records import read_records
 
     records = read_records(CARTPOLE_600_RECORDS)
     assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] and r["set"] == EP20 for r in records)
     means, answers, answer_starts = held_out_sums(records, 600, 649, "Seeds 600-649, 20 episodes a check")
-    section = " ".join(beyond_section("CartPole `beyond`").split())
+    section = cartpole_sums()
     # the two patterns of the seeds below 90: stalled starts the answer leaves behind, and a slow climb it cannot
     low = [s for s in means if means[s] < 90]
     stalled, slow = [s for s in low if answers[s] >= 90], [s for s in low if answers[s] < 90]
@@ -355,22 +359,22 @@ def test_the_cartpole_beyond_seeds_600_649_are_what_their_records_say():
     ends = [v for s in slow for v in answer_starts[s]]
     said = f"On {', '.join(map(str, slow[:-1]))} and {slow[-1]} every start ended between {min(ends):.1f} and"
     assert said + f" {max(ends):.1f}, and so does the answer ({min(answers[s] for s in slow):.1f}-" in section
-    row = readme_row("CartPole `beyond`")
-    assert f"held-out seeds 600-649: the 5 starts' {reading(means)} seeds at 90 or more" in row
-    assert f"Algorithm 3's answer {reading(answers)} seeds at 90 or more" in row
 
 
 CARTPOLE_EP10_RECORDS = ROOT / "data" / "claims" / "cartpole-beyond-ep10-650-699.jsonl"
 EP10 = ["eval_episodes=10", "rounds=100"]  # the preset's, chosen on development seeds 300-319
+# The preset's fingerprints and PVN before log-probabilities and a leaky PVN were chosen (docs/beyond.md): every
+# record made before that ran with these, whatever else its command named.
+PROBABILITIES_RELU = ("fingerprint_outputs=probabilities", "pvn_activation=relu")
 
 
 @pytest.mark.parametrize(
     "seeds, named, readme_said",
     [
         # chosen on 300-319 before these seeds were run; the command named the settings the preset then lacked
-        ((650, 699), EP10, "with 10 episodes a check, held-out seeds 650-699"),
+        ((650, 699), EP10, "The preset before (probability fingerprints, a ReLU PVN), held-out seeds 650-699"),
         # run after the choice with the preset as it ships (no settings named); 20 episodes a check ran them before
-        ((500, 549), None, "seeds 500-549 run again with it"),
+        ((500, 549), None, "seeds 500-549 with it"),
     ],
 )
 def test_the_cartpole_ten_episode_seeds_are_what_their_records_say(seeds, named, readme_said):
@@ -384,7 +388,8 @@ def test_the_cartpole_ten_episode_seeds_are_what_their_records_say(seeds, named,
     records = read_records(ROOT / "data" / "claims" / f"cartpole-beyond-ep10-{first}-{last}.jsonl")
     assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] for r in records)
     assert all(r.get("set") == named for r in records)
-    assert preset_config("cartpole", "beyond", overrides=tuple(named or ())) == preset_config("cartpole", "beyond")
+    then = preset_config("cartpole", "beyond", overrides=(*EP10, *PROBABILITIES_RELU))  # the preset when they ran
+    assert preset_config("cartpole", "beyond", overrides=(*(named or ()), *PROBABILITIES_RELU)) == then
     means, answers, _ = held_out_sums(records, first, last, f"Seeds {first}-{last}, 10 episodes a check")
     row = readme_row("CartPole `beyond`")
     assert f"{readme_said}: the 5 starts' {reading(means)} seeds at 90 or more" in row
@@ -412,24 +417,24 @@ def test_the_ten_episode_seeds_500_549_below_90_are_what_docs_beyond_md_says():
 
 @pytest.mark.slow
 def test_a_held_out_record_is_what_its_command_gives():
-    """Seed 600 run again with 20 episodes a check and at most 60 rounds (fingerprint): the same record, field by
-    field."""
+    """Seed 600 run again with 20 episodes a check and at most 60 rounds (fingerprint), probability fingerprints
+    and a ReLU PVN: the same record, field by field."""
     from pvnviz.runs.pipeline import run_experiment
     from pvnviz.runs.seed_records import preset_config, read_records, seed_record
 
-    config = preset_config("cartpole", "beyond", ("fingerprint",), tuple(EP20))
+    config = preset_config("cartpole", "beyond", ("fingerprint",), (*EP20, *PROBABILITIES_RELU))
     shipped = read_records(CARTPOLE_600_RECORDS)[0]
     assert seed_record("cartpole", "beyond", 600, run_experiment(config, seed=600), tuple(EP20)) == shipped
 
 
 @pytest.mark.slow
 def test_a_ten_episode_record_is_what_its_command_gives():
-    """Seed 650 run again with the preset, 10 episodes a check and up to 100 rounds, as its command named them: the
-    same record, field by field."""
+    """Seed 650 run again with 10 episodes a check and up to 100 rounds, as its command named them, and the
+    probability fingerprints and ReLU PVN the preset then had: the same record, field by field."""
     from pvnviz.runs.pipeline import run_experiment
     from pvnviz.runs.seed_records import preset_config, read_records, seed_record
 
-    config = preset_config("cartpole", "beyond", ("fingerprint",), tuple(EP10))
+    config = preset_config("cartpole", "beyond", ("fingerprint",), (*EP10, *PROBABILITIES_RELU))
     shipped = read_records(CARTPOLE_EP10_RECORDS)[0]
     assert seed_record("cartpole", "beyond", 650, run_experiment(config, seed=650), tuple(EP10)) == shipped
 
@@ -469,6 +474,7 @@ def test_the_swimmer_table_rows_of_the_shipped_runs_are_their_files():
 def test_beyond_md_states_the_presets_settings():
     """The settings docs/beyond.md gives for each `beyond` preset are the presets' own."""
     from pvnviz.runs.budget import StepBudget
+    from pvnviz.runs.config import ExperimentConfig
     from pvnviz.runs.presets import DISCRETE_ROUNDS, PRESETS
     from pvnviz.runs.rounds import CHECK_COPIES
 
@@ -492,7 +498,14 @@ def test_beyond_md_states_the_presets_settings():
     before = DISCRETE_ROUNDS
     assert (f"before that choice {before.eval_episodes} episodes and at most {before.rounds} rounds, which the "
             "discrete actions of a `gym:` environment keep") in text  # fmt: skip
-    assert dataclasses.replace(cartpole, eval_episodes=before.eval_episodes, rounds=before.rounds) == before
+    paper = ExperimentConfig()
+    assert (cartpole.fingerprint_outputs, cartpole.pvn_activation) == ("log_probabilities", "leaky_relu")
+    assert (before.fingerprint_outputs, before.pvn_activation) == (paper.fingerprint_outputs, paper.pvn_activation)
+    assert ("Its PVN reads **log-probability fingerprints** (`fingerprint_outputs` `log_probabilities`) through "
+            "**leaky ReLUs** (`pvn_activation` `leaky_relu`") in text  # fmt: skip
+    assert "the discrete actions of a `gym:` environment keep the paper's probabilities and ReLUs" in text
+    changed = {"eval_episodes": before.eval_episodes, "rounds": before.rounds, "pvn_activation": before.pvn_activation}
+    assert dataclasses.replace(cartpole, fingerprint_outputs=before.fingerprint_outputs, **changed) == before
     early = ", ".join(str(s) for s in swimmer.early_checks[:-1]) + f" and {swimmer.early_checks[-1]}"
     assert f"**{swimmer.rounds} active rounds** of {swimmer.ascent_steps} steps" in text
     assert f"the iterates at steps {early} of each round are checked, then every {swimmer.eval_every} steps" in text
@@ -643,6 +656,46 @@ def test_the_cartpole_leaky_held_out_seeds_are_what_their_records_say():
     assert all(r.get("set") == LEAKY for r in records)
     means, answers, _ = held_out_sums(records, 700, 749, "Seeds 700-749, log-probabilities and a leaky PVN")
     row = readme_row("CartPole `beyond`")
-    said = "with log-probability fingerprints and a leaky PVN, held-out seeds 700-749"
+    said = "held-out seeds 700-749, the same settings named in the command"
     assert f"{said}: the 5 starts' {reading(means)} seeds at 90 or more" in row
     assert f"Algorithm 3's answer {reading(answers)} seeds at 90 or more" in row
+
+
+def test_the_cartpole_preset_seeds_500_549_are_what_their_records_say():
+    """Seeds 500-549 run with the preset as it ships, no settings named, after log-probability fingerprints and a
+    leaky PVN became its own: docs/held-out.md's rows, docs/beyond.md's sums and the README's row, both readings,
+    and the share spent beyond the dataset."""
+    from pvnviz.runs.seed_records import preset_config, read_records
+
+    records = read_records(ROOT / "data" / "claims" / "cartpole-beyond-logp-leaky-500-549.jsonl")
+    assert all(r["preset"] == "beyond" and list(r["inputs"]) == ["fingerprint"] for r in records)
+    assert all(r.get("set") is None for r in records)
+    assert preset_config("cartpole", "beyond", overrides=tuple(LEAKY)) == preset_config("cartpole", "beyond")
+    means, answers, _ = held_out_sums(records, 500, 549, "Seeds 500-549, the preset: log-probabilities and a leaky PVN")
+    row = readme_row("CartPole `beyond`")
+    said = "the preset (log-probability fingerprints, a leaky PVN), seeds 500-549"
+    assert f"{said}: the 5 starts' {reading(means)} seeds at 90 or more" in row
+    assert f"Algorithm 3's answer {reading(answers)} seeds at 90 or more" in row
+
+
+def test_the_count_over_every_seed_of_the_presets_settings_is_what_the_records_say():
+    """docs/beyond.md's count over every seed run with log-probability fingerprints and a leaky PVN: seeds 500-549,
+    700-749 and seed 0 (the shipped run), by both readings."""
+    import json
+
+    from pvnviz.core.ascent import returned_start
+    from pvnviz.runs.seed_records import read_records
+
+    numbers = [
+        r["inputs"]["fingerprint"]
+        for name in ("500-549", "700-749")
+        for r in read_records(ROOT / "data" / "claims" / f"cartpole-beyond-logp-leaky-{name}.jsonl")
+    ]
+    shipped = json.loads((ROOT / "data" / "cartpole-beyond" / "summary.json").read_text())
+    numbers.append(shipped["inputs"]["fingerprint"])
+    means = [np.mean(n["fresh_return_per_start"]) for n in numbers]
+    answers = [n["fresh_return_per_start"][returned_start(n["best_return_per_start"])] for n in numbers]
+    text = " ".join(beyond_section("CartPole `beyond`").split())
+    said = (f"500-549 and 700-749, and seed 0: {len(numbers)} seeds, {sum(m >= 90 for m in means)} at 90 or more by "
+            f"the 5 starts' mean, all {len(numbers)} by Algorithm 3's answer")  # fmt: skip
+    assert said in text and min(answers) >= 90

@@ -113,7 +113,8 @@ def test_a_record_is_what_its_command_gives():
     from pvnviz.runs.pipeline import run_experiment
 
     overrides = SHARED
-    config = preset_config("cartpole", "beyond", ("fingerprint",), overrides)
+    then = ("fingerprint_outputs=probabilities", "pvn_activation=relu")  # the preset's when the record was made
+    config = preset_config("cartpole", "beyond", ("fingerprint",), (*overrides, *then))
     again = seed_record("cartpole", "beyond", 304, run_experiment(config, seed=304), overrides)
     (shipped,) = [r for r in read_records(RECORDS[overrides]) if r["seed"] == 304]
     for name, fields in shipped["inputs"].items():  # a record may lack the optional best_return_per_start

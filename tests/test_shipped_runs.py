@@ -42,8 +42,9 @@ def test_shipped_paper_scale_runs_open_and_match_their_presets(preset):
 
 @pytest.mark.slow
 def test_shipped_cartpole_beyond_run_checks_round_ends_until_the_cap_and_holds_in_gymnasium():
-    """data/cartpole-beyond: the current preset, 2 checks a round (its start and its end), rounds ended by the
-    25% cap, and its chosen policies re-run in plain gymnasium score what the run says, 90 or more on average."""
+    """data/cartpole-beyond (seed 0): the current preset, 2 checks a round (its start and its end), rounds ended by
+    the 25% cap; its chosen policies re-run in plain gymnasium score what the run says, and Algorithm 3's answer 90
+    or more. The README and docs/beyond.md quote its two readings: the starts' fresh mean and the answer."""
     from gym_reference import cartpole_episode_returns
 
     folder = ROOT / "data" / "cartpole-beyond"
@@ -65,7 +66,22 @@ def test_shipped_cartpole_beyond_run_checks_round_ends_until_the_cap_and_holds_i
     gym = cartpole_episode_returns(config.arch(), trace.best_params, episodes, config.horizon, seed=11)
     error = np.sqrt(gym.var(axis=1, ddof=1) * (1 / config.fresh_episodes + 1 / episodes))
     assert np.all(np.abs(trace.fresh_returns - gym.mean(axis=1)) < 4 * error + 0.5), (trace.fresh_returns, gym.mean(1))
-    assert gym.mean() >= 90, gym.mean(axis=1)
+    k = trace.returned_start
+    assert gym.mean(axis=1)[k] >= 90, (k, gym.mean(axis=1))
+    starts, answer = float(np.mean(trace.fresh_returns)), float(trace.fresh_returns[k])
+    (row,) = [line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| CartPole `beyond`")]
+    assert f"seed 0 (the app's run): the 5 starts' {starts:.1f}, Algorithm 3's answer {answer:.1f}" in row
+    text = " ".join((ROOT / "docs" / "beyond.md").read_text().split())
+    each = ", ".join(f"{v:.1f}" for v in trace.fresh_returns)
+    said = f"the 5 starts' fresh mean {starts:.1f} ({each}), Algorithm 3's answer {answer:.1f} (start {k + 1})"
+    assert said in text
+    others = np.delete(trace.true_returns[-2:], k, axis=1)  # the last round's two checks of the other starts
+    assert f"ran {rounds_run} rounds" in text and others.max() < 100
+    assert f"the other four starts were checked between {others.min():.1f} and {others.max():.1f}" in text
+    flat = result.traces["flattened"]
+    kf = flat.returned_start
+    assert f"ends at {np.mean(flat.fresh_returns):.1f} (answer {flat.fresh_returns[kf]:.1f};" in text
+    assert f"in plain gymnasium (200 episodes): {gym.mean():.1f} and {gym.mean(axis=1)[k]:.1f}" in text
 
 
 def test_shipped_swimmer_beyond_run_opens_with_its_fresh_numbers():
