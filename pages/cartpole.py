@@ -36,9 +36,8 @@ render_budget(
     "Each point is one method's final policy on one seed (10-14), re-measured on 100 fresh episodes, against "
     "the environment steps it spent (Section 6.2's dataset plus Algorithm 3's checks for the PVN; rollouts "
     "for ARS, Mania et al. 2018, given the larger PVN budget). The paper's zero-shot PVN (`paper`) beats the "
-    "best random policy it trained on; with active rounds (`beyond`, as the preset was before pooled checks "
-    "and log-probability fingerprints) it reaches about 99, a little above ARS with state normalisation (V2-t, "
-    "about 97) on the same budget. Made by "
+    "best random policy it trained on; with active rounds (`beyond`) it reaches about 100, a little above ARS "
+    "with state normalisation (V2-t, about 97) on the same budget. Made by "
     "`python -m pvnviz.cli.compare --seed 10 11 12 13 14`.",
     env_title="CartPole",
     y_range=(0, 105),
