@@ -30,6 +30,7 @@ from pvnviz.runs import archive
 from pvnviz.runs.files import load_result
 from pvnviz.runs.live import replays_key
 from pvnviz.runs.presets import PRESETS
+from ui.results import answers_line
 
 pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
 
@@ -59,6 +60,8 @@ def test_cartpole_beyond_preset_opens_its_shipped_run_with_fresh_numbers(monkeyp
     assert [m.value for m in shown] == [f"{fresh:.1f}"]
     spent = load_result("data/cartpole-beyond", "cartpole").summary()["inputs"]["fingerprint"]["check_env_steps"]
     assert f"checks {spent:,}" in shown[0].help  # every env step beyond the dataset is shown
+    summary = load_result("data/cartpole-beyond", "cartpole").summary()
+    assert answers_line(summary) in [c.value for c in at.caption]  # Algorithm 3's answers, under the headline
 
 
 def test_a_run_s_replays_use_its_own_seed_whatever_the_sidebar_s(monkeypatch):

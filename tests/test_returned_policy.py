@@ -11,7 +11,7 @@ import numpy as np
 
 from pvnviz.cli.headline import headline
 from pvnviz.core.ascent import AscentTrace, returned_start
-from ui.results import returned_note
+from ui.results import answers_line, returned_note
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,3 +42,20 @@ def test_the_cli_and_the_page_name_the_returned_start_and_its_fresh_return():
     assert said in "\n".join(headline("cartpole", "beyond", 0, summary, "x"))
     assert f"(start {k + 1}): {fresh:.1f} on fresh episodes" in returned_note(numbers)
     assert returned_note({**numbers, "fresh_return_per_start": []}) == ""  # no fresh re-measurement: no sentence
+
+
+def test_the_line_under_the_headline_names_each_pvns_answer():
+    """The shipped beyond run's line under the headline metrics (the starts' mean): each PVN's returned start and
+    its fresh return; a summary without per-start numbers gets no line. tests/test_app_cartpole.py finds it on the
+    page."""
+    summary = json.loads((ROOT / "data" / "cartpole-beyond" / "summary.json").read_text())
+    said = []
+    for label, mode in (("fingerprint PVN", "fingerprint"), ("flattened-weights PVN", "flattened")):
+        numbers = summary["inputs"][mode]
+        k = returned_start(numbers["best_return_per_start"])
+        said.append(f"{label} {numbers['fresh_return_per_start'][k]:.1f} (start {k + 1})")
+    line = answers_line(summary)
+    assert f"chosen iterate scored highest: {', '.join(said)}, on fresh episodes." in line
+    assert "the mean over the 5 starts" in line
+    bare = {mode: {"best_mean_return": 1.0} for mode in summary["inputs"]}
+    assert answers_line({**summary, "inputs": bare}) == ""

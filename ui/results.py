@@ -95,6 +95,27 @@ def _render_headline(summary: dict) -> None:
             f"perturbations {values['explore_env_steps']:,}): "
             f"{values['beyond_dataset_fraction']:.1%} of the dataset's.",
         )
+    line = answers_line(summary)
+    if line:
+        st.caption(line)
+
+
+def answers_line(summary: dict) -> str:
+    """Under the headline: Algorithm 3's answer of each PVN (its one returned policy, on fresh episodes) beside
+    the metrics' mean over the starts, or "" where no input has one (no fresh re-measurement, or one start)."""
+    answers = []
+    for mode, values in summary["inputs"].items():
+        fresh, chosen = values.get("fresh_return_per_start") or [], values.get("best_return_per_start") or []
+        if len(fresh) == len(chosen) >= 2:
+            k = returned_start(chosen)
+            answers.append(f"{figs.MODE_LABEL[mode]} {fresh[k]:.1f} (start {k + 1})")
+    if not answers:
+        return ""
+    starts = len(next(iter(summary["inputs"].values())).get("fresh_return_per_start") or [])
+    return (
+        f"The ascent metrics are the mean over the {starts} starts. Algorithm 3 returns one policy, the start whose "
+        f"chosen iterate scored highest: {', '.join(answers)}, on fresh episodes."
+    )
 
 
 def returned_note(values: dict) -> str:
