@@ -30,7 +30,7 @@ from pvnviz.runs import archive
 from pvnviz.runs.files import load_result
 from pvnviz.runs.live import replays_key
 from pvnviz.runs.presets import PRESETS
-from ui.results import answers_line
+from ui.headline import answers_line
 
 pytestmark = pytest.mark.slow  # worker processes, page runs or subprocesses: `make test` runs it
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from pvnviz.cli.headline import headline
 from pvnviz.core.ascent import AscentTrace, returned_start
-from ui.results import answers_line, returned_note
+from ui.headline import answers_line, returned_note
 
 ROOT = Path(__file__).resolve().parents[1]
 

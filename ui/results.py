@@ -7,7 +7,6 @@ from collections.abc import Hashable
 import numpy as np
 import streamlit as st
 
-from pvnviz.core.ascent import returned_start
 from pvnviz.envs import registry as envs
 from pvnviz.envs.registry import get_env
 from pvnviz.figures import ascent as ascent_figs
@@ -21,6 +20,7 @@ from ui import gif_download, urlcheck, what_to_look_at
 from ui.beyond import render_beyond
 from ui.browser_player import Choice, play
 from ui.components import PlainFigure, chart, result_figure
+from ui.headline import render_headline
 from ui.server import queue as jobs
 
 REPLAY_NAMES = ("before ascent", "after ascent")  # pvnviz.runs.live.policy_pair: the start, the chosen iterate
@@ -39,7 +39,7 @@ def render_results(
         jobs.prefetch(key, task, kwargs, **extra)
     summary = result.summary()
     _render_download(result)
-    _render_headline(summary)
+    render_headline(summary)
     _render_dataset_and_training(result)
     _render_ascent(
         result,
@@ -67,67 +67,6 @@ def _render_download(result: ExperimentResult) -> None:
         mime="application/zip",
         on_click="ignore",
         help="Open it again with 'Open a run zip' in the sidebar, here or on another server.",
-    )
-
-
-def _render_headline(summary: dict) -> None:
-    """The headline numbers: the dataset's best kept policy against each PVN's ascent."""
-    cols = st.columns(4)
-    cols[0].metric("Policies kept / collected", f"{summary['num_kept']} / {summary['num_policies']}")
-    best, label = ascent_figs.kept_best_line(summary)
-    dataset = summary["kept_best_mean_return"]
-    cols[1].metric(
-        label.capitalize(),
-        f"{best:.1f}",
-        help=f"Its return in the dataset: {dataset:.1f}"
-        + ("" if best == dataset else " (the luckiest of its measurements; re-measured on fresh episodes here)"),
-    )
-    for col, (mode, values) in zip(cols[2:], summary["inputs"].items()):
-        # Headline: the chosen iterates re-measured on fresh episodes (honest Algorithm 3), when the run has them.
-        headline = values.get("fresh_mean_return", values["best_mean_return"])
-        col.metric(  # a long label wraps (ui.look)
-            f"Ascent best, {figs.MODE_LABEL[mode]}" + (", fresh episodes" if "fresh_mean_return" in values else ""),
-            f"{headline:.1f}",
-            delta=f"{headline - best:+.1f} vs best kept",
-            help=f"Selection estimate (the checks that chose each start's iterate): {values['best_mean_return']:.1f}. "
-            + returned_note(values)
-            + f"Env steps beyond the dataset (Algorithm 3's checks {values['check_env_steps']:,}, the rounds' "
-            f"perturbations {values['explore_env_steps']:,}): "
-            f"{values['beyond_dataset_fraction']:.1%} of the dataset's.",
-        )
-    line = answers_line(summary)
-    if line:
-        st.caption(line)
-
-
-def answers_line(summary: dict) -> str:
-    """Under the headline: Algorithm 3's answer of each PVN (its one returned policy, on fresh episodes) beside
-    the metrics' mean over the starts, or "" where no input has one (no fresh re-measurement, or one start)."""
-    answers = []
-    for mode, values in summary["inputs"].items():
-        fresh, chosen = values.get("fresh_return_per_start") or [], values.get("best_return_per_start") or []
-        if len(fresh) == len(chosen) >= 2:
-            k = returned_start(chosen)
-            answers.append(f"{figs.MODE_LABEL[mode]} {fresh[k]:.1f} (start {k + 1})")
-    if not answers:
-        return ""
-    starts = len(next(iter(summary["inputs"].values())).get("fresh_return_per_start") or [])
-    return (
-        f"The ascent metrics are the mean over the {starts} starts. Algorithm 3 returns one policy, the start whose "
-        f"chosen iterate scored highest: {', '.join(answers)}, on fresh episodes."
-    )
-
-
-def returned_note(values: dict) -> str:
-    """One sentence on Algorithm 3's answer (``returned_start``) from a summary's per-input numbers, or "" where
-    the run has no fresh re-measurement or a single start."""
-    fresh, chosen = values.get("fresh_return_per_start") or [], values.get("best_return_per_start") or []
-    if len(fresh) != len(chosen) or len(chosen) < 2:
-        return ""
-    k = returned_start(chosen)
-    return (
-        f"Algorithm 3 returns one policy, the start whose chosen iterate scored highest (start {k + 1}): "
-        f"{fresh[k]:.1f} on fresh episodes. "
     )
 
 
